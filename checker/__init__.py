@@ -1,0 +1,1 @@
+"""groupspec.checker — engines that explore models of the specification."""

@@ -1,0 +1,1 @@
+"""groupspec.cli — the `groupspec` command-line program."""

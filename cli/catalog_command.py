@@ -1,0 +1,53 @@
+"""`groupspec rules` and `groupspec invariants`: the spec's named rules and properties."""
+
+from __future__ import annotations
+
+import argparse
+
+from groupspec.checker.rule_index import rule_index_markdown, rule_places
+from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS
+from groupspec.spec.rules import RULES
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `rules` and `invariants` subcommands."""
+    rules = commands.add_parser(
+        "rules",
+        help="list every rule of the specification and where it is implemented",
+        description="List the rule catalog (spec/rules.py) with the functions that apply each rule.",
+    )
+    rules.add_argument(
+        "--markdown", action="store_true", help="print the rule index of docs/spec.md"
+    )
+    rules.set_defaults(run=run_rules)
+    invariants = commands.add_parser(
+        "invariants",
+        help="list the named invariants and action properties",
+        description="List every property the checkers evaluate, by name.",
+    )
+    invariants.set_defaults(run=run_invariants)
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    """Print the rule catalog."""
+    if args.markdown:
+        print(rule_index_markdown(), end="")
+        return 0
+    places = rule_places()
+    for rule in RULES:
+        where = ", ".join(
+            sorted({f"{p.module}:{p.function}" for p in places.get(rule.rule_id, [])})
+        )
+        flag = " [defensive]" if rule.defensive else ""
+        print(f"{rule.rule_id:60} {rule.section:18} {where}{flag}")
+    print(f"{len(RULES)} rules")
+    return 0
+
+
+def run_invariants(args: argparse.Namespace) -> int:
+    """Print the invariants and action properties."""
+    for invariant in INVARIANTS:
+        print(f"{invariant.name:28} invariant        {invariant.description}")
+    for prop in ACTION_PROPERTIES:
+        print(f"{prop.name:28} action property  {prop.description}")
+    return 0

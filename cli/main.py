@@ -1,0 +1,49 @@
+"""`groupspec`: the command-line entry point. Each subcommand lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from groupspec.cli import catalog_command, partition_command, simulate_command
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="groupspec",
+        description="An executable, checked specification of Kafka's consumer group protocol.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    simulate_command.register(commands)
+    catalog_command.register(commands)
+    partition_command.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `groupspec` with `argv`; returns the process exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_request:
+        # argparse exits 2 on usage errors and 0 for --help; keep its code.
+        return int(exit_request.code or 0)
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def console_main() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    console_main()

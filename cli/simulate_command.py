@@ -1,0 +1,165 @@
+"""`groupspec simulate`: seeded random walks over model worlds, checking every property."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from groupspec.checker.simulate import SimulationReport, simulate
+from groupspec.models.random_clients import PRESET_WORLDS, RandomClientsWorld
+from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `simulate` subcommand."""
+    parser = commands.add_parser(
+        "simulate",
+        help="random walks over the specification, checking every invariant (reproducible by seed)",
+        description=(
+            "Walk each model world at random, choosing among enabled actions and among the outcomes "
+            "the specification allows, and check every invariant and action property at every step. "
+            f"Worlds: {', '.join(PRESET_WORLDS)}."
+        ),
+    )
+    parser.add_argument(
+        "--world",
+        action="append",
+        choices=sorted(PRESET_WORLDS),
+        help="a world to run (repeatable; default: all)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument("--runs", type=int, default=10, help="walks per world (default 10)")
+    parser.add_argument("--steps", type=int, default=400, help="steps per walk (default 400)")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="collect every violation instead of stopping at the first",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the result as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the simulation; exit 0 if every property held, 1 if one failed, 2 on bad input."""
+    if args.runs < 1 or args.steps < 1:
+        print(
+            f"groupspec simulate: --runs and --steps must be at least 1 (got {args.runs}, {args.steps})",
+            file=sys.stderr,
+        )
+        return 2
+    if args.json is not None and not args.json.parent.exists():
+        print(
+            f"groupspec simulate: --json: directory {args.json.parent} does not exist",
+            file=sys.stderr,
+        )
+        return 2
+    names = args.world or list(PRESET_WORLDS)
+    reports: dict[str, SimulationReport] = {}
+    for name in names:
+        world = RandomClientsWorld(PRESET_WORLDS[name])
+
+        def show(done: int, report: SimulationReport, name: str = name) -> None:
+            if not args.quiet:
+                print(
+                    f"  {name}: run {done}/{args.runs}, {report.steps} steps, {report.distinct_states} distinct states",
+                    file=sys.stderr,
+                )
+
+        reports[name] = simulate(
+            world,
+            seed=args.seed,
+            runs=args.runs,
+            steps=args.steps,
+            stop_at_first=not args.all,
+            progress=show,
+        )
+    _print_summary(reports)
+    result = _as_json(reports, args)
+    if args.json is not None:
+        _write_atomically(args.json, json.dumps(result, indent=2) + "\n")
+    return 1 if result["verdict"] == "violation" else 0
+
+
+def _print_summary(reports: dict[str, SimulationReport]) -> None:
+    fired: set[str] = set()
+    for name, report in reports.items():
+        fired |= set(report.rules_fired)
+        rate = report.steps / report.elapsed_s if report.elapsed_s > 0 else 0.0
+        verdict = "ok" if not report.violations else f"{len(report.violations)} violation(s)"
+        print(
+            f"{name:16} {report.runs} runs  {report.steps:7} steps  {report.distinct_states:6} distinct states  "
+            f"{len(report.rules_fired):3} rules  {rate:8.0f} steps/s  {verdict}"
+        )
+        for violation in report.violations[:5]:
+            print(f"  VIOLATION {violation.property_name}: {violation.detail}")
+            print(
+                f"    seed {report.seed}, run {violation.run}, step {violation.step}; last actions:"
+            )
+            for index, label in enumerate(
+                violation.trace[-12:], start=max(1, len(violation.trace) - 11)
+            ):
+                print(f"      {index:4}. {label}")
+    reachable = RULE_IDS - DEFENSIVE_RULE_IDS
+    print(
+        f"rules covered: {len(fired & reachable)}/{len(reachable)} "
+        f"(plus {len(fired & DEFENSIVE_RULE_IDS)}/{len(DEFENSIVE_RULE_IDS)} defensive)"
+    )
+    missing = sorted(reachable - fired)
+    if missing:
+        print("never fired: " + ", ".join(missing))
+
+
+def _as_json(reports: dict[str, SimulationReport], args: argparse.Namespace) -> dict[str, Any]:
+    violations = [
+        {
+            "world": name,
+            "property": v.property_name,
+            "detail": v.detail,
+            "run": v.run,
+            "step": v.step,
+            "trace": list(v.trace),
+        }
+        for name, report in reports.items()
+        for v in report.violations
+    ]
+    fired: dict[str, int] = {}
+    for report in reports.values():
+        for rule, count in report.rules_fired.items():
+            fired[rule] = fired.get(rule, 0) + count
+    return {
+        "verdict": "violation" if violations else "pass",
+        "seed": args.seed,
+        "runs": args.runs,
+        "steps_per_run": args.steps,
+        "worlds": {
+            name: {
+                "steps": r.steps,
+                "distinct_states": r.distinct_states,
+                "elapsed_s": round(r.elapsed_s, 3),
+            }
+            for name, r in reports.items()
+        },
+        "violations": violations,
+        "coverage": {
+            "rules_fired": dict(sorted(fired.items())),
+            "never_fired": sorted(RULE_IDS - set(fired)),
+        },
+    }
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temporary file, so a failure never leaves half a file."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

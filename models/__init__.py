@@ -1,0 +1,1 @@
+"""groupspec.models — closed worlds that drive the specification (clients, time, faults)."""

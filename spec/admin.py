@@ -1,0 +1,95 @@
+"""DescribeGroups, ListGroups and DeleteGroups (reference §2.8)."""
+
+from __future__ import annotations
+
+from .errors import ErrorCode, write_error_to_response
+from .group_state import DEAD, EMPTY, STABLE
+from .persistence import group_tombstone, offset_tombstone
+from .requests import ListGroupsRequest
+from .responses import (
+    DeleteGroupsResult,
+    DescribedGroup,
+    DescribedMember,
+    ListedGroup,
+)
+from .state import CoordinatorState, Group
+from .step import Step
+
+CLASSIC_GROUP_TYPE = "classic"
+
+
+def describe_group(step: Step, state: CoordinatorState, group_id: str) -> DescribedGroup:
+    """One group as DescribeGroups reports it; the coordinator checks were done by the caller."""
+    group = state.group(group_id)
+    if group is None or group.state is DEAD:
+        step.fire("describe.unknown_group")
+        return DescribedGroup(ErrorCode.NONE, group_id, DEAD.value, "", "")
+    if group.state is STABLE:
+        step.fire("describe.stable_group")
+        protocol = group.protocol_name or ""
+        members = tuple(
+            DescribedMember(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.metadata_for(protocol),
+                m.assignment,
+            )
+            for m in group.members
+        )
+        return DescribedGroup(
+            ErrorCode.NONE,
+            group_id,
+            group.state.value,
+            group.protocol_type or "",
+            protocol,
+            members,
+        )
+    step.fire("describe.unstable_group")
+    members = tuple(
+        DescribedMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
+        for m in group.members
+    )
+    return DescribedGroup(
+        ErrorCode.NONE, group_id, group.state.value, group.protocol_type or "", "", members
+    )
+
+
+def list_groups(
+    step: Step, state: CoordinatorState, request: ListGroupsRequest, visible: tuple[Group, ...]
+) -> tuple[ListedGroup, ...]:
+    """The groups ListGroups reports, filtered case-insensitively by state and type."""
+    step.fire("list.groups")
+    states = {s.lower() for s in request.states_filter}
+    types = {t.lower() for t in request.types_filter}
+    listed = []
+    for group in visible:
+        if states and group.state.value.lower() not in states:
+            continue
+        if types and CLASSIC_GROUP_TYPE not in types:
+            continue
+        listed.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
+    return tuple(listed)
+
+
+def delete_group(
+    step: Step, state: CoordinatorState, group_id: str
+) -> tuple[CoordinatorState, DeleteGroupsResult]:
+    """Delete one group if it is Empty: tombstone its offsets and metadata."""
+    group = state.group(group_id)
+    if group is None or group.state is DEAD:
+        step.fire("delete.unknown_group")
+        return state, DeleteGroupsResult(group_id, ErrorCode.GROUP_ID_NOT_FOUND)
+    if group.state is not EMPTY:
+        step.fire("delete.non_empty_group")
+        return state, DeleteGroupsResult(group_id, ErrorCode.NON_EMPTY_GROUP)
+    records = [offset_tombstone(group_id, tp) for tp, _ in group.offsets]
+    records.append(group_tombstone(group_id))
+    failure = step.write(records)
+    if failure is not None:
+        step.fire("delete.write_failed")
+        return state, DeleteGroupsResult(group_id, write_error_to_response(failure))
+    step.fire("delete.empty_group_deleted")
+    group.transition_to(DEAD, step.now_ms)
+    return state.without_group(group_id), DeleteGroupsResult(group_id, ErrorCode.NONE)

@@ -1,0 +1,58 @@
+"""Broker settings the group coordinator obeys (reference §0), validated up front."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import WRITE_ERRORS, ErrorCode, InvalidConfigError
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class CoordinatorConfig:
+    """The coordinator's configuration; every default is Kafka's."""
+
+    group_min_session_timeout_ms: int = 6_000
+    group_max_session_timeout_ms: int = 1_800_000
+    group_initial_rebalance_delay_ms: int = 3_000
+    group_max_size: int = INT32_MAX
+    new_member_join_timeout_ms: int = 300_000
+    offsets_topic_num_partitions: int = 50
+    offsets_retention_ms: int = 10_080 * 60_000
+    offsets_retention_check_interval_ms: int = 600_000
+    offset_metadata_max_bytes: int = 4_096
+    broker_id: int = 0
+    # Append failures the log may answer with. Empty means every append succeeds; otherwise
+    # each append is a nondeterministic choice between success and each listed error.
+    write_failures: tuple[ErrorCode, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        positive = (
+            "group_min_session_timeout_ms",
+            "group_max_session_timeout_ms",
+            "group_max_size",
+            "new_member_join_timeout_ms",
+            "offsets_topic_num_partitions",
+            "offsets_retention_ms",
+            "offsets_retention_check_interval_ms",
+        )
+        for name in positive:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise InvalidConfigError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("group_initial_rebalance_delay_ms", "offset_metadata_max_bytes", "broker_id"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidConfigError(f"{name} must be a non-negative integer, got {value!r}")
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            raise InvalidConfigError(
+                "group_min_session_timeout_ms exceeds group_max_session_timeout_ms "
+                f"({self.group_min_session_timeout_ms} > {self.group_max_session_timeout_ms})"
+            )
+        for error in self.write_failures:
+            if error not in WRITE_ERRORS:
+                raise InvalidConfigError(
+                    f"write_failures: {error!r} is not an error an append can fail with; "
+                    f"choose from {[e.name for e in WRITE_ERRORS]}"
+                )

@@ -1,0 +1,46 @@
+"""Heartbeat (reference §2.4)."""
+
+from __future__ import annotations
+
+from .errors import ErrorCode
+from .group_state import DEAD, EMPTY, PREPARING_REBALANCE
+from .membership import validate_member_and_generation
+from .rebalance import schedule_heartbeat
+from .requests import HeartbeatRequest, RequestRef
+from .responses import HeartbeatResponse
+from .state import CoordinatorState
+from .step import Step
+
+
+def heartbeat(
+    step: Step, state: CoordinatorState, ref: RequestRef, request: HeartbeatRequest
+) -> CoordinatorState:
+    """Handle a Heartbeat after the coordinator-level checks passed."""
+    group = state.group(request.group_id)
+    if group is None:
+        step.fire("heartbeat.unknown_group")
+        step.respond(ref, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID))
+        return state
+    if group.state is DEAD:
+        step.fire("heartbeat.group_dead")
+        step.respond(ref, HeartbeatResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
+        return state
+    error = validate_member_and_generation(
+        group, request.member_id, request.group_instance_id, request.generation_id
+    )
+    if error is not None:
+        step.fire("heartbeat.invalid_member_or_generation")
+        step.respond(ref, HeartbeatResponse(error))
+        return state
+    if group.state is EMPTY:
+        step.fire("heartbeat.empty_group")
+        step.respond(ref, HeartbeatResponse(ErrorCode.UNKNOWN_MEMBER_ID))
+        return state
+    group = schedule_heartbeat(step, group, request.member_id)
+    if group.state is PREPARING_REBALANCE:
+        step.fire("heartbeat.preparing_rebalance_in_progress")
+        step.respond(ref, HeartbeatResponse(ErrorCode.REBALANCE_IN_PROGRESS))
+    else:
+        step.fire("heartbeat.accepted")
+        step.respond(ref, HeartbeatResponse(ErrorCode.NONE))
+    return state.with_group(group)

@@ -1,0 +1,306 @@
+"""Named invariants over coordinator state, and action properties over single steps.
+
+Each is a predicate the checker evaluates on every state (or transition); it returns the list of
+violations it found, empty when the property holds. Names are used in code, CLI output and docs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .errors import ErrorCode
+from .events import FinishLoading
+from .group_state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+    GroupState,
+    is_legal_transition,
+)
+from .requests import OffsetCommitRequest, Received
+from .responses import OffsetCommitResponse
+from .state import CoordinatorState, Group
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A named property of every reachable coordinator state."""
+
+    name: str
+    description: str
+    check: Callable[[CoordinatorState], list[str]]
+
+
+@dataclass(frozen=True)
+class ActionProperty:
+    """A named property of every step: (state before, input, state after, responses)."""
+
+    name: str
+    description: str
+    check: Callable[[CoordinatorState, object, CoordinatorState, tuple[object, ...]], list[str]]
+
+
+def _per_group(check: Callable[[Group], list[str]]) -> Callable[[CoordinatorState], list[str]]:
+    def run(state: CoordinatorState) -> list[str]:
+        return [f"group {g.group_id!r}: {problem}" for g in state.groups for problem in check(g)]
+
+    return run
+
+
+def _type_ok(group: Group) -> list[str]:
+    problems = []
+    ids = [m.member_id for m in group.members]
+    if len(set(ids)) != len(ids):
+        problems.append(f"duplicate member ids {ids}")
+    if ids != sorted(ids):
+        problems.append("members not in canonical order")
+    if group.generation_id < 0:
+        problems.append(f"negative generation {group.generation_id}")
+    pending = {p.member_id for p in group.pending_members}
+    if pending & set(ids):
+        problems.append(f"ids both pending and members: {sorted(pending & set(ids))}")
+    if bool(group.members) != (group.leader_id is not None):
+        problems.append(f"leader {group.leader_id!r} with {len(ids)} members")
+    if group.leader_id is not None and group.leader_id not in ids:
+        problems.append(f"leader {group.leader_id!r} is not a member")
+    if group.members and group.protocol_type is None:
+        problems.append("members but no protocol type")
+    for member in group.members:
+        if member.protocol_type != group.protocol_type:
+            problems.append(f"member {member.member_id} has protocol type {member.protocol_type!r}")
+        if member.session_timeout_ms <= 0 or member.rebalance_timeout_ms < 0:
+            problems.append(f"member {member.member_id} has impossible timeouts")
+    return problems
+
+
+def _dead_groups_leave_memory(group: Group) -> list[str]:
+    return ["a Dead group is still held in memory"] if group.state is DEAD else []
+
+
+def _valid_stable_group(group: Group) -> list[str]:
+    if group.state is not STABLE:
+        return []
+    problems = []
+    if not group.members:
+        problems.append("Stable without members")
+    if group.leader_id is None or not group.has_member(group.leader_id):
+        problems.append(f"Stable with leader {group.leader_id!r} not a member")
+    if group.protocol_name is None:
+        problems.append("Stable without a selected protocol")
+    if group.generation_id <= 0:
+        problems.append("Stable at generation 0")
+    waiting = [m.member_id for m in group.members if m.is_awaiting_join or m.is_awaiting_sync]
+    if waiting:
+        problems.append(f"Stable with parked requests of {waiting}")
+    return problems
+
+
+def _empty_means_no_members(group: Group) -> list[str]:
+    problems = []
+    if group.state is EMPTY and group.members:
+        problems.append(f"Empty with members {[m.member_id for m in group.members]}")
+    if group.state in (COMPLETING_REBALANCE, STABLE) and not group.members:
+        problems.append(f"{group.state.value} without members")
+    if group.state is PREPARING_REBALANCE and not group.members and group.join_timer is None:
+        problems.append("PreparingRebalance without members and without a join timer")
+    if group.state is EMPTY and group.protocol_name is not None:
+        problems.append("Empty with a selected protocol")
+    return problems
+
+
+def _instance_map_consistent(group: Group) -> list[str]:
+    counts = Counter(m.group_instance_id for m in group.members if m.group_instance_id is not None)
+    return [f"instance id {i!r} mapped to {n} members" for i, n in counts.items() if n > 1]
+
+
+def _parked_requests_match_state(group: Group) -> list[str]:
+    problems = []
+    for member in group.members:
+        if member.is_awaiting_join and group.state is not PREPARING_REBALANCE:
+            problems.append(f"join of {member.member_id} parked in {group.state.value}")
+        if member.is_awaiting_sync and group.state is not COMPLETING_REBALANCE:
+            problems.append(f"sync of {member.member_id} parked in {group.state.value}")
+    return problems
+
+
+def _timers_armed(group: Group) -> list[str]:
+    problems = []
+    if (group.join_timer is not None) != (group.state is PREPARING_REBALANCE):
+        problems.append(f"join timer {group.join_timer} in {group.state.value}")
+    if group.state is COMPLETING_REBALANCE and group.sync_timer is None:
+        problems.append("CompletingRebalance without a sync timer")
+    for member in group.members:
+        parked = member.is_awaiting_join or member.is_awaiting_sync
+        if member.heartbeat_deadline_ms is None and not parked:
+            problems.append(f"member {member.member_id} has no session timer and is not parked")
+    return problems
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    Invariant(
+        "TypeOK",
+        "Well-formed groups: unique canonical member ids, leader ⇔ members and leader ∈ members, pending ∩ members = ∅, one protocol type.",
+        _per_group(_type_ok),
+    ),
+    Invariant(
+        "DeadGroupsLeaveMemory",
+        "A group that goes Dead is removed from the coordinator in the same step.",
+        _per_group(_dead_groups_leave_memory),
+    ),
+    Invariant(
+        "ValidStableGroup",
+        "Stable ⇒ members, leader ∈ members, a protocol, generation > 0, nothing parked.",
+        _per_group(_valid_stable_group),
+    ),
+    Invariant(
+        "EmptyMeansNoMembers",
+        "Empty ⇒ no members and no protocol; Completing/Stable ⇒ members; Preparing without members only while the join timer runs.",
+        _per_group(_empty_means_no_members),
+    ),
+    Invariant(
+        "InstanceMapConsistent",
+        "At most one member per group.instance.id.",
+        _per_group(_instance_map_consistent),
+    ),
+    Invariant(
+        "ParkedRequestsMatchState",
+        "Parked joins only in PreparingRebalance; parked syncs only in CompletingRebalance.",
+        _per_group(_parked_requests_match_state),
+    ),
+    Invariant(
+        "TimersArmed",
+        "Join timer ⇔ PreparingRebalance; Completing has a sync timer; every member not parked has a session timer.",
+        _per_group(_timers_armed),
+    ),
+)
+
+
+def _reachable_by_legal_moves(source: GroupState, target: GroupState) -> bool:
+    """Whether a chain of legal transitions leads from `source` to `target` (one step may
+    move a group several times, e.g. Completing -> Preparing -> Empty on the last eviction)."""
+    frontier, seen = [source], {source}
+    while frontier:
+        state = frontier.pop()
+        if state is target:
+            return True
+        for nxt in GroupState:
+            if nxt not in seen and is_legal_transition(state, nxt):
+                seen.add(nxt)
+                frontier.append(nxt)
+    return False
+
+
+def _legal_transitions(
+    before: CoordinatorState, event: object, after: CoordinatorState, responses: tuple[object, ...]
+) -> list[str]:
+    problems = []
+    for group in after.groups:
+        old = before.group(group.group_id)
+        # New groups start Empty (JoinGroup, simple commits); a replayed group starts Stable or Empty.
+        origins = (
+            (old.state,)
+            if old is not None
+            else (EMPTY, STABLE)
+            if isinstance(event, FinishLoading)
+            else (EMPTY,)
+        )
+        if not any(
+            origin is group.state or _reachable_by_legal_moves(origin, group.state)
+            for origin in origins
+        ):
+            problems.append(
+                f"group {group.group_id!r}: {old.state.value if old else 'new'} -> {group.state.value}"
+            )
+    return problems
+
+
+def _generation_monotonic(
+    before: CoordinatorState, event: object, after: CoordinatorState, responses: tuple[object, ...]
+) -> list[str]:
+    problems = []
+    for group in after.groups:
+        old = before.group(group.group_id)
+        if old is not None and group.generation_id < old.generation_id:
+            problems.append(
+                f"group {group.group_id!r}: generation {old.generation_id} -> {group.generation_id}"
+            )
+        if old is not None and group.generation_id > old.generation_id + 1:
+            problems.append(f"group {group.group_id!r}: generation jumped by more than one")
+    return problems
+
+
+def _commit_fencing(
+    before: CoordinatorState, event: object, after: CoordinatorState, responses: tuple[object, ...]
+) -> list[str]:
+    """An accepted group-managed commit comes from a current member at the current generation."""
+    if not isinstance(event, Received) or not isinstance(event.request, OffsetCommitRequest):
+        return []
+    request = event.request
+    accepted = any(
+        isinstance(r.body, OffsetCommitResponse)  # type: ignore[attr-defined]
+        and r.ref == event.ref  # type: ignore[attr-defined]
+        and any(p.error_code is ErrorCode.NONE for p in r.body.partitions)  # type: ignore[attr-defined]
+        for r in responses
+    )
+    if not accepted or request.generation_id < 0:
+        return []
+    group = before.group(request.group_id)
+    if group is None:
+        return [
+            f"commit accepted for unknown group {request.group_id!r} at generation {request.generation_id}"
+        ]
+    problems = []
+    member = group.member(request.member_id)
+    if member is None:
+        problems.append(f"commit accepted from non-member {request.member_id!r}")
+    elif (
+        request.group_instance_id is not None
+        and member.group_instance_id != request.group_instance_id
+    ):
+        problems.append(f"commit accepted from fenced instance {request.group_instance_id!r}")
+    if request.generation_id != group.generation_id:
+        problems.append(
+            f"commit accepted at generation {request.generation_id}, group is at {group.generation_id}"
+        )
+    if group.state not in (STABLE, PREPARING_REBALANCE):
+        problems.append(f"commit accepted in {group.state.value}")
+    return problems
+
+
+ACTION_PROPERTIES: tuple[ActionProperty, ...] = (
+    ActionProperty(
+        "LegalTransitions",
+        "Every group-state change follows the table of reference §1 (each hop is also enforced by Group.transition_to); new groups start Empty, replayed ones Stable or Empty.",
+        _legal_transitions,
+    ),
+    ActionProperty(
+        "GenerationMonotonic",
+        "A group's generation never decreases and grows by one at a time while it stays in memory.",
+        _generation_monotonic,
+    ),
+    ActionProperty(
+        "CommitFencing",
+        "An accepted OffsetCommit with generation ≥ 0 comes from a current member at the current generation, in Stable or PreparingRebalance.",
+        _commit_fencing,
+    ),
+)
+
+
+def check_state(state: CoordinatorState) -> list[tuple[str, str]]:
+    """Every (invariant name, violation) in `state`."""
+    return [(inv.name, problem) for inv in INVARIANTS for problem in inv.check(state)]
+
+
+def check_step(
+    before: CoordinatorState, event: object, after: CoordinatorState, responses: tuple[object, ...]
+) -> list[tuple[str, str]]:
+    """Every (action property name, violation) of one step."""
+    return [
+        (prop.name, problem)
+        for prop in ACTION_PROPERTIES
+        for problem in prop.check(before, event, after, responses)
+    ]

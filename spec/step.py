@@ -1,0 +1,136 @@
+"""One step of the specification: a relation from (state, input) to every allowed outcome.
+
+Handlers are written as straight-line code, like Kafka's. Where Kafka leaves a choice to the
+implementation, a handler calls `Step.choose`; `all_outcomes` re-runs the handler once for
+every combination of choices (replay-based enumeration), so each run is deterministic and the
+relation is the set of all runs. Each run starts from the same immutable state, so runs cannot
+interfere with one another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from .config import CoordinatorConfig
+from .errors import ErrorCode
+from .log import LogKey, LogValue
+from .requests import RequestRef
+from .responses import Response, ResponseBody
+from .rules import RULE_IDS
+from .state import CoordinatorState
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An implementation-defined decision taken during a step, and the value chosen."""
+
+    what: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One allowed result of a step: the next state, the responses sent, and why."""
+
+    state: CoordinatorState
+    responses: tuple[Response, ...]
+    rules: tuple[str, ...]
+    choices: tuple[Choice, ...]
+
+
+class _Chooser:
+    """Replays a fixed prefix of choice indices, then always takes the first option."""
+
+    def __init__(self, forced: tuple[int, ...]) -> None:
+        self.forced = forced
+        self.taken: list[int] = []
+        self.widths: list[int] = []
+
+    def pick(self, width: int) -> int:
+        depth = len(self.taken)
+        index = self.forced[depth] if depth < len(self.forced) else 0
+        self.taken.append(index)
+        self.widths.append(width)
+        return index
+
+
+class Step:
+    """What one run of a handler may use and produce: config, clock, choices, effects."""
+
+    def __init__(self, config: CoordinatorConfig, now_ms: int, chooser: _Chooser) -> None:
+        self.config = config
+        self.now_ms = now_ms
+        self._chooser = chooser
+        self.responses: list[Response] = []
+        self.rules: list[str] = []
+        self.choices: list[Choice] = []
+        self.appended: list[tuple[LogKey, LogValue | None]] = []
+
+    def respond(self, ref: RequestRef, body: ResponseBody) -> None:
+        """Send `body` as the response to the request `ref`."""
+        self.responses.append(Response(ref, body))
+
+    def fire(self, rule: str) -> None:
+        """Record that the spec rule `rule` (an id from the rule catalog) applied."""
+        if rule not in RULE_IDS:
+            raise KeyError(f"unknown spec rule {rule!r}: add it to spec/rules.py")
+        self.rules.append(rule)
+
+    def choose(self, what: str, options: Sequence[T]) -> T:
+        """An implementation-defined choice among `options`; every option is explored."""
+        if not options:
+            raise ValueError(f"no options to choose {what} from")
+        if len(options) == 1:
+            return options[0]
+        chosen = options[self._chooser.pick(len(options))]
+        self.choices.append(Choice(what, str(chosen)))
+        return chosen
+
+    def write(self, records: Sequence[tuple[LogKey, LogValue | None]]) -> ErrorCode | None:
+        """Append records to the offsets log; returns the append error, or None on success.
+
+        With `config.write_failures` empty every append succeeds; otherwise success and each
+        configured failure are all explored.
+        """
+        failure = self.choose("append", (None, *self.config.write_failures))
+        if failure is None:
+            self.appended.extend(records)
+        return failure
+
+
+def all_outcomes(
+    config: CoordinatorConfig,
+    now_ms: int,
+    run: Callable[[Step], CoordinatorState],
+) -> tuple[Outcome, ...]:
+    """Every distinct outcome of `run` over all combinations of its choices, in a stable order."""
+    outcomes: list[Outcome] = []
+    seen: set[Outcome] = set()
+    frontier: list[tuple[int, ...]] = [()]
+    while frontier:
+        forced = frontier.pop(0)
+        chooser = _Chooser(forced)
+        step = Step(config, now_ms, chooser)
+        state = run(step)
+        log = state.log
+        for key, value in step.appended:
+            log = log.append(key, value)
+        outcome = Outcome(
+            state=replace(state, log=log),
+            responses=tuple(step.responses),
+            rules=tuple(step.rules),
+            choices=tuple(step.choices),
+        )
+        if outcome not in seen:
+            seen.add(outcome)
+            outcomes.append(outcome)
+        for depth in range(len(forced), len(chooser.taken)):
+            prefix = tuple(chooser.taken[:depth])
+            frontier.extend(
+                (*prefix, alternative) for alternative in range(1, chooser.widths[depth])
+            )
+    return tuple(outcomes)

@@ -1,0 +1,94 @@
+"""SyncGroup (reference §2.3)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .errors import ErrorCode, write_error_to_response
+from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .membership import validate_member_and_generation
+from .persistence import group_metadata_record
+from .rebalance import (
+    maybe_prepare_rebalance_or_complete_join,
+    propagate_assignment,
+    reset_and_propagate_assignment_error,
+)
+from .requests import RequestRef, SyncGroupRequest
+from .responses import SyncGroupResponse
+from .state import CoordinatorState, Group
+from .step import Step
+
+
+def _is_protocol_inconsistent(requested: str | None, current: str | None) -> bool:
+    """A SyncGroup's protocol type/name conflicts only if both are set and differ."""
+    return requested is not None and current is not None and requested != current
+
+
+def sync_group(
+    step: Step, state: CoordinatorState, ref: RequestRef, request: SyncGroupRequest
+) -> CoordinatorState:
+    """Handle a SyncGroup after the coordinator-level checks passed."""
+    group = state.group(request.group_id)
+    if group is None or group.state is EMPTY:
+        step.fire("sync.unknown_or_empty_group")
+        step.respond(ref, SyncGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
+        return state
+    if group.state is DEAD:
+        step.fire("sync.group_dead")
+        step.respond(ref, SyncGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
+        return state
+    error = validate_member_and_generation(
+        group, request.member_id, request.group_instance_id, request.generation_id
+    )
+    if error is not None:
+        step.fire("sync.invalid_member_or_generation")
+        step.respond(ref, SyncGroupResponse(error))
+        return state
+    if _is_protocol_inconsistent(request.protocol_type, group.protocol_type) or (
+        _is_protocol_inconsistent(request.protocol_name, group.protocol_name)
+    ):
+        step.fire("sync.inconsistent_protocol")
+        step.respond(ref, SyncGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+        return state
+    if group.state is PREPARING_REBALANCE:
+        step.fire("sync.preparing_rebalance_in_progress")
+        step.respond(ref, SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS))
+        return state
+    if group.state is COMPLETING_REBALANCE:
+        return state.with_group(_sync_while_completing(step, group, ref, request))
+    assert group.state is STABLE
+    step.fire("sync.stable_returns_assignment")
+    group = replace(group, pending_sync_members=group.pending_sync_members - {request.member_id})
+    member = group.member(request.member_id)
+    assert member is not None
+    step.respond(
+        ref,
+        SyncGroupResponse(
+            ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment
+        ),
+    )
+    return state.with_group(group)
+
+
+def _sync_while_completing(
+    step: Step, group: Group, ref: RequestRef, request: SyncGroupRequest
+) -> Group:
+    """Park the SyncGroup; the leader's assignment is persisted and then handed to everyone."""
+    group = group.update_member(request.member_id, awaiting_sync=ref)
+    group = replace(group, pending_sync_members=group.pending_sync_members - {request.member_id})
+    if not group.is_leader(request.member_id):
+        step.fire("sync.completing_follower_parked")
+        return group
+    given = {a.member_id: a.assignment for a in request.assignments}
+    # Members the leader left out get an empty assignment.
+    assignments = {m.member_id: given.get(m.member_id, b"") for m in group.members}
+    failure = step.write([group_metadata_record(group, assignments)])
+    if failure is not None:
+        step.fire("sync.leader_assignment_write_failed")
+        group = reset_and_propagate_assignment_error(step, group, write_error_to_response(failure))
+        return maybe_prepare_rebalance_or_complete_join(step, group)
+    step.fire("sync.leader_assignment_stored_group_stable")
+    for member_id, assignment in assignments.items():
+        group = group.update_member(member_id, assignment=assignment)
+    group = propagate_assignment(step, group, ErrorCode.NONE)
+    return group.transition_to(STABLE, step.now_ms)

@@ -1,0 +1,123 @@
+"""What happens when a timer fires (reference §3), and which timers are armed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .events import (
+    EventNotEnabledError,
+    HeartbeatExpired,
+    JoinTimerExpired,
+    OffsetRetentionCheck,
+    SyncTimerExpired,
+    TimerEvent,
+)
+from .group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from .offsets import run_offset_retention
+from .rebalance import (
+    complete_join,
+    prepare_rebalance,
+    remove_member,
+    remove_member_and_update_group,
+    try_complete_initial_rebalance_else_schedule,
+)
+from .state import CoordinatorState, Group
+from .step import Step
+
+
+def armed_timers(state: CoordinatorState) -> tuple[tuple[int, TimerEvent], ...]:
+    """Every armed timer as (deadline, event), in a stable order."""
+    timers: list[tuple[int, TimerEvent]] = []
+    for group in state.groups:
+        for member in group.members:
+            if member.heartbeat_deadline_ms is not None:
+                timers.append(
+                    (
+                        member.heartbeat_deadline_ms,
+                        HeartbeatExpired(group.group_id, member.member_id),
+                    )
+                )
+        for pending in group.pending_members:
+            timers.append(
+                (pending.expiry_deadline_ms, HeartbeatExpired(group.group_id, pending.member_id))
+            )
+        if group.join_timer is not None:
+            timers.append((group.join_timer.deadline_ms, JoinTimerExpired(group.group_id)))
+        if group.sync_timer is not None:
+            timers.append((group.sync_timer.deadline_ms, SyncTimerExpired(group.group_id)))
+    timers.append((state.retention_check_deadline_ms, OffsetRetentionCheck()))
+    return tuple(timers)
+
+
+def _armed_group(state: CoordinatorState, event: TimerEvent) -> Group:
+    for _, armed in armed_timers(state):
+        if armed == event:
+            group = state.group(getattr(event, "group_id", ""))
+            assert group is not None
+            return group
+    raise EventNotEnabledError(f"{event} is not an armed timer")
+
+
+def on_heartbeat_expired(
+    step: Step, state: CoordinatorState, event: HeartbeatExpired
+) -> CoordinatorState:
+    """A member's session timer fired: evict it unless its heartbeat is satisfied."""
+    group = _armed_group(state, event)
+    if group.is_pending_member(event.member_id):
+        step.fire("timer.pending_member_expired")
+        group = group.without_member(event.member_id)
+        if group.state is PREPARING_REBALANCE and group.has_all_members_joined():
+            step.fire("rebalance.join_completed_after_removal")
+            group = complete_join(step, group)
+        return state.with_group(group)
+    group = group.update_member(event.member_id, heartbeat_deadline_ms=None)
+    member = group.member(event.member_id)
+    assert member is not None
+    if member.has_satisfied_heartbeat():
+        step.fire("timer.heartbeat_expired_but_satisfied")
+        return state.with_group(group)
+    step.fire("timer.heartbeat_expired_member_removed")
+    return state.with_group(remove_member_and_update_group(step, group, event.member_id))
+
+
+def on_join_timer_expired(
+    step: Step, state: CoordinatorState, event: JoinTimerExpired
+) -> CoordinatorState:
+    """The join timer fired: extend the initial delay, or complete the join phase."""
+    group = _armed_group(state, event)
+    assert group.join_timer is not None
+    if group.join_timer.is_initial_rebalance:
+        step.fire("timer.initial_rebalance_delay_expired")
+        return state.with_group(try_complete_initial_rebalance_else_schedule(step, group))
+    step.fire("timer.rebalance_timeout_expired")
+    return state.with_group(complete_join(step, group))
+
+
+def on_sync_timer_expired(
+    step: Step, state: CoordinatorState, event: SyncTimerExpired
+) -> CoordinatorState:
+    """The pending-sync timer fired: evict members that never sent SyncGroup, then rebalance."""
+    group = _armed_group(state, event)
+    timer = group.sync_timer
+    assert timer is not None
+    group = replace(group, sync_timer=None)
+    if timer.generation_id != group.generation_id or group.state not in (
+        COMPLETING_REBALANCE,
+        STABLE,
+    ):
+        step.fire("timer.sync_expired_stale")
+        return state.with_group(group)
+    if not group.pending_sync_members:
+        step.fire("timer.sync_expired_all_synced")
+        return state.with_group(group)
+    step.fire("timer.sync_expired_members_removed")
+    for member_id in sorted(group.pending_sync_members):
+        group = remove_member(step, group, member_id)
+    return state.with_group(prepare_rebalance(step, group))
+
+
+def on_offset_retention_check(
+    step: Step, state: CoordinatorState, event: OffsetRetentionCheck
+) -> CoordinatorState:
+    """The periodic retention task ran."""
+    return run_offset_retention(step, state)
