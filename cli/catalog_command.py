@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from groupspec.checker.rule_index import rule_index_markdown, rule_places
+from groupspec.checker.rule_index import (
+    GENERATED_BEGIN,
+    GENERATED_END,
+    rule_index_markdown,
+    rule_places,
+    with_generated_index,
+)
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS
 from groupspec.spec.rules import RULES
 
@@ -19,6 +26,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     rules.add_argument(
         "--markdown", action="store_true", help="print the rule index of docs/spec.md"
     )
+    rules.add_argument(
+        "--update-doc",
+        type=Path,
+        metavar="FILE",
+        help="rewrite the generated rule index between the markers in FILE (docs/spec.md)",
+    )
     rules.set_defaults(run=run_rules)
     invariants = commands.add_parser(
         "invariants",
@@ -30,6 +43,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run_rules(args: argparse.Namespace) -> int:
     """Print the rule catalog."""
+    if args.update_doc is not None:
+        return _update_doc(args.update_doc)
     if args.markdown:
         print(rule_index_markdown(), end="")
         return 0
@@ -50,4 +65,21 @@ def run_invariants(args: argparse.Namespace) -> int:
         print(f"{invariant.name:28} invariant        {invariant.description}")
     for prop in ACTION_PROPERTIES:
         print(f"{prop.name:28} action property  {prop.description}")
+    return 0
+
+
+def _update_doc(path: Path) -> int:
+    """Replace the generated block of `path`; exit 2 if the file or its markers are missing."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(with_generated_index(text), encoding="utf-8")
+    except FileNotFoundError:
+        print(f"groupspec rules: {path} does not exist")
+        return 2
+    except ValueError as error:
+        print(
+            f"groupspec rules: {path}: {error} (expected {GENERATED_BEGIN!r} ... {GENERATED_END!r})"
+        )
+        return 2
+    print(f"updated the rule index in {path}")
     return 0
