@@ -11,6 +11,7 @@ not client correctness.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 from groupspec.spec import (
     CoordinatorConfig,
@@ -409,13 +410,15 @@ def _learn_from_join(client: Client, body: JoinGroupResponse) -> Client:
 
 
 # Named worlds the simulator runs by default: each exercises rules the others cannot reach.
-PRESET_WORLDS: dict[str, WorldSettings] = {
-    "three-clients": WorldSettings(),
-    "max-size-two": WorldSettings(clients=3, static_clients=1, group_max_size=2),
-    "write-failures": WorldSettings(
-        clients=2,
-        static_clients=1,
-        write_failures=(ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_LEADER_OR_FOLLOWER),
-    ),
-    "dynamic-only": WorldSettings(clients=3, static_clients=0),
-}
+PRESET_WORLDS: MappingProxyType[str, WorldSettings] = MappingProxyType(
+    {
+        "three-clients": WorldSettings(),
+        "max-size-two": WorldSettings(clients=3, static_clients=1, group_max_size=2),
+        "write-failures": WorldSettings(
+            clients=2,
+            static_clients=1,
+            write_failures=(ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_LEADER_OR_FOLLOWER),
+        ),
+        "dynamic-only": WorldSettings(clients=3, static_clients=0),
+    }
+)

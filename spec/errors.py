@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from types import MappingProxyType
 
 
 class ErrorCode(IntEnum):
@@ -42,16 +43,18 @@ class ErrorCode(IntEnum):
 
 # How a failed append to __consumer_offsets is reported to the client (reference §2.0,
 # GroupMetadataManager.appendGroupMetadataErrorToResponseError).
-_WRITE_ERROR_TO_RESPONSE: dict[ErrorCode, ErrorCode] = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
-}
+_WRITE_ERROR_TO_RESPONSE: MappingProxyType[ErrorCode, ErrorCode] = MappingProxyType(
+    {
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
+        ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
+        ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+        ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+        ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
+    }
+)
 
 WRITE_ERRORS: tuple[ErrorCode, ...] = tuple(_WRITE_ERROR_TO_RESPONSE)
 

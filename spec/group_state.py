@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from types import MappingProxyType
 
 
 class GroupState(Enum):
@@ -22,13 +23,15 @@ STABLE = GroupState.STABLE
 DEAD = GroupState.DEAD
 
 # Target state -> the states it may be entered from (ClassicGroupState's validPreviousStates).
-LEGAL_PREVIOUS_STATES: dict[GroupState, frozenset[GroupState]] = {
-    EMPTY: frozenset({PREPARING_REBALANCE}),
-    PREPARING_REBALANCE: frozenset({STABLE, COMPLETING_REBALANCE, EMPTY}),
-    COMPLETING_REBALANCE: frozenset({PREPARING_REBALANCE}),
-    STABLE: frozenset({COMPLETING_REBALANCE}),
-    DEAD: frozenset({STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD}),
-}
+LEGAL_PREVIOUS_STATES: MappingProxyType[GroupState, frozenset[GroupState]] = MappingProxyType(
+    {
+        EMPTY: frozenset({PREPARING_REBALANCE}),
+        PREPARING_REBALANCE: frozenset({STABLE, COMPLETING_REBALANCE, EMPTY}),
+        COMPLETING_REBALANCE: frozenset({PREPARING_REBALANCE}),
+        STABLE: frozenset({COMPLETING_REBALANCE}),
+        DEAD: frozenset({STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD}),
+    }
+)
 
 # canRebalance: the states from which a rebalance may be prepared.
 CAN_REBALANCE_STATES: frozenset[GroupState] = frozenset({STABLE, COMPLETING_REBALANCE, EMPTY})

@@ -24,6 +24,14 @@ def _is_protocol_inconsistent(requested: str | None, current: str | None) -> boo
     return requested is not None and current is not None and requested != current
 
 
+def remove_pending_sync_member(group: Group, member_id: str) -> Group:
+    """The member has sent SyncGroup; once everyone has, the sync timer is cancelled."""
+    remaining = group.pending_sync_members - {member_id}
+    return replace(
+        group, pending_sync_members=remaining, sync_timer=group.sync_timer if remaining else None
+    )
+
+
 def sync_group(
     step: Step, state: CoordinatorState, ref: RequestRef, request: SyncGroupRequest
 ) -> CoordinatorState:
@@ -58,7 +66,7 @@ def sync_group(
         return state.with_group(_sync_while_completing(step, group, ref, request))
     assert group.state is STABLE
     step.fire("sync.stable_returns_assignment")
-    group = replace(group, pending_sync_members=group.pending_sync_members - {request.member_id})
+    group = remove_pending_sync_member(group, request.member_id)
     member = group.member(request.member_id)
     assert member is not None
     step.respond(
@@ -75,7 +83,7 @@ def _sync_while_completing(
 ) -> Group:
     """Park the SyncGroup; the leader's assignment is persisted and then handed to everyone."""
     group = group.update_member(request.member_id, awaiting_sync=ref)
-    group = replace(group, pending_sync_members=group.pending_sync_members - {request.member_id})
+    group = remove_pending_sync_member(group, request.member_id)
     if not group.is_leader(request.member_id):
         step.fire("sync.completing_follower_parked")
         return group
