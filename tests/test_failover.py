@@ -3,188 +3,48 @@
 from __future__ import annotations
 
 import pytest
+from coordinator_driver import (
+    COMPLETING,
+    EMPTY,
+    GROUP,
+    PREPARING,
+    STABLE,
+    SUB_T,
+    SUB_TU,
+    Driver,
+    assignment,
+    error_of,
+    join_request,
+    response_to,
+)
 
 from groupspec.spec import (
     CoordinatorConfig,
     ErrorCode,
-    FinishLoading,
     GroupCoordinatorSpec,
-    GroupState,
     HeartbeatExpired,
     JoinTimerExpired,
     OffsetRetentionCheck,
     StartLoading,
-    Unload,
 )
-from groupspec.spec.consumer_protocol import encode_subscription_v0
 from groupspec.spec.requests import (
     HeartbeatRequest,
     JoinGroupProtocol,
-    JoinGroupRequest,
     LeaveGroupRequest,
     MemberIdentity,
     OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
     Received,
-    RequestRef,
-    SyncGroupAssignment,
     SyncGroupRequest,
     TopicPartition,
 )
 from groupspec.spec.responses import (
     HeartbeatResponse,
     JoinGroupResponse,
-    OffsetCommitResponse,
     OffsetFetchPartitionResponse,
     SyncGroupResponse,
 )
-
-GROUP = "g"
-SUB_T = encode_subscription_v0(("t",))
-SUB_TU = encode_subscription_v0(("t", "u"))
-RANGE = (JoinGroupProtocol("range", SUB_T),)
-EMPTY = GroupState.EMPTY
-PREPARING = GroupState.PREPARING_REBALANCE
-COMPLETING = GroupState.COMPLETING_REBALANCE
-STABLE = GroupState.STABLE
-
-
-# -- fixture helpers: everything goes through GroupCoordinatorSpec.step ---------------------------
-
-
-def assignment(member_id):
-    return f"assignment-of-{member_id}".encode()
-
-
-def response_to(outcome, ref):
-    """The body of the response `outcome` sent to request `ref`, or None."""
-    bodies = [r.body for r in outcome.responses if r.ref == ref]
-    assert len(bodies) <= 1, bodies
-    return bodies[0] if bodies else None
-
-
-def join_request(client, member_id="", *, instance=None, protocols=RANGE, group=GROUP):
-    return JoinGroupRequest(
-        group, member_id, "consumer", protocols, 10_000, 60_000, instance, client_id=client
-    )
-
-
-class Driver:
-    """A coordinator driven step by step; `step` insists on a single (deterministic) outcome."""
-
-    def __init__(self, **config):
-        self.spec = GroupCoordinatorSpec(CoordinatorConfig(**config))
-        self.state = self.spec.initial_state()
-        self.now = 0
-        self._correlation = 0
-
-    @property
-    def group(self):
-        group = self.state.group(GROUP)
-        assert group is not None
-        return group
-
-    def member_ids(self):
-        return {m.member_id for m in self.group.members}
-
-    def armed(self):
-        return {event: deadline for deadline, event in self.spec.armed_timers(self.state)}
-
-    def next_ref(self, conn):
-        self._correlation += 1
-        return RequestRef(conn, self._correlation)
-
-    def outcomes(self, event, at=None):
-        if at is not None:
-            self.now = at
-        return self.spec.step(self.state, event, self.now)
-
-    def step(self, event, at=None):
-        outcomes = self.outcomes(event, at)
-        assert len(outcomes) == 1, outcomes
-        self.state = outcomes[0].state
-        return outcomes[0]
-
-    def send(self, conn, request, at=None):
-        ref = self.next_ref(conn)
-        return ref, self.step(Received(ref, request), at)
-
-    def ask(self, conn, request, at=None):
-        """Send `request` and return the body of its (immediate) response."""
-        ref, out = self.send(conn, request, at)
-        body = response_to(out, ref)
-        assert body is not None
-        return body
-
-    def join(self, client, member_id="", *, instance=None, protocols=RANGE, at=None):
-        """JoinGroup; a new dynamic member first fetches its id. Returns (id, ref, outcome)."""
-        if member_id == "" and instance is None:
-            body = self.ask(client, join_request(client, protocols=protocols), at)
-            assert body.error_code is ErrorCode.MEMBER_ID_REQUIRED
-            member_id = body.member_id
-        request = join_request(client, member_id, instance=instance, protocols=protocols)
-        ref, out = self.send(client, request, at)
-        body = response_to(out, ref)
-        if body is not None and body.error_code is ErrorCode.NONE:
-            member_id = body.member_id
-        elif member_id == "":
-            parked = [m.member_id for m in self.group.members if m.awaiting_join == ref]
-            assert len(parked) == 1, parked
-            member_id = parked[0]
-        return member_id, ref, out
-
-    def sync(self, member_id, assignments=None, *, generation=None, at=None):
-        generation = self.group.generation_id if generation is None else generation
-        given = tuple(SyncGroupAssignment(m, a) for m, a in (assignments or {}).items())
-        request = SyncGroupRequest(GROUP, generation, member_id, assignments=given)
-        return self.send(f"sync-{member_id}", request, at)
-
-    def fetch_all(self, group=GROUP):
-        body = self.ask("fetcher", OffsetFetchRequest(group, None))
-        assert body.error_code is ErrorCode.NONE
-        return {(p.topic, p.partition): (p.committed_offset, p.metadata) for p in body.partitions}
-
-    def finish_join_phase(self):
-        """Fire the join timer (at its deadline) until the group leaves PreparingRebalance."""
-        for _ in range(10):
-            group = self.group
-            if group.state is not PREPARING:
-                return
-            assert group.join_timer is not None
-            self.step(JoinTimerExpired(GROUP), at=max(self.now, group.join_timer.deadline_ms))
-        raise AssertionError("join phase never completed")
-
-    def form_completing(self, *members, at=0):
-        ids = [self.join(**m, at=at)[0] for m in members]
-        self.finish_join_phase()
-        assert self.group.state is COMPLETING
-        return ids
-
-    def form_stable(self, *members, at=0):
-        ids = self.form_completing(*members, at=at)
-        leader = self.group.leader_id
-        self.sync(leader, {m: assignment(m) for m in ids})
-        for member_id in ids:
-            if member_id != leader:
-                self.sync(member_id)
-        assert self.group.state is STABLE
-        return ids
-
-    # -- failover ---------------------------------------------------------------------------
-
-    @property
-    def partition(self):
-        return self.spec.partition_for(GROUP)
-
-    def unload(self, at=None):
-        return self.step(Unload(self.partition), at)
-
-    def reload(self, at=None):
-        """Unload the group's partition, then lead it again and replay it."""
-        self.unload(at)
-        self.step(StartLoading(self.partition))
-        return self.step(FinishLoading(self.partition))
 
 
 def group_on_partition(spec, partition, *, same):
@@ -194,14 +54,6 @@ def group_on_partition(spec, partition, *, same):
         if (spec.partition_for(candidate) == partition) == same:
             return candidate
     raise AssertionError("no such group id")
-
-
-def error_of(body):
-    """The error a response carries (an OffsetCommit carries one per partition)."""
-    if isinstance(body, OffsetCommitResponse):
-        (error,) = {p.error_code for p in body.partitions}
-        return error
-    return body.error_code
 
 
 def commit_succeeded(outcome, ref):
@@ -279,7 +131,7 @@ def test_unload_leaves_groups_of_other_partitions_alone():
     other_before = d.state.group(other)
     d.unload()
     assert d.state.group(other) == other_before
-    assert d.fetch_all(other) == {("t", 0): (3, "")}
+    assert d.fetch_all(other, metadata=True) == {("t", 0): (3, "")}
 
 
 @pytest.mark.parametrize(
@@ -460,7 +312,7 @@ def test_every_acknowledged_offset_is_restored():
     assert acked[simple] == {("s", 0): (11, "simple")}
     d.reload()
     for group_id, offsets in acked.items():
-        assert d.fetch_all(group_id) == offsets
+        assert d.fetch_all(group_id, metadata=True) == offsets
     body = d.ask("fetcher", OffsetFetchRequest(GROUP, (TopicPartition("t", 3),)))
     assert body.partitions[0].committed_offset == -1
 
@@ -475,6 +327,6 @@ def test_reloaded_empty_group_keeps_the_time_it_became_empty_for_retention():
     d.reload(at=500_000)
     assert d.group.state is EMPTY
     d.step(OffsetRetentionCheck(), at=empty_at + retention - 1)
-    assert d.fetch_all() == {("t", 0): (5, "")}
+    assert d.fetch_all(metadata=True) == {("t", 0): (5, "")}
     d.step(OffsetRetentionCheck(), at=empty_at + retention)
     assert d.state.group(GROUP) is None

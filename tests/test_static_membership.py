@@ -3,168 +3,45 @@
 from __future__ import annotations
 
 import pytest
+from coordinator_driver import (
+    COMPLETING,
+    GROUP,
+    PREPARING,
+    RANGE,
+    STABLE,
+    SUB_T,
+    Driver,
+    assignment,
+    error_of,
+    join_request,
+    response_to,
+)
 
 from groupspec.spec import (
     CoordinatorConfig,
     ErrorCode,
     GroupCoordinatorSpec,
-    GroupState,
     HeartbeatExpired,
     JoinTimerExpired,
 )
-from groupspec.spec.consumer_protocol import encode_subscription_v0
 from groupspec.spec.log import GroupMetadataKey
 from groupspec.spec.requests import (
     HeartbeatRequest,
     JoinGroupProtocol,
-    JoinGroupRequest,
     OffsetCommitPartition,
     OffsetCommitRequest,
     Received,
-    RequestRef,
-    SyncGroupAssignment,
     SyncGroupRequest,
 )
 from groupspec.spec.responses import (
     HeartbeatResponse,
     JoinGroupResponse,
     JoinGroupResponseMember,
-    OffsetCommitResponse,
     SyncGroupResponse,
 )
 
-GROUP = "g"
-SUB_T = encode_subscription_v0(("t",))
-RANGE = (JoinGroupProtocol("range", SUB_T),)
 ROUNDROBIN = (JoinGroupProtocol("roundrobin", SUB_T),)
 RANGE_OR_RR = (*RANGE, *ROUNDROBIN)
-EMPTY = GroupState.EMPTY
-PREPARING = GroupState.PREPARING_REBALANCE
-COMPLETING = GroupState.COMPLETING_REBALANCE
-STABLE = GroupState.STABLE
-
-
-# -- fixture helpers: everything goes through GroupCoordinatorSpec.step ---------------------------
-
-
-def assignment(member_id):
-    return f"assignment-of-{member_id}".encode()
-
-
-def response_to(outcome, ref):
-    """The body of the response `outcome` sent to request `ref`, or None."""
-    bodies = [r.body for r in outcome.responses if r.ref == ref]
-    assert len(bodies) <= 1, bodies
-    return bodies[0] if bodies else None
-
-
-def join_request(client, member_id="", *, instance=None, protocols=RANGE, version=9):
-    return JoinGroupRequest(
-        GROUP,
-        member_id,
-        "consumer",
-        protocols,
-        10_000,
-        60_000,
-        group_instance_id=instance,
-        client_id=client,
-        api_version=version,
-    )
-
-
-class Driver:
-    """A coordinator driven step by step; `step` insists on a single (deterministic) outcome."""
-
-    def __init__(self, **config):
-        self.spec = GroupCoordinatorSpec(CoordinatorConfig(**config))
-        self.state = self.spec.initial_state()
-        self.now = 0
-        self._correlation = 0
-
-    @property
-    def group(self):
-        group = self.state.group(GROUP)
-        assert group is not None
-        return group
-
-    def member_ids(self):
-        return {m.member_id for m in self.group.members}
-
-    def armed(self):
-        return {event: deadline for deadline, event in self.spec.armed_timers(self.state)}
-
-    def next_ref(self, conn):
-        self._correlation += 1
-        return RequestRef(conn, self._correlation)
-
-    def outcomes(self, event, at=None):
-        if at is not None:
-            self.now = at
-        return self.spec.step(self.state, event, self.now)
-
-    def step(self, event, at=None):
-        outcomes = self.outcomes(event, at)
-        assert len(outcomes) == 1, outcomes
-        self.state = outcomes[0].state
-        return outcomes[0]
-
-    def send(self, conn, request, at=None):
-        ref = self.next_ref(conn)
-        return ref, self.step(Received(ref, request), at)
-
-    def join(self, client, member_id="", *, instance=None, protocols=RANGE, version=9, at=None):
-        """JoinGroup; a new dynamic v4+ member first fetches its id. Returns (id, ref, outcome)."""
-        if member_id == "" and instance is None and version >= 4:
-            _, out = self.send(client, join_request(client, protocols=protocols), at)
-            (response,) = out.responses
-            assert response.body.error_code is ErrorCode.MEMBER_ID_REQUIRED
-            member_id = response.body.member_id
-        request = join_request(
-            client, member_id, instance=instance, protocols=protocols, version=version
-        )
-        ref, out = self.send(client, request, at)
-        body = response_to(out, ref)
-        if body is not None and body.error_code is ErrorCode.NONE:
-            member_id = body.member_id
-        elif member_id == "":
-            parked = [m.member_id for m in self.group.members if m.awaiting_join == ref]
-            assert len(parked) == 1, parked
-            member_id = parked[0]
-        return member_id, ref, out
-
-    def sync(self, member_id, assignments=None, *, generation=None, instance=None, at=None):
-        generation = self.group.generation_id if generation is None else generation
-        given = tuple(SyncGroupAssignment(m, a) for m, a in (assignments or {}).items())
-        request = SyncGroupRequest(
-            GROUP, generation, member_id, group_instance_id=instance, assignments=given
-        )
-        return self.send(f"sync-{member_id}", request, at)
-
-    def finish_join_phase(self):
-        """Fire the join timer (at its deadline) until the group leaves PreparingRebalance."""
-        for _ in range(10):
-            group = self.group
-            if group.state is not PREPARING:
-                return
-            assert group.join_timer is not None
-            self.step(JoinTimerExpired(GROUP), at=max(self.now, group.join_timer.deadline_ms))
-        raise AssertionError("join phase never completed")
-
-    def form_completing(self, *members, at=0):
-        ids = [self.join(**m, at=at)[0] for m in members]
-        self.finish_join_phase()
-        assert self.group.state is COMPLETING
-        return ids
-
-    def form_stable(self, *members, at=0):
-        ids = self.form_completing(*members, at=at)
-        leader = self.group.leader_id
-        self.sync(leader, {m: assignment(m) for m in ids})
-        for member_id in ids:
-            if member_id != leader:
-                self.sync(member_id)
-        assert self.group.state is STABLE
-        return ids
 
 
 def static(name, protocols=RANGE):
@@ -218,14 +95,6 @@ def fenced_requests(old_id, generation):
         "commit": OffsetCommitRequest(GROUP, part, generation, old_id, group_instance_id="i-b"),
         "join": join_request("b", old_id, instance="i-b"),
     }
-
-
-def error_of(body):
-    """The error a response carries (an OffsetCommit carries one per partition)."""
-    if isinstance(body, OffsetCommitResponse):
-        (error,) = {p.error_code for p in body.partitions}
-        return error
-    return body.error_code
 
 
 @pytest.mark.parametrize("api", ["heartbeat", "sync", "commit", "join"])

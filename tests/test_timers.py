@@ -5,192 +5,36 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from coordinator_driver import (
+    COMPLETING,
+    EMPTY,
+    GROUP,
+    PREPARING,
+    RANGE,
+    STABLE,
+    SUB_T,
+    SUB_TU,
+    Driver,
+    response_to,
+)
 
 from groupspec.spec import (
-    CoordinatorConfig,
     ErrorCode,
     EventNotEnabledError,
-    GroupCoordinatorSpec,
-    GroupState,
     HeartbeatExpired,
     JoinTimerExpired,
     OffsetRetentionCheck,
     SyncTimerExpired,
 )
-from groupspec.spec.consumer_protocol import encode_subscription_v0
 from groupspec.spec.requests import (
     JoinGroupProtocol,
     JoinGroupRequest,
     LeaveGroupRequest,
     MemberIdentity,
-    OffsetCommitPartition,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-    Received,
-    RequestRef,
-    SyncGroupAssignment,
-    SyncGroupRequest,
 )
 from groupspec.spec.responses import JoinGroupResponse
 from groupspec.spec.state import JoinTimer, SyncTimer
 from groupspec.spec.step import Choice
-
-GROUP = "g"
-SUB_T = encode_subscription_v0(("t",))
-SUB_TU = encode_subscription_v0(("t", "u"))
-RANGE = (JoinGroupProtocol("range", SUB_T),)
-EMPTY = GroupState.EMPTY
-PREPARING = GroupState.PREPARING_REBALANCE
-COMPLETING = GroupState.COMPLETING_REBALANCE
-STABLE = GroupState.STABLE
-
-
-# -- fixture helpers: everything goes through GroupCoordinatorSpec.step ---------------------------
-
-
-def assignment(member_id):
-    return f"assignment-of-{member_id}".encode()
-
-
-def response_to(outcome, ref):
-    """The body of the response `outcome` sent to request `ref`, or None."""
-    bodies = [r.body for r in outcome.responses if r.ref == ref]
-    assert len(bodies) <= 1, bodies
-    return bodies[0] if bodies else None
-
-
-class Driver:
-    """A coordinator driven step by step; `step` insists on a single (deterministic) outcome."""
-
-    def __init__(self, **config):
-        self.spec = GroupCoordinatorSpec(CoordinatorConfig(**config))
-        self.state = self.spec.initial_state()
-        self.now = 0
-        self._correlation = 0
-
-    @property
-    def group(self):
-        group = self.state.group(GROUP)
-        assert group is not None
-        return group
-
-    def member_ids(self):
-        return {m.member_id for m in self.group.members}
-
-    def armed(self):
-        return {event: deadline for deadline, event in self.spec.armed_timers(self.state)}
-
-    def outcomes(self, event, at=None):
-        if at is not None:
-            self.now = at
-        return self.spec.step(self.state, event, self.now)
-
-    def step(self, event, at=None):
-        outcomes = self.outcomes(event, at)
-        assert len(outcomes) == 1, outcomes
-        self.state = outcomes[0].state
-        return outcomes[0]
-
-    def send(self, conn, request, at=None):
-        self._correlation += 1
-        ref = RequestRef(conn, self._correlation)
-        return ref, self.step(Received(ref, request), at)
-
-    def join(
-        self,
-        client,
-        member_id="",
-        *,
-        instance=None,
-        protocols=RANGE,
-        session=10_000,
-        rebalance=60_000,
-        version=9,
-        at=None,
-    ):
-        """JoinGroup; a new dynamic v4+ member first fetches its id. Returns (id, ref, outcome)."""
-
-        def request(mid):
-            return JoinGroupRequest(
-                GROUP,
-                mid,
-                "consumer",
-                protocols,
-                session,
-                rebalance,
-                group_instance_id=instance,
-                client_id=client,
-                api_version=version,
-            )
-
-        if member_id == "" and instance is None and version >= 4:
-            _, out = self.send(client, request(""), at)
-            (response,) = out.responses
-            assert response.body.error_code is ErrorCode.MEMBER_ID_REQUIRED
-            member_id = response.body.member_id
-        ref, out = self.send(client, request(member_id), at)
-        body = response_to(out, ref)
-        if body is not None and body.error_code is ErrorCode.NONE:
-            member_id = body.member_id
-        elif member_id == "":
-            parked = [m.member_id for m in self.group.members if m.awaiting_join == ref]
-            assert len(parked) == 1, parked
-            member_id = parked[0]
-        return member_id, ref, out
-
-    def sync(self, member_id, assignments=None, *, generation=None, at=None):
-        generation = self.group.generation_id if generation is None else generation
-        given = tuple(SyncGroupAssignment(m, a) for m, a in (assignments or {}).items())
-        request = SyncGroupRequest(GROUP, generation, member_id, assignments=given)
-        return self.send(f"sync-{member_id}", request, at)
-
-    def commit(self, offsets, *, generation=-1, member_id="", version=9, retention=-1, at=None):
-        partitions = tuple(OffsetCommitPartition(t, p, o) for (t, p), o in offsets.items())
-        request = OffsetCommitRequest(
-            GROUP,
-            partitions,
-            generation_id=generation,
-            member_id=member_id,
-            retention_time_ms=retention,
-            api_version=version,
-        )
-        ref, out = self.send("committer", request, at)
-        errors = {p.error_code for p in response_to(out, ref).partitions}
-        assert errors == {ErrorCode.NONE}, errors
-        return out
-
-    def fetch_all(self):
-        ref, out = self.send("fetcher", OffsetFetchRequest(GROUP, None))
-        body = response_to(out, ref)
-        assert body.error_code is ErrorCode.NONE
-        return {(p.topic, p.partition): p.committed_offset for p in body.partitions}
-
-    def finish_join_phase(self):
-        """Fire the join timer (at its deadline) until the group leaves PreparingRebalance."""
-        for _ in range(10):
-            group = self.group
-            if group.state is not PREPARING:
-                return
-            assert group.join_timer is not None
-            self.step(JoinTimerExpired(GROUP), at=max(self.now, group.join_timer.deadline_ms))
-        raise AssertionError("join phase never completed")
-
-    def form_completing(self, *members, at=0):
-        ids = [self.join(**m, at=at)[0] for m in members]
-        self.finish_join_phase()
-        assert self.group.state is COMPLETING
-        return ids
-
-    def form_stable(self, *members, at=0):
-        ids = self.form_completing(*members, at=at)
-        leader = self.group.leader_id
-        self.sync(leader, {m: assignment(m) for m in ids})
-        for member_id in ids:
-            if member_id != leader:
-                self.sync(member_id)
-        assert self.group.state is STABLE
-        return ids
-
 
 # -- initial rebalance delay (§3 step 5) ---------------------------------------------------------
 
