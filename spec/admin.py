@@ -57,7 +57,7 @@ def describe_group(step: Step, state: CoordinatorState, group_id: str) -> Descri
 
 
 def list_groups(
-    step: Step, state: CoordinatorState, request: ListGroupsRequest, visible: tuple[Group, ...]
+    step: Step, request: ListGroupsRequest, visible: tuple[Group, ...]
 ) -> tuple[ListedGroup, ...]:
     """The groups ListGroups reports, filtered case-insensitively by state and type."""
     step.fire("list.groups")
@@ -91,5 +91,6 @@ def delete_group(
         step.fire("delete.write_failed")
         return state, DeleteGroupsResult(group_id, write_error_to_response(failure))
     step.fire("delete.empty_group_deleted")
+    # Kafka moves the group to Dead and then drops it; the call enforces that the move is legal.
     group.transition_to(DEAD, step.now_ms)
     return state.without_group(group_id), DeleteGroupsResult(group_id, ErrorCode.NONE)

@@ -8,6 +8,9 @@ passes the coordinator-level checks of reference §2.0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .admin import delete_group, describe_group, list_groups
 from .config import CoordinatorConfig
 from .errors import ErrorCode, SpecInputError, UnknownApiError
@@ -113,7 +116,9 @@ class GroupCoordinatorSpec:
         handler = self._handler_for(event)
         return all_outcomes(self.config, now_ms, lambda step: handler(step, state, event))
 
-    def _handler_for(self, event: object):  # noqa: ANN202 - a private dispatch helper
+    def _handler_for(
+        self, event: object
+    ) -> Callable[[Step, CoordinatorState, Any], CoordinatorState]:
         if isinstance(event, Received):
             return self._on_request
         handlers = {
@@ -213,9 +218,7 @@ class GroupCoordinatorSpec:
         error = (
             ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if state.loading_partitions else ErrorCode.NONE
         )
-        step.respond(
-            received.ref, ListGroupsResponse(error, list_groups(step, state, request, visible))
-        )
+        step.respond(received.ref, ListGroupsResponse(error, list_groups(step, request, visible)))
         return state
 
 

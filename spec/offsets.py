@@ -228,6 +228,7 @@ def run_offset_retention(step: Step, state: CoordinatorState) -> CoordinatorStat
             step.fire("retention.offsets_expired")
         if delete_group:
             step.fire("retention.empty_group_deleted")
+            # Dead, then dropped from memory; the call enforces that the move is legal.
             updated.transition_to(DEAD, step.now_ms)
             next_state = next_state.without_group(group.group_id)
         else:
