@@ -1,0 +1,1 @@
+"""The client side of the classic group protocol: Kafka's ConsumerCoordinator as a state machine."""
