@@ -1,0 +1,127 @@
+"""The breadth-first engine: published state counts, worker-count independence, counterexamples."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from groupspec.checker.bfs import Limits, search
+from groupspec.checker.counterexample import reconstruct
+from groupspec.checker.fingerprint import check_canonical, fingerprint
+from groupspec.checker.model import Invariant, Transition
+from groupspec.models.two_phase import TwoPhaseModel, TwoPhaseState
+
+
+@pytest.mark.parametrize(("rms", "states"), [(3, 288), (5, 8_832)])
+def test_two_phase_matches_published_counts(rms, states):
+    # TLC and Stateright both report these counts for TwoPhase.tla.
+    result = search(TwoPhaseModel(rms))
+    assert (result.verdict, result.distinct_states) == ("pass", states)
+
+
+def test_symmetry_reduces_to_orbits():
+    # Each orbit of 5 interchangeable RMs is one multiset of per-RM facts.
+    full = search(TwoPhaseModel(5))
+    reduced = search(TwoPhaseModel(5, symmetry=True))
+    assert reduced.verdict == "pass"
+    assert reduced.distinct_states == 314
+    assert full.distinct_states / reduced.distinct_states > 28
+
+
+def test_worker_count_does_not_change_results():
+    single = search(TwoPhaseModel(5))
+    double = search(TwoPhaseModel(5), workers=2)
+    assert (double.distinct_states, double.transitions, double.depth) == (
+        single.distinct_states,
+        single.transitions,
+        single.depth,
+    )
+    assert double.action_counts == single.action_counts
+
+
+def test_seeded_bug_gives_shortest_replayable_counterexample():
+    model = TwoPhaseModel(3, tm_commits_early=True)
+    result = search(model)
+    assert result.verdict == "fail"
+    (found,) = result.problems
+    assert found.problem.property_name == "Consistent"
+    example = reconstruct(model, found)
+    labels = [step.action for step in example.steps]
+    # Shortest: one RM prepares, the TM hears it and commits, another RM aborts, the first commits.
+    assert len(labels) == 5
+    assert labels.count("TMCommit") == 1
+    assert model.invariants[1].check(example.steps[-1].state)
+    again = search(model, workers=2)
+    assert [p.path for p in again.problems] == [found.path]
+
+
+def test_symmetric_counterexample_replays_in_concrete_identities():
+    model = TwoPhaseModel(3, symmetry=True, tm_commits_early=True)
+    (found,) = search(model).problems
+    example = reconstruct(model, found)
+    assert len(example.steps) == 5
+    assert model.invariants[1].check(example.steps[-1].state)
+
+
+def test_all_violations_mode_keeps_searching():
+    result = search(TwoPhaseModel(3, tm_commits_early=True), limits=Limits(all_violations=True))
+    assert len(result.problems) > 1
+    assert result.complete
+
+
+def test_state_limit_stops_with_incomplete_verdict():
+    result = search(TwoPhaseModel(5), limits=Limits(max_states=1_000))
+    assert result.verdict == "incomplete"
+    assert result.stopped_by == "max_states"
+    assert 1_000 <= result.distinct_states < 8_832
+
+
+@dataclass(frozen=True)
+class Counter:
+    value: int
+
+
+@dataclass(frozen=True)
+class CountToThree:
+    """Counts up to 3 and stops; 3 is a legitimate end only when `three_is_final`."""
+
+    three_is_final: bool
+
+    name = "count"
+    invariants = (Invariant("Small", lambda s: ["too big"] if s.value > 3 else []),)
+    action_properties = ()
+
+    def initial_states(self):
+        return (Counter(0),)
+
+    def transitions(self, state):
+        if state.value == 3:
+            return ()
+        return (Transition("inc", "inc", Counter(state.value + 1)),)
+
+    def representative(self, state):
+        return state
+
+    def is_terminal(self, state):
+        return self.three_is_final and state.value == 3
+
+
+def test_deadlock_is_a_violation_unless_terminal():
+    stuck = search(CountToThree(three_is_final=False))
+    assert [p.problem.kind for p in stuck.problems] == ["deadlock"]
+    assert len(stuck.problems[0].path) == 4
+    assert search(CountToThree(three_is_final=True)).verdict == "pass"
+
+
+def test_fingerprints_are_stable_values():
+    state = TwoPhaseModel(2).initial_states()[0]
+    assert fingerprint(state) == fingerprint(TwoPhaseState(state.rms))
+    # A fixed value: fingerprints must agree across processes, machines and runs.
+    assert fingerprint((1, "a")) == 0x44531534DDF0C874
+    check_canonical(state)
+    with pytest.raises(TypeError, match=r"state\.x is a frozenset"):
+        check_canonical(Holder(frozenset({1})))
+
+
+@dataclass(frozen=True)
+class Holder:
+    x: object
