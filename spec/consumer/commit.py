@@ -1,0 +1,145 @@
+"""Committing offsets with group management (ConsumerCoordinator.sendOffsetCommitRequest,
+OffsetCommitResponseHandler; reference §5 "Client")."""
+
+from __future__ import annotations
+
+from ..assignment import TopicPartition
+from ..errors import ErrorCode, SpecInputError
+from ..requests import OffsetCommitPartition, OffsetCommitRequest
+from ..responses import OffsetCommitResponse
+from .context import StepContext
+from .coordinator_discovery import mark_coordinator_unknown
+from .membership import fail, request_rejoin, reset_state_and_rejoin
+from .outcome import (
+    ApplicationError,
+    commit_failed,
+    fatal,
+    kafka_error,
+    rebalance_in_progress,
+    retriable_commit_failed,
+)
+from .state import ConsumerState, InFlight, MemberState, RequestKind
+
+_API = "OffsetCommit"
+# The instance id travels in OffsetCommit from v7 on.
+_INSTANCE_ID_SINCE = 7
+
+
+def request_commit(
+    ctx: StepContext, state: ConsumerState, offsets: tuple[tuple[TopicPartition, int], ...]
+) -> ConsumerState:
+    """Send an OffsetCommit for the current generation, or fail it locally.
+
+    Only a Stable member commits: while rebalancing the commit fails with
+    RebalanceInProgressException, and outside any group with CommitFailedException.
+    """
+    partitions = [tp for tp, _ in offsets]
+    if len(set(partitions)) != len(partitions):
+        raise SpecInputError(f"commit names a partition twice: {sorted(partitions)}")
+    if not offsets:
+        ctx.fire("client.commit.nothing_to_commit")
+        return state
+    if any(offset < 0 for _, offset in offsets):
+        ctx.fire("client.commit.invalid_offset")
+        ctx.effects.raise_error(ApplicationError("IllegalArgumentException", _API))
+        return state
+    if not state.coordinator_known:
+        ctx.fire("client.commit.coordinator_unknown")
+        ctx.effects.raise_error(retriable_commit_failed(_API, ErrorCode.COORDINATOR_NOT_AVAILABLE))
+        return state
+    if state.member_state is not MemberState.STABLE:
+        if state.member_state.rebalance_in_progress:
+            ctx.fire("client.commit.refused_rebalancing")
+            ctx.effects.raise_error(rebalance_in_progress(_API))
+        else:
+            ctx.fire("client.commit.refused_not_member")
+            ctx.effects.raise_error(commit_failed(_API))
+        return state
+    ctx.fire("client.commit.sent")
+    config = ctx.config
+    ordered = tuple(sorted(offsets))
+    request = OffsetCommitRequest(
+        group_id=config.group_id,
+        partitions=tuple(
+            OffsetCommitPartition(tp.topic, tp.partition, offset) for tp, offset in ordered
+        ),
+        generation_id=state.generation.generation_id,
+        member_id=state.generation.member_id,
+        group_instance_id=(
+            config.group_instance_id if config.offset_commit_version >= _INSTANCE_ID_SINCE else None
+        ),
+        api_version=config.offset_commit_version,
+    )
+    return ctx.send(state, RequestKind.OFFSET_COMMIT, request, ordered)
+
+
+def on_offset_commit_response(
+    ctx: StepContext, state: ConsumerState, sent: InFlight, body: OffsetCommitResponse
+) -> ConsumerState:
+    """Handle an OffsetCommit answer; the first failed partition decides the outcome."""
+    committed = {tp for tp, _ in sent.offsets}
+    answered = [TopicPartition(p.topic, p.partition) for p in body.partitions]
+    if not set(answered) <= committed:
+        raise SpecInputError(
+            f"OffsetCommit response names partitions never committed: "
+            f"{sorted(set(answered) - committed)}"
+        )
+    for partition in body.partitions:
+        if partition.error_code is not ErrorCode.NONE:
+            return _on_commit_error(ctx, state, sent, partition.error_code)
+    ctx.fire("client.commit.succeeded")
+    ctx.effects.committed.extend(answered)
+    return state
+
+
+def _on_commit_error(
+    ctx: StepContext, state: ConsumerState, sent: InFlight, error: ErrorCode
+) -> ConsumerState:
+    unchanged = state.generation == sent.sent_generation
+    if error is ErrorCode.GROUP_AUTHORIZATION_FAILED:
+        ctx.fire("client.commit.error_raised")
+        ctx.effects.raise_error(ApplicationError("GroupAuthorizationException", _API, error))
+        return state
+    if error is ErrorCode.OFFSET_METADATA_TOO_LARGE:
+        ctx.fire("client.commit.error_raised")
+        ctx.effects.raise_error(kafka_error(_API, error))
+        return state
+    if error in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
+        ctx.fire("client.commit.retriable")
+        ctx.effects.raise_error(retriable_commit_failed(_API, error))
+        return state
+    if error in (
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.REQUEST_TIMED_OUT,
+    ):
+        ctx.fire("client.commit.coordinator_lost")
+        ctx.effects.raise_error(retriable_commit_failed(_API, error))
+        return mark_coordinator_unknown(ctx, state)
+    if error is ErrorCode.FENCED_INSTANCE_ID:
+        if unchanged:
+            ctx.fire("client.commit.fenced")
+            return fail(ctx, state, fatal(_API, error, "FencedInstanceIdException"))
+        # An older incarnation's generation was fenced: not fatal for this one.
+        ctx.fire("client.commit.fenced_stale")
+        if state.member_state is MemberState.PREPARING_REBALANCE:
+            ctx.effects.raise_error(rebalance_in_progress(_API, error))
+        else:
+            ctx.effects.raise_error(commit_failed(_API, error))
+        return state
+    if error is ErrorCode.REBALANCE_IN_PROGRESS:
+        # The group is rebalancing: rejoin, but keep the generation for the next JoinGroup.
+        ctx.fire("client.commit.rebalance_in_progress")
+        ctx.effects.raise_error(rebalance_in_progress(_API, error))
+        return request_rejoin(state)
+    if error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
+        if not unchanged and state.member_state is MemberState.PREPARING_REBALANCE:
+            ctx.fire("client.commit.stale_generation_rebalancing")
+            ctx.effects.raise_error(rebalance_in_progress(_API, error))
+            return state
+        ctx.fire("client.commit.reset_generation")
+        ctx.effects.raise_error(commit_failed(_API, error))
+        return reset_state_and_rejoin(state, reset_member_id=error is ErrorCode.UNKNOWN_MEMBER_ID)
+    ctx.fire("client.commit.error_raised")
+    ctx.effects.raise_error(kafka_error(_API, error))
+    return state

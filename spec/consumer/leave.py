@@ -1,0 +1,70 @@
+"""Leaving the group: poll timeout and close (AbstractCoordinator.maybeLeaveGroup,
+handlePollTimeoutExpiry, close, LeaveGroupResponseHandler; reference §2.5, §3, §9)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import ErrorCode
+from ..requests import LeaveGroupRequest, MemberIdentity
+from ..responses import LeaveGroupResponse
+from .context import StepContext
+from .membership import reset_state_and_rejoin
+from .ownership import on_leave_prepare
+from .state import ConsumerState, InFlight, MemberState, RequestKind
+
+# LeaveGroup v5 added a reason per member.
+_REASON_SINCE = 5
+
+
+def maybe_leave_group(ctx: StepContext, state: ConsumerState, reason: str) -> ConsumerState:
+    """Send LeaveGroup if a dynamic member of a group; then forget generation and member id.
+
+    Static members never send LeaveGroup (their membership ends with the session timeout),
+    and a member without an id, unjoined, or without a coordinator has nothing to leave.
+    """
+    if ctx.config.is_static:
+        ctx.fire("client.leave.skipped_static")
+    elif (
+        state.coordinator_known
+        and state.member_state is not MemberState.UNJOINED
+        and state.generation.has_member_id
+    ):
+        ctx.fire("client.leave.sent")
+        identity = MemberIdentity(
+            state.generation.member_id,
+            reason=reason if ctx.config.leave_group_version >= _REASON_SINCE else None,
+        )
+        request = LeaveGroupRequest(
+            ctx.config.group_id, (identity,), api_version=ctx.config.leave_group_version
+        )
+        state = ctx.send(state, RequestKind.LEAVE_GROUP, request)
+    else:
+        ctx.fire("client.leave.skipped_not_member")
+    return reset_state_and_rejoin(state, reset_member_id=True)
+
+
+def on_poll_timeout(ctx: StepContext, state: ConsumerState) -> ConsumerState:
+    """max.poll.interval.ms expired: leave proactively; the next poll rejoins from scratch."""
+    ctx.fire("client.poll_timeout.expired")
+    return maybe_leave_group(ctx, state, "consumer poll timeout has expired.")
+
+
+def on_close(ctx: StepContext, state: ConsumerState) -> ConsumerState:
+    """close(): drop owned partitions (revoked, or lost if no longer a member), then leave."""
+    ctx.fire("client.close.closed")
+    state = on_leave_prepare(ctx, state)
+    state = maybe_leave_group(ctx, state, "the consumer is being closed")
+    return replace(state, closed=True)
+
+
+def on_leave_group_response(
+    ctx: StepContext, state: ConsumerState, sent: InFlight, body: LeaveGroupResponse
+) -> ConsumerState:
+    """A LeaveGroup answer changes nothing: leaving is a best-effort, one-shot attempt."""
+    del sent
+    if body.error_code is ErrorCode.NONE:
+        ctx.fire("client.leave.acknowledged")
+    else:
+        ctx.fire("client.leave.error_ignored")
+    return state
