@@ -185,11 +185,9 @@ def encode_assignment(
 def decode_assignment(data: bytes) -> tuple[tuple[TopicPartition, ...], bytes | None]:
     """The partitions and user data in a SyncGroup assignment.
 
-    Empty bytes are an empty assignment: the coordinator fills members the leader left out
-    with empty bytes (reference §2.3) and Kafka's client treats them as no partitions.
+    Empty bytes (what the coordinator stores for members the leader left out, reference §2.3)
+    do not decode: Kafka's client cannot read a version from them and fails the same way.
     """
-    if not data:
-        return (), None
     reader = _Reader(data)
     reader.version(HIGHEST_ASSIGNMENT_VERSION)
     partitions = sorted_partitions(reader.topic_partitions())
