@@ -6,14 +6,13 @@ import argparse
 from pathlib import Path
 
 from groupspec.checker.rule_index import (
-    GENERATED_BEGIN,
+    CATALOGS,
     GENERATED_END,
     rule_index_markdown,
     rule_places,
     with_generated_index,
 )
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS
-from groupspec.spec.rules import RULES
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,7 +20,16 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     rules = commands.add_parser(
         "rules",
         help="list every rule of the specification and where it is implemented",
-        description="List the rule catalog (spec/rules.py) with the functions that apply each rule.",
+        description=(
+            "List a rule catalog (the coordinator's spec/rules.py or the consumer's "
+            "spec/consumer/rules.py) with the functions that apply each rule."
+        ),
+    )
+    rules.add_argument(
+        "--catalog",
+        choices=[catalog.name for catalog in CATALOGS],
+        default="coordinator",
+        help="which side's rules to list (default: coordinator)",
     )
     rules.add_argument(
         "--markdown", action="store_true", help="print the rule index of docs/spec.md"
@@ -30,7 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--update-doc",
         type=Path,
         metavar="FILE",
-        help="rewrite the generated rule index between the markers in FILE (docs/spec.md)",
+        help="rewrite every generated rule index between markers in FILE (docs/spec.md, docs/consumer.md)",
     )
     rules.set_defaults(run=run_rules)
     invariants = commands.add_parser(
@@ -45,17 +53,18 @@ def run_rules(args: argparse.Namespace) -> int:
     """Print the rule catalog."""
     if args.update_doc is not None:
         return _update_doc(args.update_doc)
+    catalog = next(catalog for catalog in CATALOGS if catalog.name == args.catalog)
     if args.markdown:
-        print(rule_index_markdown(), end="")
+        print(rule_index_markdown(catalog), end="")
         return 0
-    places = rule_places()
-    for rule in RULES:
+    places = rule_places(catalog)
+    for rule in catalog.rules:
         where = ", ".join(
             sorted({f"{p.module}:{p.function}" for p in places.get(rule.rule_id, [])})
         )
-        flag = " [defensive]" if rule.defensive else ""
+        flag = " [defensive]" if getattr(rule, "defensive", False) else ""
         print(f"{rule.rule_id:60} {rule.section:18} {where}{flag}")
-    print(f"{len(RULES)} rules")
+    print(f"{len(catalog.rules)} {catalog.name} rules")
     return 0
 
 
@@ -78,7 +87,8 @@ def _update_doc(path: Path) -> int:
         return 2
     except ValueError as error:
         print(
-            f"groupspec rules: {path}: {error} (expected {GENERATED_BEGIN!r} ... {GENERATED_END!r})"
+            f"groupspec rules: {path}: {error} (expected one of "
+            f"{[catalog.begin_marker for catalog in CATALOGS]} ... {GENERATED_END!r})"
         )
         return 2
     print(f"updated the rule index in {path}")

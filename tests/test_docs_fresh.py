@@ -21,3 +21,13 @@ def test_a_stale_index_is_detected():
     stale = text.replace("| `join.group_created` |", "| `join.group_invented` |")
     assert stale != text
     assert stale != with_generated_index(stale)
+
+
+CONSUMER_DOC = SPEC_DOC.parent / "consumer.md"
+
+
+def test_consumer_rule_index_in_docs_is_current():
+    text = CONSUMER_DOC.read_text(encoding="utf-8")
+    assert text == with_generated_index(text), (
+        "docs/consumer.md is stale: run `groupspec rules --update-doc docs/consumer.md`"
+    )
