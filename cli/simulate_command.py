@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from groupspec.checker.simulate import SimulationReport, simulate
+from groupspec.cli.output import write_atomically
 from groupspec.models.random_clients import PRESET_WORLDS, RandomClientsWorld
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
 
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     _print_summary(reports)
     result = _as_json(reports, args)
     if args.json is not None:
-        _write_atomically(args.json, json.dumps(result, indent=2) + "\n")
+        write_atomically(args.json, json.dumps(result, indent=2) + "\n")
     return 1 if result["verdict"] == "violation" else 0
 
 
@@ -151,15 +150,3 @@ def _as_json(reports: dict[str, SimulationReport], args: argparse.Namespace) -> 
             "never_fired": sorted(RULE_IDS - set(fired)),
         },
     }
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temporary file, so a failure never leaves half a file."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -1,0 +1,59 @@
+"""Output helpers shared by the subcommands: atomic file writes and progress lines."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TextIO
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temporary file, so a failure never leaves half a file."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+class ProgressLine:
+    """A status line on stderr, redrawn at most every `interval_s` seconds.
+
+    On a terminal the line is rewritten in place; otherwise (CI logs) each update is a new line,
+    so throttle harder there to keep logs short.
+    """
+
+    def __init__(self, stream: TextIO = sys.stderr, interval_s: float | None = None) -> None:
+        self.stream = stream
+        self.interactive = stream.isatty()
+        self.interval_s = (
+            interval_s if interval_s is not None else (0.5 if self.interactive else 10.0)
+        )
+        self.last = 0.0
+        self.drawn = False
+
+    def update(self, text: str, *, force: bool = False) -> None:
+        """Show `text` if enough time passed since the last update (or `force`)."""
+        now = time.monotonic()
+        if not force and now - self.last < self.interval_s:
+            return
+        self.last = now
+        if self.interactive:
+            self.stream.write("\r\x1b[2K" + text)
+            self.drawn = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the in-place line, if one was drawn."""
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.drawn = False
