@@ -18,7 +18,8 @@ from typing import Generic, TypeVar
 
 from .expand import Expansion, Problem, expand_batch, invariant_problems
 from .fingerprint import fingerprint
-from .model import Model
+from .graph import StateGraph
+from .model import Model, liveness_properties
 
 S = TypeVar("S")
 
@@ -59,7 +60,8 @@ class FoundProblem:
 class SearchResult(Generic[S]):
     """What a search explored and found.
 
-    `complete` is False when a limit stopped the search; `stopped_by` says which.
+    `complete` is False when a limit stopped the search; `stopped_by` says which. `graph` is
+    the explored graph when the search was asked to record it.
     """
 
     model: str
@@ -74,6 +76,7 @@ class SearchResult(Generic[S]):
     action_counts: Counter[str] = field(default_factory=Counter)
     rule_counts: Counter[str] = field(default_factory=Counter)
     parents: dict[int, int | None] = field(default_factory=dict, repr=False)
+    graph: StateGraph | None = field(default=None, repr=False)
 
     @property
     def verdict(self) -> str:
@@ -100,9 +103,11 @@ def _batches(frontier: Sequence[tuple[int, S]]) -> Iterator[Sequence[tuple[int, 
         yield frontier[start : start + BATCH_SIZE]
 
 
-def _expand_task(task: tuple[Model[S], Sequence[tuple[int, S]]]) -> tuple[Expansion[S], ...]:
-    model, batch = task
-    return expand_batch(model, batch)
+def _expand_task(
+    task: tuple[Model[S], Sequence[tuple[int, S]], bool],
+) -> tuple[Expansion[S], ...]:
+    model, batch, marks = task
+    return expand_batch(model, batch, marks)
 
 
 class _Search(Generic[S]):
@@ -125,6 +130,8 @@ class _Search(Generic[S]):
     def merge(self, expansion: Expansion[S]) -> None:
         result = self.result
         parents = result.parents
+        if result.graph is not None:
+            result.graph.add(expansion)
         problems_by_state: dict[int, list[Problem]] = {}
         for problem in expansion.problems:
             problems_by_state.setdefault(problem.successor, []).append(problem)
@@ -155,13 +162,22 @@ def search(
     workers: int = 1,
     limits: Limits | None = None,
     progress: ProgressCallback | None = None,
+    record_graph: bool = False,
 ) -> SearchResult[S]:
-    """Explore every reachable state of `model` breadth-first, checking every property."""
+    """Explore every reachable state of `model` breadth-first, checking every property.
+
+    With `record_graph` the result also holds the explored graph (`SearchResult.graph`) with
+    the marks of the model's liveness properties, for `checker.liveness`; it costs memory per
+    edge, so safety-only runs leave it off.
+    """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     limits = limits or Limits()
     started = time.monotonic()
     result: SearchResult[S] = SearchResult(model.name, workers)
+    if record_graph:
+        names = tuple(prop.name for prop in liveness_properties(model))
+        result.graph = StateGraph(property_names=names)
     merger = _Search(model, limits, result)
     for initial in model.initial_states():
         representative = model.representative(initial)
@@ -178,7 +194,7 @@ def search(
     try:
         while merger.next_frontier and not merger.done():
             frontier, merger.next_frontier = merger.next_frontier, []
-            tasks = ((model, batch) for batch in _batches(frontier))
+            tasks = ((model, batch, record_graph) for batch in _batches(frontier))
             expansions = pool.imap(_expand_task, tasks) if pool else map(_expand_task, tasks)
             for batch_result in expansions:
                 for expansion in batch_result:

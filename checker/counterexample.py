@@ -3,7 +3,8 @@
 A search stores only fingerprints and BFS parents, and states are stored as symmetry
 representatives. A counterexample is rebuilt by replaying the model from an initial state and,
 at each step, taking a transition whose successor reduces to the next fingerprint on the path.
-The result is a concrete run in the model's own identities, as short as BFS found it.
+The result is a concrete run in the model's own identities, as short as BFS found it. Liveness
+violations (lassos: a stem, then a cycle repeated forever) are replayed the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Generic, TypeVar
 
 from .bfs import FoundProblem
 from .fingerprint import fingerprint
+from .liveness import LivenessViolation
 from .model import Model, Transition
 
 S = TypeVar("S")
@@ -66,4 +68,118 @@ def reconstruct(model: Model[S], found: FoundProblem) -> Counterexample[S]:
     problem = found.problem
     return Counterexample(
         problem.kind, problem.property_name, problem.detail, initial, tuple(steps)
+    )
+
+
+@dataclass(frozen=True)
+class LassoCounterexample(Generic[S]):
+    """A liveness violation as a concrete run: the initial state, the stem, then the cycle.
+
+    For a goal-unreachable violation the cycle is empty and the stem ends in a state from which
+    the goal cannot be reached. For a fair cycle, `closes` says whether the concrete cycle ends
+    in the very state it starts from, and `rounds` how many passes over the recorded cycle it
+    took (more than one when symmetry renamed identities along the way; see
+    `reconstruct_lasso`).
+    """
+
+    kind: str
+    property_name: str
+    detail: str
+    initial: S
+    stem: tuple[Transition[S], ...]
+    cycle: tuple[Transition[S], ...]
+    closes: bool
+    rounds: int
+
+
+def _step(
+    model: Model[S], state: S, target: int, label: str | None, action: str | None, index: int
+) -> Transition[S]:
+    candidates = [t for t in model.transitions(state) if _matches(model, t.state, target)]
+    if not candidates:
+        raise ReplayError(f"step {index}: no transition reaches the recorded state")
+    # Several steps can reach the same state (self-loops of different RMs, say); the recorded
+    # label is the one that makes the cycle fair. Under symmetry the concrete state may name
+    # identities differently from the recorded representative, so fall back to the action.
+    for wanted, attribute in ((label, "label"), (action, "action")):
+        chosen = next((t for t in candidates if getattr(t, attribute) == wanted), None)
+        if wanted is not None and chosen is not None:
+            return chosen
+    return candidates[0]
+
+
+def reconstruct_lasso(
+    model: Model[S], violation: LivenessViolation, max_rounds: int = 64
+) -> LassoCounterexample[S]:
+    """The concrete run of a liveness violation: its stem, then (for a lasso) its cycle.
+
+    The recorded cycle joins symmetry representatives, so replaying it once from the concrete
+    state at its start may end in a renamed copy of that state. The cycle is then replayed again
+    from where it ended, up to `max_rounds` times, until a concrete state repeats: the passes
+    before the first repeated state join the stem and the passes from it form the concrete
+    cycle (`closes` is True). If no state repeats in time, the cycle is one pass and `closes` is
+    False; its end state still has the same representative as its start.
+    """
+    path = violation.path
+    initial = next((s for s in model.initial_states() if _matches(model, s, path[0])), None)
+    if initial is None:
+        raise ReplayError("no initial state has the path's first fingerprint")
+    state = initial
+    stem: list[Transition[S]] = []
+    for index, target in enumerate(path[1:], start=1):
+        stem.append(_step(model, state, target, None, None, index))
+        state = stem[-1].state
+    lasso = violation.lasso
+    if lasso is None:
+        return LassoCounterexample(
+            violation.kind,
+            violation.property_name,
+            violation.detail,
+            initial,
+            tuple(stem),
+            (),
+            False,
+            0,
+        )
+    targets = (*lasso.cycle[1:], lasso.cycle[0])
+    passes: list[list[Transition[S]]] = []
+    starts: dict[int, int] = {fingerprint(state): 0}
+    for _ in range(max_rounds):
+        one_pass: list[Transition[S]] = []
+        for offset, target in enumerate(targets):
+            step = _step(
+                model,
+                state,
+                target,
+                lasso.cycle_labels[offset],
+                lasso.cycle_actions[offset],
+                len(path) + offset,
+            )
+            one_pass.append(step)
+            state = step.state
+        passes.append(one_pass)
+        # Concrete states (not representatives) are compared: a renamed copy does not close.
+        seen_at = starts.setdefault(fingerprint(state), len(passes))
+        if seen_at != len(passes):
+            stem.extend(step for earlier in passes[:seen_at] for step in earlier)
+            cycle = [step for later in passes[seen_at:] for step in later]
+            return LassoCounterexample(
+                violation.kind,
+                violation.property_name,
+                violation.detail,
+                initial,
+                tuple(stem),
+                tuple(cycle),
+                True,
+                len(passes) - seen_at,
+            )
+    return LassoCounterexample(
+        violation.kind,
+        violation.property_name,
+        violation.detail,
+        initial,
+        tuple(stem),
+        tuple(passes[0]),
+        False,
+        1,
     )

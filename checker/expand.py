@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .fingerprint import fingerprint
-from .model import Model
+from .model import LivenessProperty, Model, liveness_properties
 
 S = TypeVar("S")
 
@@ -34,22 +34,28 @@ class Problem:
 
 @dataclass(frozen=True)
 class Successor(Generic[S]):
-    """One explored step: its fingerprint, its action and rules, and the representative state."""
+    """One explored step: fingerprint, action kind, rules, representative state and label."""
 
     fingerprint: int
     action: str
     rules: tuple[str, ...]
     state: S
+    label: str = ""
 
 
 @dataclass(frozen=True)
 class Expansion(Generic[S]):
-    """Everything found when expanding one state."""
+    """Everything found when expanding one state.
+
+    `marks` holds, for liveness property k of the model, bit 2k when the expanded state is a goal
+    state and bit 2k+1 when the property applies to it; it is 0 unless marks were asked for.
+    """
 
     parent: int
     successors: tuple[Successor[S], ...]
     problems: tuple[Problem, ...]
     deadlocked: bool
+    marks: int = 0
 
 
 def invariant_problems(model: Model[S], state: S, at: int) -> list[Problem]:
@@ -61,12 +67,30 @@ def invariant_problems(model: Model[S], state: S, at: int) -> list[Problem]:
     ]
 
 
-def expand(model: Model[S], parent: int, state: S, checked: set[int]) -> Expansion[S]:
+def liveness_marks(properties: Sequence[LivenessProperty[S]], state: S) -> int:
+    """The goal and applies bits of `state` for each property (see `Expansion.marks`)."""
+    marks = 0
+    for index, prop in enumerate(properties):
+        if prop.goal(state):
+            marks |= 1 << (2 * index)
+        if prop.applies(state):
+            marks |= 1 << (2 * index + 1)
+    return marks
+
+
+def expand(
+    model: Model[S],
+    parent: int,
+    state: S,
+    checked: set[int],
+    liveness: Sequence[LivenessProperty[S]] = (),
+) -> Expansion[S]:
     """Expand `state` (fingerprint `parent`); `checked` holds successors already judged.
 
     A successor's invariants are checked once per `checked` set: the caller keeps one set per
     batch of work, which is enough for the first occurrence of every state in the whole search
-    to carry its verdict (engines merge batches in a fixed order).
+    to carry its verdict (engines merge batches in a fixed order). `liveness` are the properties
+    whose marks the expansion carries (every state is expanded once, so marked once).
     """
     transitions = model.transitions(state)
     successors: list[Successor[S]] = []
@@ -75,7 +99,13 @@ def expand(model: Model[S], parent: int, state: S, checked: set[int]) -> Expansi
         representative = model.representative(transition.state)
         successor_fp = fingerprint(representative)
         successors.append(
-            Successor(successor_fp, transition.action, transition.rules, representative)
+            Successor(
+                successor_fp,
+                transition.action,
+                transition.rules,
+                representative,
+                transition.label,
+            )
         )
         for action_property in model.action_properties:
             problems.extend(
@@ -86,10 +116,14 @@ def expand(model: Model[S], parent: int, state: S, checked: set[int]) -> Expansi
             checked.add(successor_fp)
             problems.extend(invariant_problems(model, transition.state, successor_fp))
     deadlocked = not transitions and not model.is_terminal(state)
-    return Expansion(parent, tuple(successors), tuple(problems), deadlocked)
+    marks = liveness_marks(liveness, state) if liveness else 0
+    return Expansion(parent, tuple(successors), tuple(problems), deadlocked, marks)
 
 
-def expand_batch(model: Model[S], batch: Sequence[tuple[int, S]]) -> tuple[Expansion[S], ...]:
-    """Expand a batch of (fingerprint, state) pairs in order."""
+def expand_batch(
+    model: Model[S], batch: Sequence[tuple[int, S]], marks: bool = False
+) -> tuple[Expansion[S], ...]:
+    """Expand a batch of (fingerprint, state) pairs in order; `marks` asks for liveness marks."""
     checked: set[int] = set()
-    return tuple(expand(model, parent, state, checked) for parent, state in batch)
+    properties = liveness_properties(model) if marks else ()
+    return tuple(expand(model, parent, state, checked, properties) for parent, state in batch)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 S = TypeVar("S")
 
@@ -44,8 +44,36 @@ class ActionProperty(Generic[S]):
     check: Callable[[S, Transition[S]], Sequence[str]]
 
 
+def _always(state: Any) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class LivenessProperty(Generic[S]):
+    """A named leads-to property: `applies` leads to `goal` under weak fairness.
+
+    From every state where `applies` holds, `goal` must be reachable, and every infinite run that
+    is weakly fair to the steps whose action kind is in `fair_actions` must reach it. With
+    `fair_per_label` each label (one action on particular arguments, such as one RM's receive) is
+    its own fairness class, like TLA+'s `\\A r: WF_vars(A(r))`; otherwise all steps of one action
+    kind form a single class. `goal` and `applies` see symmetry representatives, so they must not
+    depend on which interchangeable identity is which. `applies` should stay true once true (for
+    example "every fault has been used"); states before it are only the way in.
+    """
+
+    name: str
+    goal: Callable[[S], bool]
+    applies: Callable[[S], bool] = _always
+    fair_actions: frozenset[str] = frozenset()
+    fair_per_label: bool = True
+
+
 class Model(Protocol[S]):
-    """A finite transition system with properties, explorable by every engine."""
+    """A finite transition system with properties, explorable by every engine.
+
+    A model may also have a `liveness_properties` attribute, a sequence of `LivenessProperty`;
+    it is optional (read it with `liveness_properties`), so models without it work unchanged.
+    """
 
     @property
     def name(self) -> str:
@@ -77,3 +105,8 @@ class Model(Protocol[S]):
     def action_properties(self) -> Sequence[ActionProperty[S]]:
         """Properties of every explored step."""
         ...
+
+
+def liveness_properties(model: Model[S]) -> Sequence[LivenessProperty[S]]:
+    """The model's liveness properties, or none when it declares no `liveness_properties`."""
+    return tuple(getattr(model, "liveness_properties", ()))

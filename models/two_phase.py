@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from groupspec.checker.model import ActionProperty, Invariant, Transition
+from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
 
 WORKING, PREPARED, COMMITTED, ABORTED = "working", "prepared", "committed", "aborted"
 TM_INIT, TM_COMMITTED, TM_ABORTED = "init", "committed", "aborted"
@@ -56,6 +56,17 @@ def _type_ok(state: TwoPhaseState) -> list[str]:
     if state.tm_state not in (TM_INIT, TM_COMMITTED, TM_ABORTED):
         problems.append(f"tm is in unknown state {state.tm_state!r}")
     return problems
+
+
+def _all_decided(state: TwoPhaseState) -> bool:
+    return all(rm.state in (COMMITTED, ABORTED) for rm in state.rms)
+
+
+# Message receipt and the TM's decision are fair (each RM's receive on its own); an RM's own
+# choice to prepare or abort is not, since the TM's abort settles a working RM anyway.
+TWO_PHASE_FAIR_ACTIONS = frozenset(
+    {"TMRcvPrepared", "TMCommit", "TMAbort", "RMRcvCommitMsg", "RMRcvAbortMsg"}
+)
 
 
 def _tm_decides_once(before: TwoPhaseState, step: Transition[TwoPhaseState]) -> list[str]:
@@ -153,3 +164,8 @@ class TwoPhaseModel:
     def action_properties(self) -> Sequence[ActionProperty[TwoPhaseState]]:
         """The TM decides at most once."""
         return (ActionProperty("TMDecidesOnce", _tm_decides_once),)
+
+    @property
+    def liveness_properties(self) -> Sequence[LivenessProperty[TwoPhaseState]]:
+        """Termination: under weak fairness every RM ends committed or aborted."""
+        return (LivenessProperty("AllDecided", _all_decided, fair_actions=TWO_PHASE_FAIR_ACTIONS),)
