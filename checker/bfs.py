@@ -192,6 +192,7 @@ def search(
 
     pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
     try:
+        level = 0
         while merger.next_frontier and not merger.done():
             frontier, merger.next_frontier = merger.next_frontier, []
             tasks = ((model, batch, record_graph) for batch in _batches(frontier))
@@ -199,6 +200,9 @@ def search(
             for batch_result in expansions:
                 for expansion in batch_result:
                     merger.merge(expansion)
+                if merger.next_frontier:
+                    # Depth is that of the deepest state found, even if a stop cuts the level.
+                    result.depth = level + 1
                 stop = _limit_reached(limits, result, started)
                 if progress:
                     progress(_snapshot(result, merger, started))
@@ -207,8 +211,7 @@ def search(
                     break
             if result.stopped_by or merger.done():
                 break
-            if merger.next_frontier:
-                result.depth += 1
+            level += 1
     finally:
         if pool is not None:
             pool.terminate()
