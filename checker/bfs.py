@@ -10,13 +10,16 @@ and reports the same shortest counterexample.
 from __future__ import annotations
 
 import multiprocessing
+import pickle
+import queue
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from .expand import Expansion, Problem, expand_batch, invariant_problems
+from .expand import BatchResult, Problem, expand_for_merge, invariant_problems
 from .fingerprint import fingerprint
 from .graph import StateGraph
 from .model import Model, liveness_properties
@@ -26,6 +29,11 @@ S = TypeVar("S")
 # Batches small enough to keep both cores busy near the end of a level, large enough that
 # shipping a batch to a worker costs little next to expanding it.
 BATCH_SIZE = 256
+# Batches queued per worker: enough that a worker never waits for the merge to hand out work.
+IN_FLIGHT_PER_WORKER = 4
+# Fingerprints a worker remembers having sent before it forgets them all (bounds its memory).
+SHIPPED_LIMIT = 4_000_000
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -103,13 +111,6 @@ def _batches(frontier: Sequence[tuple[int, S]]) -> Iterator[Sequence[tuple[int, 
         yield frontier[start : start + BATCH_SIZE]
 
 
-def _expand_task(
-    task: tuple[Model[S], Sequence[tuple[int, S]], bool],
-) -> tuple[Expansion[S], ...]:
-    model, batch, marks = task
-    return expand_batch(model, batch, marks)
-
-
 class _Search(Generic[S]):
     """The merge side of a search: the seen set, the next frontier, counts and problems."""
 
@@ -117,7 +118,7 @@ class _Search(Generic[S]):
         self.model = model
         self.limits = limits
         self.result = result
-        self.next_frontier: list[tuple[int, S]] = []
+        self.next_frontier: list[tuple[int, object]] = []
 
     def record(self, problem: Problem, at: int) -> None:
         if self.done():
@@ -127,33 +128,66 @@ class _Search(Generic[S]):
     def done(self) -> bool:
         return bool(self.result.problems) and not self.limits.all_violations
 
-    def merge(self, expansion: Expansion[S]) -> None:
+    def merge(self, batch: BatchResult[S]) -> None:
+        """Merge one expanded batch: new states join the seen set and the next frontier."""
         result = self.result
         parents = result.parents
-        if result.graph is not None:
-            result.graph.add(expansion)
+        frontier = self.next_frontier
+        graph = result.graph
+        targets, states, offsets = batch.targets, batch.states, batch.offsets
+        problems = batch.problems
+        deadlocked = frozenset(batch.deadlocked)
+        for position, parent in enumerate(batch.parents):
+            start, end = offsets[position], offsets[position + 1]
+            if graph is not None:
+                graph.add_state(
+                    parent, batch.marks[position], targets[start:end], batch.kinds[start:end]
+                )
+            if position in deadlocked:
+                self.record(Problem("deadlock", "Deadlock", "no step is enabled", parent), parent)
+            found = problems.get(position)
+            if found is not None:
+                self._merge_judged(parent, found, targets[start:end], states[start:end])
+                continue
+            # The common case, kept tight: most successors were seen before.
+            for index in range(start, end):
+                target = targets[index]
+                if target not in parents:
+                    parents[target] = parent
+                    frontier.append((target, _needed(states[index])))
+        result.transitions += len(targets)
+        result.action_counts.update(batch.action_counts)
+        result.rule_counts.update(batch.rule_counts)
+        result.distinct_states = len(parents)
+
+    def _merge_judged(
+        self,
+        parent: int,
+        found: Sequence[Problem],
+        targets: Sequence[int],
+        states: Sequence[object],
+    ) -> None:
+        parents = self.result.parents
         problems_by_state: dict[int, list[Problem]] = {}
-        for problem in expansion.problems:
+        for problem in found:
             problems_by_state.setdefault(problem.successor, []).append(problem)
-        if expansion.deadlocked:
-            self.record(
-                Problem("deadlock", "Deadlock", "no step is enabled", expansion.parent),
-                expansion.parent,
-            )
-        for successor in expansion.successors:
-            result.transitions += 1
-            result.action_counts[successor.action] += 1
-            result.rule_counts.update(successor.rules)
-            is_new = successor.fingerprint not in parents
+        for target, state in zip(targets, states, strict=True):
+            is_new = target not in parents
             if is_new:
-                parents[successor.fingerprint] = expansion.parent
-                self.next_frontier.append((successor.fingerprint, successor.state))
-            for problem in problems_by_state.pop(successor.fingerprint, ()):
+                parents[target] = parent
+                self.next_frontier.append((target, _needed(state)))
+            for problem in problems_by_state.pop(target, ()):
                 # Invariant verdicts come with the first occurrence only; action properties
                 # belong to every step, including steps into states already seen.
                 if problem.kind == "action" or is_new:
-                    self.record(problem, successor.fingerprint)
-        result.distinct_states = len(parents)
+                    self.record(problem, target)
+
+
+def _needed(state: object) -> object:
+    if state is None:
+        # An expander left out a state the merge has not seen: a bug in the engine.
+        raise RuntimeError("a new successor arrived without its state")
+    return state
 
 
 def search(
@@ -185,21 +219,34 @@ def search(
         if initial_fp in result.parents:
             continue
         result.parents[initial_fp] = None
-        merger.next_frontier.append((initial_fp, representative))
+        # The multi-process engine keeps its frontier pickled (see _Workers).
+        stored = pickle.dumps(representative, _PROTOCOL) if workers > 1 else representative
+        merger.next_frontier.append((initial_fp, stored))
         for problem in invariant_problems(model, initial, initial_fp):
             merger.record(problem, initial_fp)
     result.distinct_states = len(result.parents)
 
-    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
+    pool = _Workers(model, workers, record_graph) if workers > 1 else None
     try:
         level = 0
         while merger.next_frontier and not merger.done():
             frontier, merger.next_frontier = merger.next_frontier, []
-            tasks = ((model, batch, record_graph) for batch in _batches(frontier))
-            expansions = pool.imap(_expand_task, tasks) if pool else map(_expand_task, tasks)
-            for batch_result in expansions:
-                for expansion in batch_result:
-                    merger.merge(expansion)
+            batches = list(_batches(frontier))
+            if pool is not None:
+                expanded: Iterator[BatchResult[S]] = pool.expand_level(batches)
+            else:
+                expanded = (
+                    expand_for_merge(
+                        model,
+                        batch,  # type: ignore[arg-type]
+                        result.parents,
+                        set(),
+                        graph=record_graph,
+                    )
+                    for batch in batches
+                )
+            for batch_result in expanded:
+                merger.merge(batch_result)
                 if merger.next_frontier:
                     # Depth is that of the deepest state found, even if a stop cuts the level.
                     result.depth = level + 1
@@ -214,11 +261,108 @@ def search(
             level += 1
     finally:
         if pool is not None:
-            pool.terminate()
-            pool.join()
+            pool.close()
     result.complete = result.stopped_by is None and not merger.next_frontier
     result.elapsed_s = time.monotonic() - started
     return result
+
+
+class _Workers(Generic[S]):
+    """Worker processes that expand batches; results come back in batch order.
+
+    Workers are forked once per search and keep the model (and so its memo tables) for the
+    whole search, instead of receiving a pickled model with every batch. They take batches from
+    one FIFO queue, so each worker sees its batches in increasing order; since batches are
+    merged in order, a state a worker has already sent is known to the merge by the time any
+    later batch of that worker is merged, and the worker sends only its fingerprint. States
+    travel as pickles, and the merging process never unpickles them: it stores the bytes in
+    the next frontier and forwards them to whichever worker expands them.
+    """
+
+    def __init__(self, model: Model[S], count: int, record_graph: bool) -> None:
+        context = multiprocessing.get_context("fork")
+        # Queues pickle in a feeder thread, so neither side blocks on a full pipe while the
+        # other is sending.
+        self.tasks: Any = context.Queue()
+        self.results: Any = context.Queue()
+        self.processes = [
+            context.Process(
+                target=_work,
+                args=(model, record_graph, self.tasks, self.results),
+                daemon=True,
+            )
+            for _ in range(count)
+        ]
+        for process in self.processes:
+            process.start()
+        self.window = count * IN_FLIGHT_PER_WORKER
+
+    def expand_level(
+        self, batches: Sequence[Sequence[tuple[int, object]]]
+    ) -> Iterator[BatchResult[S]]:
+        """Expand every batch of one level, yielding results in batch order."""
+        arrived: dict[int, BatchResult[S]] = {}
+        sent = min(self.window, len(batches))
+        for index in range(sent):
+            self.tasks.put((index, batches[index]))
+        for wanted in range(len(batches)):
+            while wanted not in arrived:
+                index, outcome = self._receive()
+                arrived[index] = outcome
+                if sent < len(batches):
+                    self.tasks.put((sent, batches[sent]))
+                    sent += 1
+            yield arrived.pop(wanted)
+
+    def _receive(self) -> tuple[int, BatchResult[S]]:
+        while True:
+            try:
+                index, outcome = self.results.get(timeout=1.0)
+            except queue.Empty:
+                dead = [p.exitcode for p in self.processes if not p.is_alive()]
+                if dead:
+                    raise RuntimeError(f"a worker process died (exit code {dead[0]})") from None
+                continue
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return index, outcome
+
+    def close(self) -> None:
+        """Stop the workers and drop whatever is still queued."""
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            process.join()
+        for channel in (self.tasks, self.results):
+            channel.cancel_join_thread()
+            channel.close()
+
+
+def _work(model: Model[S], record_graph: bool, tasks: Any, results: Any) -> None:
+    """A worker's loop: expand batches of pickled states until the process is stopped."""
+    shipped: set[int] = set()
+    while True:
+        index, batch = tasks.get()
+        try:
+            if len(shipped) > SHIPPED_LIMIT:
+                # Only a cache: forgetting makes the worker send some states twice.
+                shipped.clear()
+            states = [(parent, pickle.loads(data)) for parent, data in batch]
+            outcome: object = expand_for_merge(
+                model, states, (), shipped, graph=record_graph, pickled=True
+            )
+        except Exception as error:  # reported to the merging process
+            outcome = _portable(error)
+        results.put((index, outcome))
+
+
+def _portable(error: Exception) -> Exception:
+    """The error itself if it pickles, else a RuntimeError carrying its traceback."""
+    try:
+        pickle.dumps(error)
+    except Exception:  # any pickling failure
+        return RuntimeError("a worker failed:\n" + traceback.format_exc())
+    return error
 
 
 def _limit_reached(limits: Limits, result: SearchResult[S], started: float) -> str | None:

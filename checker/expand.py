@@ -8,7 +8,8 @@ multi-process engine and the Spark engine all judge states with this one functio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import pickle
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -16,6 +17,9 @@ from .fingerprint import fingerprint
 from .model import LivenessProperty, Model, liveness_properties
 
 S = TypeVar("S")
+
+# States travel between processes as pickles; the newest protocol is the fastest.
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -127,3 +131,113 @@ def expand_batch(
     checked: set[int] = set()
     properties = liveness_properties(model) if marks else ()
     return tuple(expand(model, parent, state, checked, properties) for parent, state in batch)
+
+
+@dataclass(frozen=True)
+class BatchResult(Generic[S]):
+    """A batch expanded for the breadth-first merge: flat, cheap to build, ship and merge.
+
+    Expanded state i has fingerprint `parents[i]` and successors `offsets[i]` to
+    `offsets[i + 1]` of `targets` (fingerprints) and `states`. A successor's state is None when
+    the expander knows the merge has already seen it (so neither it nor its verdict is needed);
+    otherwise it is the representative, or its pickle when `pickled` was asked for (the
+    multi-process engine forwards those bytes to the next level's workers unread). `problems`
+    maps i to its problems in the order `expand` finds them; `deadlocked` lists the i that
+    deadlock. `kinds` holds each successor's (action kind, label) and `marks` each expanded
+    state's liveness marks, both only when the graph is recorded. Action and rule counts are
+    summed over the batch, in first-occurrence order.
+    """
+
+    parents: tuple[int, ...]
+    offsets: tuple[int, ...]
+    targets: tuple[int, ...]
+    states: tuple[object, ...]
+    problems: dict[int, tuple[Problem, ...]]
+    deadlocked: tuple[int, ...]
+    action_counts: dict[str, int]
+    rule_counts: dict[str, int]
+    kinds: tuple[tuple[str, str], ...] = ()
+    marks: tuple[int, ...] = ()
+
+
+def expand_for_merge(
+    model: Model[S],
+    batch: Sequence[tuple[int, S]],
+    settled: Container[int],
+    shipped: set[int],
+    *,
+    graph: bool = False,
+    pickled: bool = False,
+) -> BatchResult[S]:
+    """Expand a batch like `expand_batch` does, in the compact form the BFS merge reads.
+
+    A successor whose fingerprint is in `settled` (the merge's seen set, when the expander runs
+    in the merging process) or in `shipped` (successors this expander already sent, in this
+    batch or an earlier one of the same search) is not judged again and its state is not sent:
+    batches are merged in order, so the state and its verdict reach the merge first with the
+    earlier occurrence. Fingerprints sent with a state are added to `shipped`.
+    """
+    invariants = tuple(model.invariants)
+    action_properties = tuple(model.action_properties)
+    properties = liveness_properties(model) if graph else ()
+    representative = model.representative
+    transitions_of = model.transitions
+    parents: list[int] = []
+    offsets: list[int] = [0]
+    targets: list[int] = []
+    states: list[object] = []
+    kinds: list[tuple[str, str]] = []
+    marks: list[int] = []
+    problems_at: dict[int, tuple[Problem, ...]] = {}
+    deadlocked: list[int] = []
+    action_counts: dict[str, int] = {}
+    rule_tuples: dict[tuple[str, ...], int] = {}
+    for position, (parent, state) in enumerate(batch):
+        parents.append(parent)
+        transitions = transitions_of(state)
+        problems: list[Problem] = []
+        for transition in transitions:
+            successor = representative(transition.state)
+            successor_fp = fingerprint(successor)
+            targets.append(successor_fp)
+            action = transition.action
+            action_counts[action] = action_counts.get(action, 0) + 1
+            rules = transition.rules
+            if rules:
+                rule_tuples[rules] = rule_tuples.get(rules, 0) + 1
+            if graph:
+                kinds.append((action, transition.label))
+            for action_property in action_properties:
+                for detail in action_property.check(state, transition):
+                    problems.append(Problem("action", action_property.name, detail, successor_fp))
+            if successor_fp in shipped or successor_fp in settled:
+                states.append(None)
+                continue
+            shipped.add(successor_fp)
+            states.append(pickle.dumps(successor, _PROTOCOL) if pickled else successor)
+            for invariant in invariants:
+                for detail in invariant.check(transition.state):
+                    problems.append(Problem("invariant", invariant.name, detail, successor_fp))
+        offsets.append(len(targets))
+        if problems:
+            problems_at[position] = tuple(problems)
+        if not transitions and not model.is_terminal(state):
+            deadlocked.append(position)
+        if graph:
+            marks.append(liveness_marks(properties, state) if properties else 0)
+    rule_counts: dict[str, int] = {}
+    for rules, count in rule_tuples.items():
+        for rule in rules:
+            rule_counts[rule] = rule_counts.get(rule, 0) + count
+    return BatchResult(
+        tuple(parents),
+        tuple(offsets),
+        tuple(targets),
+        tuple(states),
+        problems_at,
+        tuple(deadlocked),
+        action_counts,
+        rule_counts,
+        tuple(kinds),
+        tuple(marks),
+    )

@@ -11,6 +11,7 @@ its own. Expansions are merged in a fixed order, so every worker count records t
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,22 +44,35 @@ class StateGraph:
 
     def add(self, expansion: Expansion[Any]) -> None:
         """Append one expanded state and its edges (callers add states in expansion order)."""
-        self.states.append(expansion.parent)
-        self.marks.append(expansion.marks)
+        self.add_state(
+            expansion.parent,
+            expansion.marks,
+            [successor.fingerprint for successor in expansion.successors],
+            [(successor.action, successor.label) for successor in expansion.successors],
+        )
+
+    def add_state(
+        self,
+        state: int,
+        marks: int,
+        targets: Sequence[int],
+        keys: Sequence[tuple[str, str]],
+    ) -> None:
+        """Append one expanded state: its marks and its edges' targets and (action, label) keys."""
+        self.states.append(state)
+        self.marks.append(marks)
         kind_ids = self._kind_ids
-        targets = self.targets
         kinds = self.kinds
-        for successor in expansion.successors:
-            key = (successor.action, successor.label)
+        for key in keys:
             kind = kind_ids.get(key)
             if kind is None:
                 kind = kind_ids[key] = len(self.edge_kinds)
                 self.edge_kinds.append(key)
                 if kind == _NARROW_LIMIT and kinds.typecode == "H":
                     kinds = self.kinds = array("I", kinds)
-            targets.append(successor.fingerprint)
             kinds.append(kind)
-        self.offsets.append(len(targets))
+        self.targets.extend(targets)
+        self.offsets.append(len(self.targets))
 
     @property
     def expanded_states(self) -> int:

@@ -13,7 +13,7 @@ exact orbit representative, because no fact mentions one RM from another.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
 
@@ -21,7 +21,9 @@ WORKING, PREPARED, COMMITTED, ABORTED = "working", "prepared", "committed", "abo
 TM_INIT, TM_COMMITTED, TM_ABORTED = "init", "committed", "aborted"
 
 
-@dataclass(frozen=True, order=True)
+# Fingerprints digest reprs, and the repr dataclasses generate goes through a recursion guard
+# that costs more than the rest of a step; these classes print the same text by hand.
+@dataclass(frozen=True, order=True, repr=False)
 class ResourceManager:
     """What is known about one RM: its state, whether it sent Prepared, whether the TM saw it."""
 
@@ -29,8 +31,14 @@ class ResourceManager:
     sent_prepared: bool = False
     tm_prepared: bool = False
 
+    def __repr__(self) -> str:
+        return (
+            f"ResourceManager(state={self.state!r}, sent_prepared={self.sent_prepared!r}, "
+            f"tm_prepared={self.tm_prepared!r})"
+        )
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)
 class TwoPhaseState:
     """The TLA+ variables: rmState, tmState, tmPrepared and msgs, grouped per RM."""
 
@@ -38,6 +46,41 @@ class TwoPhaseState:
     tm_state: str = TM_INIT
     commit_sent: bool = False
     abort_sent: bool = False
+
+    def __repr__(self) -> str:
+        rms = self.rms
+        # Exactly the text of the generated repr (a one-element tuple prints with a comma).
+        texts = [rm.__dict__.get(_TEXT) or repr(rm) for rm in rms]
+        inner = f"({texts[0]},)" if len(texts) == 1 else f"({', '.join(texts)})"
+        return (
+            f"TwoPhaseState(rms={inner}, tm_state={self.tm_state!r}, "
+            f"commit_sent={self.commit_sent!r}, abort_sent={self.abort_sent!r})"
+        )
+
+
+# Every well-typed RM, built once: steps reuse these objects and their texts.
+_RMS = {
+    (state, sent, seen): ResourceManager(state, sent, seen)
+    for state in (WORKING, PREPARED, COMMITTED, ABORTED)
+    for sent in (False, True)
+    for seen in (False, True)
+}
+_RM_RANKS = {rm: rank for rank, rm in enumerate(sorted(_RMS.values()))}
+# Their texts and ranks are also kept on the objects (outside the fields, so equality, order and
+# hashing are untouched), where reading them costs no hashing of the RM.
+_TEXT, _RANK = "_text", "_rank"
+for _value, _rank in _RM_RANKS.items():
+    object.__setattr__(_value, _TEXT, repr(_value))
+    object.__setattr__(_value, _RANK, _rank)
+
+
+def _first(pair: tuple[int, ResourceManager]) -> int:
+    return pair[0]
+
+
+def _rm(state: str, sent_prepared: bool, tm_prepared: bool) -> ResourceManager:
+    rm = _RMS.get((state, sent_prepared, tm_prepared))
+    return rm if rm is not None else ResourceManager(state, sent_prepared, tm_prepared)
 
 
 def _consistent(state: TwoPhaseState) -> list[str]:
@@ -95,48 +138,61 @@ class TwoPhaseModel:
 
     def initial_states(self) -> Sequence[TwoPhaseState]:
         """Every RM working, the TM in init, no messages."""
-        return (TwoPhaseState(tuple(ResourceManager() for _ in range(self.resource_managers))),)
+        return (
+            TwoPhaseState(tuple(_rm(WORKING, False, False) for _ in range(self.resource_managers))),
+        )
 
     def transitions(self, state: TwoPhaseState) -> Sequence[Transition[TwoPhaseState]]:
         """TMRcvPrepared, TMCommit, TMAbort and the RM actions, as in TwoPhase.tla's Next."""
         steps: list[Transition[TwoPhaseState]] = []
-        prepared = [rm.tm_prepared for rm in state.rms]
+        rms = state.rms
+        tm_init = state.tm_state == TM_INIT
+        commit_sent, abort_sent = state.commit_sent, state.abort_sent
+        prepared = [rm.tm_prepared for rm in rms]
         ready = any(prepared) if self.tm_commits_early else all(prepared)
-        if state.tm_state == TM_INIT and ready:
+        if tm_init and ready:
             steps.append(
                 Transition(
-                    "TMCommit",
-                    "TMCommit",
-                    replace(state, tm_state=TM_COMMITTED, commit_sent=True),
+                    "TMCommit", "TMCommit", TwoPhaseState(rms, TM_COMMITTED, True, abort_sent)
                 )
             )
-        if state.tm_state == TM_INIT:
+        if tm_init:
             steps.append(
-                Transition(
-                    "TMAbort", "TMAbort", replace(state, tm_state=TM_ABORTED, abort_sent=True)
-                )
+                Transition("TMAbort", "TMAbort", TwoPhaseState(rms, TM_ABORTED, commit_sent, True))
             )
-        for index, rm in enumerate(state.rms):
-            if state.tm_state == TM_INIT and rm.sent_prepared:
+        step = self._rm_step
+        for index, rm in enumerate(rms):
+            if tm_init and rm.sent_prepared:
                 steps.append(
-                    self._rm_step(state, index, "TMRcvPrepared", replace(rm, tm_prepared=True))
+                    step(state, index, "TMRcvPrepared", _rm(rm.state, rm.sent_prepared, True))
                 )
             if rm.state == WORKING:
+                steps.append(step(state, index, "RMPrepare", _rm(PREPARED, True, rm.tm_prepared)))
                 steps.append(
-                    self._rm_step(
-                        state, index, "RMPrepare", replace(rm, state=PREPARED, sent_prepared=True)
+                    step(
+                        state,
+                        index,
+                        "RMChooseToAbort",
+                        _rm(ABORTED, rm.sent_prepared, rm.tm_prepared),
                     )
                 )
+            if commit_sent:
                 steps.append(
-                    self._rm_step(state, index, "RMChooseToAbort", replace(rm, state=ABORTED))
+                    step(
+                        state,
+                        index,
+                        "RMRcvCommitMsg",
+                        _rm(COMMITTED, rm.sent_prepared, rm.tm_prepared),
+                    )
                 )
-            if state.commit_sent:
+            if abort_sent:
                 steps.append(
-                    self._rm_step(state, index, "RMRcvCommitMsg", replace(rm, state=COMMITTED))
-                )
-            if state.abort_sent:
-                steps.append(
-                    self._rm_step(state, index, "RMRcvAbortMsg", replace(rm, state=ABORTED))
+                    step(
+                        state,
+                        index,
+                        "RMRcvAbortMsg",
+                        _rm(ABORTED, rm.sent_prepared, rm.tm_prepared),
+                    )
                 )
         return tuple(steps)
 
@@ -145,11 +201,24 @@ class TwoPhaseModel:
         state: TwoPhaseState, index: int, action: str, rm: ResourceManager
     ) -> Transition[TwoPhaseState]:
         rms = (*state.rms[:index], rm, *state.rms[index + 1 :])
-        return Transition(f"{action}(rm{index + 1})", action, replace(state, rms=rms))
+        return Transition(
+            f"{action}(rm{index + 1})",
+            action,
+            TwoPhaseState(rms, state.tm_state, state.commit_sent, state.abort_sent),
+        )
 
     def representative(self, state: TwoPhaseState) -> TwoPhaseState:
         """With symmetry, the RMs sorted; otherwise the state itself."""
-        return replace(state, rms=tuple(sorted(state.rms))) if self.symmetry else state
+        if not self.symmetry:
+            return state
+        rms = state.rms
+        ranks = [rm.__dict__.get(_RANK) for rm in rms]
+        if None not in ranks:
+            # The same order as the dataclass comparison, without a Python-level __lt__ per pair.
+            ordered = tuple(rm for _, rm in sorted(zip(ranks, rms, strict=True), key=_first))
+        else:
+            ordered = tuple(sorted(rms))
+        return TwoPhaseState(ordered, state.tm_state, state.commit_sent, state.abort_sent)
 
     def is_terminal(self, state: TwoPhaseState) -> bool:
         """No state of two-phase commit is a legitimate end: receive steps stay enabled."""

@@ -125,3 +125,84 @@ def test_fingerprints_are_stable_values():
 @dataclass(frozen=True)
 class Holder:
     x: object
+
+
+def _outcome(result):
+    problems = [(p.problem, p.path) for p in result.problems]
+    return (
+        result.distinct_states,
+        result.transitions,
+        result.depth,
+        result.verdict,
+        list(result.action_counts.items()),
+        list(result.rule_counts.items()),
+        problems,
+        result.parents,
+    )
+
+
+def test_worker_counts_agree_on_a_group_preset():
+    # The multi-process engine ships states as pickles and skips states a worker already sent;
+    # none of that may change what is found, counted or which parent a state gets.
+    from groupspec.models.catalog import load_model
+
+    model = load_model("static-2").model
+    single = search(model)
+    assert single.verdict == "pass"
+    assert _outcome(search(model, workers=2)) == _outcome(single)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_worker_counts_agree_on_every_violation(workers):
+    model = TwoPhaseModel(4, tm_commits_early=True)
+    limits = Limits(all_violations=True)
+    single = search(model, limits=limits)
+    assert len(single.problems) > 1
+    assert _outcome(search(model, workers=workers, limits=limits)) == _outcome(single)
+
+
+def test_worker_counts_record_the_same_graph():
+    model = TwoPhaseModel(4, symmetry=True)
+    graphs = [search(model, workers=w, record_graph=True).graph for w in (1, 2)]
+    assert graphs[0] == graphs[1]
+    assert graphs[0].edges == search(model).transitions
+
+
+def test_state_limit_stops_alike_with_workers():
+    limits = Limits(max_states=1_000)
+    single = search(TwoPhaseModel(5), limits=limits)
+    double = search(TwoPhaseModel(5), workers=2, limits=limits)
+    assert (double.stopped_by, double.distinct_states, double.transitions) == (
+        single.stopped_by,
+        single.distinct_states,
+        single.transitions,
+    )
+
+
+@dataclass(frozen=True)
+class Exploding:
+    """Fails when asked for the steps of 2, to check that worker errors reach the caller."""
+
+    name = "exploding"
+    invariants = ()
+    action_properties = ()
+
+    def initial_states(self):
+        return (Counter(0),)
+
+    def transitions(self, state):
+        if state.value == 2:
+            raise ValueError("boom at 2")
+        return (Transition("inc", "inc", Counter(state.value + 1)),)
+
+    def representative(self, state):
+        return state
+
+    def is_terminal(self, state):
+        return False
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_model_errors_reach_the_caller(workers):
+    with pytest.raises(ValueError, match="boom at 2"):
+        search(Exploding(), workers=workers)
