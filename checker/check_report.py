@@ -1,0 +1,186 @@
+"""The result of a model check as people and programs read it: summary, counterexamples, JSON.
+
+A counterexample is printed as numbered steps. A model may explain its steps (who sent what,
+which response, what changed) by offering `explain(before, transition) -> Sequence[str]`;
+otherwise each step shows its label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+from .bfs import SearchResult
+from .counterexample import Counterexample, reconstruct, reconstruct_lasso
+from .liveness import LivenessResult
+from .model import Model, Transition
+
+S = TypeVar("S")
+
+JSON_FORMAT_VERSION = 1
+
+
+def counterexamples(model: Model[S], result: SearchResult[S]) -> list[Counterexample[S]]:
+    """Every violation of `result` replayed into concrete steps."""
+    return [reconstruct(model, found) for found in result.problems]
+
+
+def explain_steps(model: Model[S], example: Counterexample[S]) -> list[list[str]]:
+    """For each step of `example`, the lines that describe it (the label when unexplained)."""
+    explain = getattr(model, "explain", None)
+    described: list[list[str]] = []
+    before = example.initial
+    for step in example.steps:
+        lines = list(explain(before, step)) if explain else []
+        described.append(lines or [step.label])
+        before = step.state
+    return described
+
+
+def format_counterexample(model: Model[S], example: Counterexample[S]) -> str:
+    """A counterexample as numbered steps, ending with the violated property."""
+    lines = [f"{example.kind} {example.property_name} violated: {example.detail}"]
+    lines.append(f"  shortest trace: {len(example.steps)} steps")
+    for number, described in enumerate(explain_steps(model, example), start=1):
+        lines.append(f"  {number:3}. {described[0]}")
+        lines.extend(f"       {line}" for line in described[1:])
+    return "\n".join(lines)
+
+
+def coverage_json(
+    result: SearchResult[S], known_rules: Sequence[str], known_actions: Sequence[str] = ()
+) -> dict[str, Any]:
+    """How often each action and rule fired, and which known ones never did."""
+    return {
+        "actions": dict(sorted(result.action_counts.items())),
+        "actions_never_taken": sorted(set(known_actions) - set(result.action_counts)),
+        "rules": dict(sorted(result.rule_counts.items())),
+        "rules_never_fired": sorted(set(known_rules) - set(result.rule_counts)),
+    }
+
+
+def result_json(
+    model: Model[S],
+    result: SearchResult[S],
+    *,
+    preset: str,
+    preset_file: str,
+    overrides: Mapping[str, str],
+    parameters: Mapping[str, object],
+    known_rules: Sequence[str] = (),
+    known_actions: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The `--json` document of a check (format version 1)."""
+    violations = []
+    for found, example in zip(result.problems, counterexamples(model, result), strict=True):
+        violations.append(
+            {
+                "property": example.property_name,
+                "kind": example.kind,
+                "detail": example.detail,
+                "trace": [
+                    {"step": number, "label": step.label, "action": step.action, "explain": lines}
+                    for number, (step, lines) in enumerate(
+                        zip(example.steps, explain_steps(model, example), strict=True), start=1
+                    )
+                ],
+                "fingerprints": [f"{fp & 0xFFFFFFFFFFFFFFFF:016x}" for fp in found.path],
+            }
+        )
+    rate = result.distinct_states / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    return {
+        "format": JSON_FORMAT_VERSION,
+        "preset": preset,
+        "preset_file": preset_file,
+        "overrides": dict(overrides),
+        "model": result.model,
+        "parameters": dict(parameters),
+        "verdict": result.verdict,
+        "complete": result.complete,
+        "stopped_by": result.stopped_by,
+        "distinct_states": result.distinct_states,
+        "transitions": result.transitions,
+        "depth": result.depth,
+        "elapsed_s": round(result.elapsed_s, 3),
+        "states_per_second": round(rate, 1),
+        "workers": result.workers,
+        "violations": violations,
+        "coverage": coverage_json(result, known_rules, known_actions),
+    }
+
+
+def summary_lines(result: SearchResult[S]) -> list[str]:
+    """The final summary of a check, one fact per line."""
+    rate = result.distinct_states / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    lines = [
+        f"verdict: {result.verdict}"
+        + (f" (stopped by {result.stopped_by})" if result.stopped_by else ""),
+        f"distinct states: {result.distinct_states:,}   transitions: {result.transitions:,}   "
+        f"depth: {result.depth}",
+        f"elapsed: {result.elapsed_s:.2f} s   {rate:,.0f} states/s   workers: {result.workers}",
+    ]
+    return lines
+
+
+def _explained(model: Model[S], before: S, steps: Sequence[Transition[S]]) -> list[list[str]]:
+    explain = getattr(model, "explain", None)
+    described: list[list[str]] = []
+    for step in steps:
+        lines = list(explain(before, step)) if explain else []
+        described.append(lines or [step.label])
+        before = step.state
+    return described
+
+
+def format_liveness(model: Model[S], item: LivenessResult) -> str:
+    """A liveness verdict, with the stem and cycle of each violation as numbered steps."""
+    lines = [
+        f"liveness {item.property_name}: {item.verdict}"
+        + (f" ({item.reason})" if item.reason else "")
+    ]
+    for violation in item.violations:
+        example = reconstruct_lasso(model, violation)
+        lines.append(f"  {violation.kind}: {violation.detail}")
+        stem = _explained(model, example.initial, example.stem)
+        before_cycle = example.stem[-1].state if example.stem else example.initial
+        cycle = _explained(model, before_cycle, example.cycle)
+        for number, described in enumerate(stem, start=1):
+            lines.append(f"  {number:3}. {described[0]}")
+            lines.extend(f"       {line}" for line in described[1:])
+        if cycle:
+            lines.append("       -- the cycle below repeats forever --")
+        for number, described in enumerate(cycle, start=len(stem) + 1):
+            lines.append(f"  {number:3}. {described[0]}")
+            lines.extend(f"       {line}" for line in described[1:])
+    return "\n".join(lines)
+
+
+def liveness_json(model: Model[S], results: Sequence[LivenessResult]) -> list[dict[str, Any]]:
+    """The liveness part of the `--json` document."""
+    documents: list[dict[str, Any]] = []
+    for item in results:
+        violations = []
+        for violation in item.violations:
+            example = reconstruct_lasso(model, violation)
+            violations.append(
+                {
+                    "kind": violation.kind,
+                    "detail": violation.detail,
+                    "stem": [step.label for step in example.stem],
+                    "cycle": [step.label for step in example.cycle],
+                    "cycle_closes": example.closes,
+                }
+            )
+        documents.append(
+            {
+                "property": item.property_name,
+                "verdict": item.verdict,
+                "reason": item.reason,
+                "applicable_states": item.applicable_states,
+                "goal_states": item.goal_states,
+                "fair_components": item.fair_components,
+                "elapsed_s": round(item.elapsed_s, 3),
+                "violations": violations,
+            }
+        )
+    return documents

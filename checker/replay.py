@@ -1,0 +1,82 @@
+"""Replaying a recorded counterexample: follow its step labels and re-check the property.
+
+A counterexample in a `groupspec check --json` file is a list of step labels. Replaying starts
+from the model's initial state, takes at each step the transition with the recorded label, and
+at the end evaluates the violated property again, so a reader can confirm the violation with the
+current code (or see that a fix removed it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from .model import Model, Transition
+
+S = TypeVar("S")
+
+
+class ReplayFailed(ValueError):
+    """The trace cannot be followed: a label names no enabled step (the model changed)."""
+
+
+@dataclass(frozen=True)
+class Replay(Generic[S]):
+    """A followed trace and whether the property still fails at its end."""
+
+    initial: S
+    steps: tuple[Transition[S], ...]
+    reproduced: bool
+    details: tuple[str, ...]
+
+
+def follow(model: Model[S], labels: Sequence[str]) -> tuple[S, tuple[Transition[S], ...]]:
+    """The initial state and the steps taken by following `labels` (from any initial state)."""
+    failures: list[str] = []
+    for initial in model.initial_states():
+        state, steps = initial, []
+        for number, label in enumerate(labels, start=1):
+            step = next((t for t in model.transitions(state) if t.label == label), None)
+            if step is None:
+                failures.append(f"step {number}: no enabled step is labelled {label!r}")
+                break
+            steps.append(step)
+            state = step.state
+        else:
+            return initial, tuple(steps)
+    raise ReplayFailed("; ".join(failures) or "the model has no initial state")
+
+
+def replay(model: Model[S], kind: str, property_name: str, labels: Sequence[str]) -> Replay[S]:
+    """Follow `labels`, then evaluate the recorded property at the end of the trace."""
+    initial, steps = follow(model, labels)
+    final = steps[-1].state if steps else initial
+    details: list[str] = []
+    if kind == "invariant":
+        details = _invariant(model, property_name).check(final)  # type: ignore[assignment]
+    elif kind == "action":
+        if not steps:
+            raise ReplayFailed("an action property needs at least one step")
+        before = steps[-2].state if len(steps) > 1 else initial
+        details = list(_action_property(model, property_name).check(before, steps[-1]))
+    elif kind == "deadlock":
+        if not model.transitions(final) and not model.is_terminal(final):
+            details = ["no step is enabled"]
+    else:
+        raise ReplayFailed(f"unknown property kind {kind!r}")
+    return Replay(initial, steps, bool(details), tuple(details))
+
+
+def _invariant(model: Model[S], name: str) -> Any:
+    for invariant in model.invariants:
+        if invariant.name == name:
+            return invariant
+    raise ReplayFailed(f"the model has no invariant named {name!r}")
+
+
+def _action_property(model: Model[S], name: str) -> Any:
+    for action_property in model.action_properties:
+        if action_property.name == name:
+            return action_property
+    raise ReplayFailed(f"the model has no action property named {name!r}")

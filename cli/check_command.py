@@ -1,0 +1,186 @@
+"""`groupspec check PRESET`: exhaustive model checking of a preset world."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from groupspec.checker.bfs import Limits, Progress, SearchResult, search
+from groupspec.checker.check_report import (
+    counterexamples,
+    format_counterexample,
+    format_liveness,
+    liveness_json,
+    result_json,
+    summary_lines,
+)
+from groupspec.checker.liveness import LivenessResult, check_liveness
+from groupspec.checker.model import liveness_properties
+from groupspec.cli.output import ProgressLine, write_atomically
+from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
+from groupspec.models.faults import FAULTS, unknown_fault_message
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `check` subcommand."""
+    parser = commands.add_parser(
+        "check",
+        help="exhaustively check a preset model (BFS over every reachable state)",
+        description=(
+            "Explore every reachable state of a preset model breadth-first, checking every "
+            "invariant on every state and every action property on every step. Exit 0 when all "
+            "properties hold, 1 when one fails (with a shortest counterexample), 2 on bad input."
+        ),
+    )
+    parser.add_argument("preset", help=f"a preset name ({', '.join(model_names())}) or a file")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a preset parameter (repeatable)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help=f"worker processes (default 1; this machine has {os.cpu_count()} cores)",
+    )
+    parser.add_argument("--max-states", type=int, help="stop after this many distinct states")
+    parser.add_argument("--max-seconds", type=float, help="stop after this many seconds")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="collect every violation instead of stopping at the first",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the result as JSON")
+    parser.add_argument(
+        "--no-liveness",
+        action="store_true",
+        help="check safety only (liveness needs the state graph in memory)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument(
+        "--fault",
+        metavar="NAME",
+        help=f"re-introduce a historical bug ({', '.join(sorted(FAULTS))}); see docs/bugs.md",
+    )
+    parser.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Check the preset; print the summary and any counterexamples."""
+    problem = _validate(args)
+    if problem:
+        print(f"groupspec check: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    fault = getattr(args, "fault", None)
+    if fault is not None and fault not in FAULTS:
+        print(f"groupspec check: --fault: {unknown_fault_message(fault)}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        overrides = _overrides(args.overrides)
+        if fault is not None:
+            overrides["fault"] = fault
+        loaded = load_model(args.preset, overrides)
+    except ModelLoadError as error:
+        print(f"groupspec check: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    limits = Limits(args.max_states, args.max_seconds, all_violations=args.all)
+    live = not args.no_liveness and bool(liveness_properties(loaded.model))
+    result = _search(loaded, args.workers, limits, quiet=args.quiet, record_graph=live)
+    liveness = check_liveness(loaded.model, result) if live else ()
+    _print(loaded, result, liveness)
+    if args.json is not None:
+        document = _document(loaded, result)
+        document["liveness"] = liveness_json(loaded.model, liveness)
+        write_atomically(args.json, json.dumps(document, indent=2) + "\n")
+    failed = result.problems or any(item.verdict == "fail" for item in liveness)
+    return EXIT_VIOLATION if failed else EXIT_OK
+
+
+def _validate(args: argparse.Namespace) -> str | None:
+    if args.workers < 1:
+        return f"--workers must be at least 1, got {args.workers}"
+    if args.max_states is not None and args.max_states < 1:
+        return f"--max-states must be at least 1, got {args.max_states}"
+    if args.max_seconds is not None and args.max_seconds <= 0:
+        return f"--max-seconds must be positive, got {args.max_seconds}"
+    if args.json is not None and not args.json.parent.exists():
+        return f"--json: directory {args.json.parent} does not exist"
+    return None
+
+
+def _overrides(options: list[str]) -> dict[str, str]:
+    overrides: dict[str, str] = {}
+    for option in options:
+        key, separator, value = option.partition("=")
+        if not separator or not key.strip():
+            raise ModelLoadError(f"--set {option!r}: expected NAME=VALUE")
+        overrides[key.strip()] = value
+    return overrides
+
+
+def _search(
+    loaded: LoadedModel, workers: int, limits: Limits, *, quiet: bool, record_graph: bool
+) -> SearchResult[Any]:
+    line = ProgressLine()
+
+    def show(progress: Progress) -> None:
+        if quiet:
+            return
+        rate = progress.distinct_states / progress.elapsed_s if progress.elapsed_s else 0.0
+        line.update(
+            f"{loaded.preset}: {progress.distinct_states:,} states  "
+            f"{progress.transitions:,} transitions  queue {progress.queue:,}  "
+            f"depth {progress.depth}  {rate:,.0f} states/s"
+        )
+
+    try:
+        return search(
+            loaded.model,
+            workers=workers,
+            limits=limits,
+            progress=show,
+            record_graph=record_graph,
+        )
+    finally:
+        line.close()
+
+
+def _print(
+    loaded: LoadedModel, result: SearchResult[Any], liveness: tuple[LivenessResult, ...]
+) -> None:
+    print(f"{loaded.preset}: {loaded.description}")
+    for example in counterexamples(loaded.model, result):
+        print(format_counterexample(loaded.model, example))
+    for item in liveness:
+        print(format_liveness(loaded.model, item))
+    for line in summary_lines(result):
+        print(line)
+    never = sorted(set(loaded.known_rules) - set(result.rule_counts))
+    if loaded.known_rules:
+        reached = len(loaded.known_rules) - len(never)
+        print(f"rules reached: {reached}/{len(loaded.known_rules)}")
+        if never and result.complete:
+            print("never reached: " + ", ".join(never))
+
+
+def _document(loaded: LoadedModel, result: SearchResult[Any]) -> dict[str, Any]:
+    return result_json(
+        loaded.model,
+        result,
+        preset=loaded.preset,
+        preset_file=str(loaded.path),
+        overrides=loaded.overrides,
+        parameters=loaded.parameters,
+        known_rules=loaded.known_rules,
+        known_actions=loaded.known_actions,
+    )

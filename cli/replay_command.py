@@ -1,0 +1,83 @@
+"""`groupspec replay FILE`: re-run the counterexamples of a `groupspec check --json` file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from groupspec.checker.replay import ReplayFailed, replay
+from groupspec.models.catalog import ModelLoadError, load_model
+
+EXIT_REPRODUCED, EXIT_USAGE = 1, 2
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `replay` subcommand."""
+    parser = commands.add_parser(
+        "replay",
+        help="replay the counterexamples recorded by `check --json`",
+        description=(
+            "Follow each recorded counterexample step by step with the current code and check "
+            "the violated property again. Exit 1 when every violation reproduces, 0 when none "
+            "does any more, 2 when the file is malformed or a trace cannot be followed."
+        ),
+    )
+    parser.add_argument("file", type=Path, help="a JSON file written by `groupspec check --json`")
+    parser.set_defaults(run=run_replay)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """Replay every violation in the file and report whether it still happens."""
+    try:
+        document = _read(args.file)
+        loaded = load_model(document["preset_file"], document["overrides"])
+    except (ValueError, ModelLoadError) as error:
+        print(f"groupspec replay: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    reproduced = 0
+    for index, violation in enumerate(document["violations"], start=1):
+        labels = [step["label"] for step in violation["trace"]]
+        try:
+            result = replay(loaded.model, violation["kind"], violation["property"], labels)
+        except ReplayFailed as error:
+            print(f"groupspec replay: {args.file}: violation {index}: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"violation {index}: {violation['kind']} {violation['property']}")
+        for number, step in enumerate(result.steps, start=1):
+            print(f"  {number:3}. {step.label}")
+        if result.reproduced:
+            reproduced += 1
+            print("  reproduced: " + "; ".join(result.details))
+        else:
+            print("  NOT reproduced: the property holds at the end of this trace now")
+    total = len(document["violations"])
+    print(f"{reproduced}/{total} violations reproduced")
+    return EXIT_REPRODUCED if total and reproduced == total else 0
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The check result in `path`, validated enough to replay; ValueError names what is wrong."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"{path}: cannot read: {error.strerror or error}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not JSON: line {error.lineno}: {error.msg}") from None
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: expected a JSON object from `groupspec check --json`")
+    for key, kind in (("preset_file", str), ("overrides", dict), ("violations", list)):
+        if not isinstance(document.get(key), kind):
+            raise ValueError(f"{path}: key {key!r} missing or not a {kind.__name__}")
+    for index, violation in enumerate(document["violations"], start=1):
+        if not isinstance(violation, dict) or not isinstance(violation.get("trace"), list):
+            raise ValueError(f"{path}: violation {index} has no trace")
+        for key in ("kind", "property"):
+            if not isinstance(violation.get(key), str):
+                raise ValueError(f"{path}: violation {index}: key {key!r} missing")
+        for number, step in enumerate(violation["trace"], start=1):
+            if not isinstance(step, dict) or not isinstance(step.get("label"), str):
+                raise ValueError(f"{path}: violation {index}, step {number}: no label")
+    return document

@@ -1,0 +1,325 @@
+"""Canonical forms of world states: names that carry no meaning are renamed to fixed ones.
+
+Three kinds of names in a world state are arbitrary, and two states that differ only in them
+behave alike (they are bisimilar, the renaming mapping one run onto the other):
+
+- correlation ids and connection incarnations: only equality and order matter (responses are
+  matched to requests by id; a consumer keeps its requests in the order it sent them);
+- which of several identically configured clients sits in which slot (symmetry);
+- member ids, up to their order: the coordinator generates "<client id>-<n>" and only compares
+  ids for equality and order (members are sorted by id, and so are the assignors' inputs).
+
+`representative` (used by `GroupWorld.representative`) renumbers correlation ids 1..k in
+order, sets incarnations to 0 and, with symmetry, sorts interchangeable client slots.
+Member ids are compacted inside every transition instead (`compact_member_ids`): the world
+keeps ids numbered 0..k-1 per prefix in creation order, so a new id always sorts after the
+existing ones of its prefix. Kafka's ids end in a random UUID and may sort anywhere; the world
+explores one of those orders, and reusing a number is safe because nothing in the world still
+mentions a forgotten id.
+
+Fingerprints digest `repr`, and a world state's repr is `canonical_repr` (world_state.py),
+which prints the coordinator's frozensets sorted.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
+
+from groupspec.spec.consumer.state import ConsumerState
+from groupspec.spec.log import GroupMetadataValue
+from groupspec.spec.requests import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    RequestRef,
+    SyncGroupRequest,
+)
+from groupspec.spec.responses import JoinGroupResponse, LeaveGroupResponse
+from groupspec.spec.state import CoordinatorState, Group
+
+from .world_state import ClientSlot, WorldState, canonical_repr, connection_name
+
+# Compaction keeps member numbers single-digit so that string order equals creation order.
+MAX_IDS_PER_PREFIX = 10
+
+
+# -- generic rewriting ------------------------------------------------------------------------
+
+
+def rewrite_strings(value: Any, mapping: dict[str, str]) -> Any:
+    """`value` with every string that is a key of `mapping` replaced, objects shared if unchanged.
+
+    Walks frozen dataclasses, tuples and frozensets; bytes, numbers and enums stay as they are.
+    Dataclasses are rebuilt without running `__post_init__` again: renaming ids cannot make a
+    valid value invalid.
+    """
+    kind = type(value)
+    if kind is str:
+        return mapping.get(value, value)
+    if kind is tuple:
+        items = tuple(rewrite_strings(item, mapping) for item in value)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, frozenset):
+        renamed = frozenset(rewrite_strings(item, mapping) for item in value)
+        return value if renamed == value else kind(renamed)
+    fields = getattr(kind, "__dataclass_fields__", None)
+    if fields is None:
+        return value
+    changed = {}
+    for name in fields:
+        old = getattr(value, name)
+        new = rewrite_strings(old, mapping)
+        if new is not old:
+            changed[name] = new
+    if not changed:
+        return value
+    rebuilt = object.__new__(kind)
+    for name in fields:
+        object.__setattr__(rebuilt, name, changed.get(name, getattr(value, name)))
+    return rebuilt
+
+
+def map_coordinator_refs(
+    state: CoordinatorState, rename: Callable[[RequestRef], RequestRef]
+) -> CoordinatorState:
+    """The coordinator state with every parked request's RequestRef renamed.
+
+    Parked JoinGroup and SyncGroup requests (`awaiting_join`, `awaiting_sync`) are the only
+    places where the coordinator keeps a RequestRef.
+    """
+    groups = []
+    changed = False
+    for group in state.groups:
+        members = []
+        group_changed = False
+        for member in group.members:
+            join = rename(member.awaiting_join) if member.awaiting_join is not None else None
+            sync = rename(member.awaiting_sync) if member.awaiting_sync is not None else None
+            if join != member.awaiting_join or sync != member.awaiting_sync:
+                member = replace(member, awaiting_join=join, awaiting_sync=sync)
+                group_changed = True
+            members.append(member)
+        if group_changed:
+            group = replace(group, members=tuple(members))
+            changed = True
+        groups.append(group)
+    return replace(state, groups=tuple(groups)) if changed else state
+
+
+# -- member ids -------------------------------------------------------------------------------
+
+
+def _request_member_ids(request: object) -> Iterable[str]:
+    if isinstance(request, (JoinGroupRequest, HeartbeatRequest, OffsetCommitRequest)):
+        yield request.member_id
+    elif isinstance(request, SyncGroupRequest):
+        yield request.member_id
+        yield from (assignment.member_id for assignment in request.assignments)
+    elif isinstance(request, LeaveGroupRequest):
+        yield from (member.member_id for member in request.members)
+
+
+def _response_member_ids(body: object) -> Iterable[str]:
+    if isinstance(body, JoinGroupResponse):
+        yield body.member_id
+        yield body.leader
+        yield from (member.member_id for member in body.members)
+    elif isinstance(body, LeaveGroupResponse):
+        yield from (member.member_id for member in body.members)
+
+
+def _group_member_ids(group: Group) -> Iterable[str]:
+    yield from (member.member_id for member in group.members)
+    yield from (pending.member_id for pending in group.pending_members)
+    yield from group.pending_sync_members
+    if group.leader_id is not None:
+        yield group.leader_id
+
+
+def _consumer_member_ids(consumer: ConsumerState) -> Iterable[str]:
+    yield consumer.generation.member_id
+    yield from (entry.sent_generation.member_id for entry in consumer.in_flight)
+
+
+_IDS_CACHE = "_member_ids"
+
+
+def _coordinator_member_ids(coordinator: CoordinatorState) -> frozenset[str]:
+    cached = coordinator.__dict__.get(_IDS_CACHE)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    ids: set[str] = set()
+    for group in coordinator.groups:
+        ids.update(_group_member_ids(group))
+    for _key, value in coordinator.log.entries:
+        if isinstance(value, GroupMetadataValue):
+            if value.leader is not None:
+                ids.add(value.leader)
+            ids.update(member.member_id for member in value.members)
+    result = frozenset(ids)
+    # Remembered on the (immutable) object, like its canonical repr.
+    object.__setattr__(coordinator, _IDS_CACHE, result)
+    return result
+
+
+def member_ids(state: WorldState) -> set[str]:
+    """Every member id mentioned anywhere in the world (coordinator, log, clients, messages)."""
+    ids = set(_coordinator_member_ids(state.coordinator))
+    for slot in state.clients:
+        ids.update(_consumer_member_ids(slot.consumer))
+        for _, request in slot.outbound:
+            ids.update(_request_member_ids(request))
+        for _, body in slot.inbound:
+            ids.update(_response_member_ids(body))
+    ids.discard("")
+    return ids
+
+
+def _split(member_id: str) -> tuple[str, int]:
+    prefix, _, number = member_id.rpartition("-")
+    return prefix, int(number)
+
+
+def compact_member_ids(state: WorldState) -> WorldState:
+    """The world with member ids renumbered 0..k-1 per prefix in creation order.
+
+    The coordinator's counter becomes the largest k, so the next id it generates is fresh and
+    sorts after every existing id of its prefix.
+    """
+    by_prefix: dict[str, list[int]] = {}
+    for member_id in member_ids(state):
+        prefix, number = _split(member_id)
+        by_prefix.setdefault(prefix, []).append(number)
+    mapping: dict[str, str] = {}
+    for prefix, numbers in by_prefix.items():
+        if len(numbers) > MAX_IDS_PER_PREFIX:
+            raise RuntimeError(
+                f"more than {MAX_IDS_PER_PREFIX} member ids with prefix {prefix!r} are alive; "
+                "the world's member-id order assumes single-digit numbers"
+            )
+        for new, old in enumerate(sorted(numbers)):
+            if new != old:
+                mapping[f"{prefix}-{old}"] = f"{prefix}-{new}"
+    next_seq = max((len(numbers) for numbers in by_prefix.values()), default=0)
+    if mapping:
+        state = rewrite_strings(state, mapping)
+    if state.coordinator.next_member_seq != next_seq:
+        state = replace(state, coordinator=replace(state.coordinator, next_member_seq=next_seq))
+    return state
+
+
+# -- connections, correlation ids, sets, symmetry ---------------------------------------------
+
+
+def _normalize_slot(
+    index: int, slot: ClientSlot
+) -> tuple[ClientSlot, dict[RequestRef, RequestRef]] | None:
+    """The slot with correlation ids 1..k and incarnation 0, and how its refs were renamed."""
+    consumer = slot.consumer
+    ids = [entry.correlation_id for entry in consumer.in_flight]
+    renumber = {old: new for new, old in enumerate(ids, start=1)}
+    if (
+        slot.incarnation == 0
+        and consumer.next_correlation_id == len(ids) + 1
+        and all(old == new for old, new in renumber.items())
+    ):
+        return None
+    consumer = replace(
+        consumer,
+        in_flight=tuple(
+            replace(entry, correlation_id=renumber[entry.correlation_id])
+            for entry in consumer.in_flight
+        ),
+        next_correlation_id=len(ids) + 1,
+    )
+    normalized = replace(
+        slot,
+        consumer=consumer,
+        incarnation=0,
+        outbound=tuple((renumber[cid], request) for cid, request in slot.outbound),
+        inbound=tuple((renumber[cid], body) for cid, body in slot.inbound),
+    )
+    old_name, new_name = connection_name(index, slot.incarnation), connection_name(index, 0)
+    refs = {RequestRef(old_name, old): RequestRef(new_name, new) for old, new in renumber.items()}
+    return normalized, refs
+
+
+def normalize_connections(state: WorldState) -> WorldState:
+    """Correlation ids renumbered 1..k per client in sending order, incarnations set to 0."""
+    refs: dict[RequestRef, RequestRef] = {}
+    clients = list(state.clients)
+    for index, slot in enumerate(state.clients):
+        normalized = _normalize_slot(index, slot)
+        if normalized is not None:
+            clients[index], renamed = normalized
+            refs.update(renamed)
+    if not refs and clients == list(state.clients):
+        return state
+    coordinator = state.coordinator
+    if refs:
+        coordinator = map_coordinator_refs(coordinator, lambda ref: refs.get(ref, ref))
+    return replace(state, coordinator=coordinator, clients=tuple(clients))
+
+
+def permute_clients(state: WorldState, order: tuple[int, ...]) -> WorldState:
+    """The world whose slot j holds old slot `order[j]`; connection names follow their client.
+
+    Incarnations must already be normalized to 0, so a connection name depends only on the slot.
+    """
+    names = {
+        connection_name(old, 0): connection_name(new, 0)
+        for new, old in enumerate(order)
+        if new != old
+    }
+    if not names:
+        return state
+    coordinator = map_coordinator_refs(
+        state.coordinator,
+        lambda ref: (
+            RequestRef(names[ref.connection], ref.correlation_id)
+            if ref.connection in names
+            else ref
+        ),
+    )
+    clients = tuple(state.clients[old] for old in order)
+    return replace(state, coordinator=coordinator, clients=clients)
+
+
+def symmetric_minimum(state: WorldState, classes: tuple[tuple[int, ...], ...]) -> WorldState:
+    """The canonical member of `state`'s orbit under permutations within each class.
+
+    Slots are sorted within their class by their own repr (which names no connection); only
+    slots that tie are tried in every order, and the world with the smallest repr wins.
+    """
+    slot_keys = [canonical_repr(slot) for slot in state.clients]
+    order = list(range(len(state.clients)))
+    tie_groups: list[list[int]] = []
+    for members in classes:
+        ranked = sorted(members, key=lambda index: slot_keys[index])
+        for position, index in zip(sorted(members), ranked, strict=True):
+            order[position] = index
+        for _, tied in itertools.groupby(ranked, key=lambda index: slot_keys[index]):
+            tied_list = list(tied)
+            if len(tied_list) > 1:
+                tie_groups.append(tied_list)
+    base = permute_clients(state, tuple(order))
+    if not tie_groups:
+        return base
+    best = base
+    best_key = canonical_repr(base)
+    # Positions of tied slots in `order` are fixed; try every arrangement of the tied slots.
+    positions = [[order.index(index) for index in tied] for tied in tie_groups]
+    for arrangement in itertools.product(*(itertools.permutations(t) for t in tie_groups)):
+        candidate_order = list(order)
+        for slots, places in zip(arrangement, positions, strict=True):
+            for place, index in zip(places, slots, strict=True):
+                candidate_order[place] = index
+        candidate = permute_clients(state, tuple(candidate_order))
+        key = canonical_repr(candidate)
+        if key < best_key:
+            best, best_key = candidate, key
+    return best

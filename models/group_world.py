@@ -1,0 +1,1026 @@
+"""The closed world of the classic group protocol: one coordinator, N consumers, a network,
+abstract time and faults, every source of growth bounded (issue 4, item 1).
+
+Composition:
+
+- the coordinator specification (`GroupCoordinatorSpec`) owns one consumer group, "g";
+- N consumer specifications (`ConsumerSpec`), each eager or cooperative (by its assignors),
+  dynamic or static (the first `static_clients` have group.instance.id "i1", "i2", ...). All
+  use client id "consumer", so the member ids the coordinator generates ("consumer-<n>") do not
+  say which client joined;
+- the network: one ordered connection per client, named "c<i>#<incarnation>". The coordinator
+  handles the head of a connection's outbound queue (one action per client, one transition per
+  outcome the coordinator's relation allows), so requests of one connection are handled in
+  order. Every response, including a deferred answer to a Join or Sync parked by another
+  connection, goes to the inbound queue of the connection it is addressed to if that connection
+  is still open, and is dropped otherwise. A client reads the head of its inbound queue. When a
+  consumer marks its coordinator unknown (Kafka's `markCoordinatorUnknown` disconnects), or the
+  client crashes, the connection closes: both queues are dropped, requests the coordinator has
+  parked for it will be answered into the void (their refs become "closed"), and the client
+  continues on a new incarnation. FindCoordinator travels on the same connection (the world has
+  one broker);
+- abstract time (DESIGN decision 2): every timer `armed_timers` reports may fire at any step,
+  and `now_ms` stays 0. The periodic offset-retention check is left out: with a clock that
+  never advances no offset ever expires, so offset retention is not modelled. Consumer timers
+  are enabled as the consumer says: HeartbeatDue whenever the heartbeat thread may send (bounded
+  by the in-flight bound), SessionTimeoutExpired and PollTimeoutExpired as budgeted faults (they
+  stand for GC pauses and slow processing);
+- faults, each with a budget shared by all clients: a client crash and restart (a static member
+  keeps its group.instance.id, which is configuration), a poll timeout, a client-side session
+  timeout, a coordinator failover (Unload, then StartLoading and FinishLoading, which replays the
+  log; clients meanwhile see NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS and rediscover),
+  a subscription change (one client switches to `alternative_subscription`), and partitions
+  added (a topic grows by one partition and every client gets MetadataChanged);
+- record processing: a client may process the next record of a partition it believes it owns
+  (up to `max_offset`) and may ask to commit its positions (CommitRequested; the clients send
+  at most `commits` OffsetCommits in all, a budget shared like the faults' so that it does
+  not tell interchangeable clients apart); the consumer decides whether it may. A newly owned partition
+  starts at the offset committed in the log (an OffsetFetch, taken atomically).
+
+Bounds: the group generation never exceeds `max_generation` (a coordinator step that would
+exceed it is not explored); a client step that would leave more than `max_in_flight` requests
+unanswered is not explored; fault budgets; the commit budget; processed offsets. Correlation
+ids, connection incarnations and member ids would grow forever, so they are canonicalized (see
+`canonical.py`). A state whose every step was cut by a bound is a legitimate end, not a deadlock.
+A step that changes nothing (a poll with nothing to do) is not listed: it cannot reveal a
+violation. The consumer's Close and Disconnected events are not used (a crash covers both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
+from groupspec.spec import (
+    CoordinatorConfig,
+    FinishLoading,
+    GroupCoordinatorSpec,
+    HeartbeatExpired,
+    Input,
+    OffsetRetentionCheck,
+    Outcome,
+    StartLoading,
+    SyncTimerExpired,
+    Unload,
+)
+from groupspec.spec.assignment import Cluster, TopicPartition
+from groupspec.spec.consumer import (
+    CommitRequested,
+    ConsumerConfig,
+    ConsumerEvent,
+    ConsumerOutcome,
+    ConsumerPhase,
+    ConsumerSpec,
+    ConsumerState,
+    HeartbeatDue,
+    MetadataChanged,
+    Poll,
+    PollTimeoutExpired,
+    ResponseReceived,
+    SessionTimeoutExpired,
+    SubscriptionChanged,
+    check_consumer_state,
+    check_consumer_step,
+    phase,
+)
+from groupspec.spec.consumer.invariants import CONSUMER_ACTION_PROPERTIES, CONSUMER_INVARIANTS
+from groupspec.spec.consumer_protocol import SubscriptionDecodeError, decode_assignment
+from groupspec.spec.group_state import STABLE
+from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
+from groupspec.spec.log import OffsetCommitKey
+from groupspec.spec.requests import (
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    Received,
+    Request,
+    RequestRef,
+    SyncGroupRequest,
+)
+from groupspec.spec.responses import (
+    FindCoordinatorResponse,
+    HeartbeatResponse,
+    JoinGroupResponse,
+    LeaveGroupResponse,
+    OffsetCommitResponse,
+    ResponseBody,
+    SyncGroupResponse,
+)
+from groupspec.spec.state import CoordinatorState, Group
+
+from . import fault_switches
+from . import faults as fault_names
+from . import world_properties as props
+from .canonical import (
+    compact_member_ids,
+    map_coordinator_refs,
+    normalize_connections,
+    symmetric_minimum,
+)
+from .world_params import WorldParameters, validate
+from .world_state import (
+    CLIENT_ID,
+    CLOSED_REF,
+    GROUP_ID,
+    Budgets,
+    ClientSlot,
+    WorldState,
+    canonical_repr,
+    client_name,
+    connection_name,
+)
+
+# Consumer timeouts: the coordinator accepts sessions of 6 s and more; the rebalance timeout is
+# twice the initial-rebalance delay (3 s), so the initial delay can be extended exactly once.
+SESSION_TIMEOUT_MS = 10_000
+REBALANCE_TIMEOUT_MS = 6_000
+HEARTBEAT_INTERVAL_MS = 3_000
+
+WORLD_ACTION_PROPERTIES = (
+    "NoZombieCommit",
+    "LegalAssignment",
+    "CooperativeRevokeBeforeAssign",
+    "StaticMembership",
+)
+NAIVE_PROPERTY = "ExclusiveOwnershipCountingZombies"
+_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+# Every action kind a transition of the world may carry, for coverage reports.
+ACTION_KINDS = (
+    "Poll",
+    "HeartbeatDue",
+    "SessionTimeoutExpired",
+    "PollTimeoutExpired",
+    "CommitRequested",
+    "Process",
+    "SubscriptionChanged",
+    "Crash",
+    *(f"Receive{api}" for api in _APIS),
+    *(f"Handle{api}" for api in _APIS),
+    "HeartbeatExpired",
+    "JoinTimerExpired",
+    "SyncTimerExpired",
+    "Unload",
+    "StartLoading",
+    "FinishLoading",
+    "PartitionsAdded",
+)
+
+
+CONVERGENCE = "Convergence"
+# The steps Convergence assumes are weakly fair: each one (per label: this client, this
+# member's timer) that stays enabled is eventually taken. Messages are delivered (the
+# coordinator handles a queued request, a client reads a queued response); a running client
+# keeps polling and heartbeating; the coordinator's join and pending-sync timers fire, and so
+# does the session timer of a member no running client holds (its client crashed or moved on).
+# The session timer of a member a live client holds is labelled "fault ..." and only enabled
+# while the eviction budget lasts, so it is not a fairness class once faults are spent.
+# Coordinator failover completes (StartLoading, FinishLoading). Not fair: everything budgeted
+# as a fault, and what applications may choose never to do (CommitRequested, Process).
+FAIR_ACTIONS = frozenset(
+    {
+        "Poll",
+        "HeartbeatDue",
+        *(f"Receive{api}" for api in _APIS),
+        *(f"Handle{api}" for api in _APIS),
+        "HeartbeatExpired",
+        "JoinTimerExpired",
+        "SyncTimerExpired",
+        "StartLoading",
+        "FinishLoading",
+    }
+)
+
+# Memo tables are cleared when they grow past this many entries, to bound memory.
+MEMO_LIMIT = 200_000
+
+
+class _Memo:
+    """Results of pure functions (spec steps, checks) by the canonical text of their inputs.
+
+    Most world states share their coordinator or a client's consumer state with many others, so
+    a step of one part is computed once and reused. Keys are `canonical_repr` texts, which are
+    remembered on the objects themselves and cheap once a state has been fingerprinted.
+    """
+
+    def __init__(self) -> None:
+        self._table: dict[tuple[object, ...], Any] = {}
+
+    def get(self, key: tuple[object, ...], compute: Any) -> Any:
+        """The remembered value for `key`, computing it with `compute()` the first time."""
+        table = self._table
+        if key in table:
+            return table[key]
+        if len(table) >= MEMO_LIMIT:
+            table.clear()
+        value = table[key] = compute()
+        return value
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A candidate transition before canonicalization, or None when a bound cut it."""
+
+    label: str
+    action: str
+    state: WorldState
+    rules: tuple[str, ...]
+
+
+class GroupWorld:
+    """The coordinator spec, N consumer specs, a network, abstract time and faults, bounded."""
+
+    def __init__(self, parameters: WorldParameters, name: str = "group-world") -> None:
+        validate(parameters)
+        self.parameters = parameters
+        self._name = name
+        self.fault = parameters.fault
+        self.coordinator = GroupCoordinatorSpec(CoordinatorConfig())
+        self.group_partition = self.coordinator.partition_for(GROUP_ID)
+        self.consumers = tuple(
+            ConsumerSpec(self._consumer_config(index)) for index in range(parameters.clients)
+        )
+        # A fault switch breaks ties by member id, which need not commute with renaming
+        # interchangeable clients, so symmetry reduction is off while a fault is on.
+        symmetric = parameters.symmetry and not parameters.fault
+        self.symmetry_classes = self._classes() if symmetric else ()
+        # Clients with equal configurations behave alike: they share memoized steps.
+        configs = [spec.config for spec in self.consumers]
+        self._config_ids = tuple(configs.index(config) for config in configs)
+        self.decoder = props.Decoder()
+        self._memo = _Memo()
+        self.initial_cluster = Cluster.of(
+            dict(zip(parameters.topics, parameters.partitions, strict=True))
+        )
+        self._invariants = self._build_invariants()
+        self._action_properties = self._build_action_properties()
+
+    # Closures do not pickle; the engines send models to worker processes, so only the
+    # parameters travel and everything else is rebuilt.
+    def __getstate__(self) -> dict[str, Any]:
+        return {"parameters": self.parameters, "name": self._name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["parameters"], state["name"])  # type: ignore[misc]
+
+    def _consumer_config(self, index: int) -> ConsumerConfig:
+        p = self.parameters
+        return ConsumerConfig(
+            group_id=GROUP_ID,
+            topics=p.subscribed_topics(),
+            client_id=CLIENT_ID,
+            group_instance_id=f"i{index + 1}" if index < p.static_clients else None,
+            assignors=p.assignors_of(index),
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
+            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+        )
+
+    def _classes(self) -> tuple[tuple[int, ...], ...]:
+        """Groups of interchangeable clients: same configuration (hence dynamic)."""
+        classes: dict[ConsumerConfig, list[int]] = {}
+        for index, spec in enumerate(self.consumers):
+            classes.setdefault(spec.config, []).append(index)
+        return tuple(tuple(members) for members in classes.values() if len(members) > 1)
+
+    # -- the Model protocol ------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The world's name in reports (the preset's name)."""
+        return self._name
+
+    @property
+    def action_kinds(self) -> tuple[str, ...]:
+        """Every action kind a transition may carry (for action coverage)."""
+        if self.fault == fault_names.NO_SYNC_TIMER:
+            return (*ACTION_KINDS, "LoseSyncGroup")
+        return ACTION_KINDS
+
+    @property
+    def expected_failures(self) -> tuple[str, ...]:
+        """Properties this world checks that the classic protocol is known not to have."""
+        return (NAIVE_PROPERTY,) if self.parameters.naive_zombie_property else ()
+
+    def initial_states(self) -> Sequence[WorldState]:
+        """Every client subscribed and unjoined, the coordinator leading every partition."""
+        p = self.parameters
+        clients = tuple(
+            ClientSlot(spec.initial_state(self.initial_cluster)) for spec in self.consumers
+        )
+        budgets = Budgets(
+            crashes=p.crashes,
+            poll_timeouts=p.poll_timeouts,
+            session_timeouts=p.session_timeouts,
+            evictions=p.evictions,
+            failovers=p.failovers,
+            subscription_changes=p.subscription_changes,
+            partition_growths=p.partition_growths,
+            commits=p.commits,
+        )
+        return (
+            WorldState(self.coordinator.initial_state(), clients, self.initial_cluster, budgets),
+        )
+
+    def transitions(self, state: WorldState) -> Sequence[Transition[WorldState]]:
+        """Every enabled step, in a fixed order: clients, coordinator, timers, faults."""
+        steps, _ = self._explore(state)
+        return steps
+
+    def representative(self, state: WorldState) -> WorldState:
+        """The canonical member of the state's class (see canonical.py)."""
+        state = normalize_connections(state)
+        if self.symmetry_classes:
+            state = symmetric_minimum(state, self.symmetry_classes)
+        return state
+
+    def is_terminal(self, state: WorldState) -> bool:
+        """A converged state, or one whose every step a bound cut, may have no step."""
+        return self.converged(state) or self._explore(state)[1]
+
+    @property
+    def invariants(self) -> Sequence[Invariant[WorldState]]:
+        """Coordinator, consumer and world invariants (see world_properties.py)."""
+        return self._invariants
+
+    @property
+    def action_properties(self) -> Sequence[ActionProperty[WorldState]]:
+        """Coordinator, consumer and world action properties, as recorded by each step."""
+        return self._action_properties
+
+    # -- for liveness checkers ---------------------------------------------------------------
+
+    @property
+    def liveness_properties(self) -> Sequence[LivenessProperty[WorldState]]:
+        """Convergence: once every fault is spent, the group reaches `converged` under weak
+        fairness (per label) on the steps a real system eventually takes (`FAIR_ACTIONS`)."""
+        if not self.parameters.check_convergence:
+            return ()
+        return (
+            LivenessProperty(
+                CONVERGENCE,
+                goal=self.converged,
+                applies=self.faults_exhausted,
+                fair_actions=FAIR_ACTIONS,
+                fair_per_label=True,
+            ),
+        )
+
+    def converged(self, state: WorldState) -> bool:
+        """Stable, every subscribed partition owned by exactly one current member, every client
+        a Stable member with no revocation pending, and nothing in flight."""
+        coordinator = state.coordinator
+        if not self._loaded(coordinator):
+            return False
+        group = coordinator.group(GROUP_ID)
+        if group is None or group.state is not STABLE:
+            return False
+        owned: list[TopicPartition] = []
+        topics: set[str] = set()
+        member_ids = set()
+        for slot in state.clients:
+            consumer = slot.consumer
+            if (
+                phase(consumer) is not ConsumerPhase.STABLE
+                or consumer.in_flight
+                or slot.outbound
+                or slot.inbound
+                or not props.is_current_member(consumer, group)
+            ):
+                return False
+            owned.extend(consumer.owned)
+            topics.update(consumer.subscription)
+            member_ids.add(consumer.generation.member_id)
+        if member_ids != {member.member_id for member in group.members}:
+            return False
+        return sorted(owned) == list(state.cluster.partitions(topics))
+
+    def faults_exhausted(self, state: WorldState) -> bool:
+        """No fault budget left and no failover under way."""
+        return state.budgets.exhausted() and self._loaded(state.coordinator)
+
+    # -- properties ------------------------------------------------------------------------
+
+    def _build_invariants(self) -> tuple[Invariant[WorldState], ...]:
+        decoder, partition = self.decoder, self.group_partition
+        result: list[Invariant[WorldState]] = [
+            Invariant("NetworkConsistent", props.network_consistent)
+        ]
+        for spec_invariant in INVARIANTS:
+            result.append(
+                Invariant(
+                    spec_invariant.name,
+                    lambda s, name=spec_invariant.name: self._coordinator_invariants(
+                        s.coordinator
+                    ).get(name, []),
+                )
+            )
+        for consumer_invariant in CONSUMER_INVARIANTS:
+            result.append(
+                Invariant(
+                    consumer_invariant.name,
+                    lambda s, name=consumer_invariant.name: [
+                        f"{client_name(i)}: {problem}"
+                        for i, slot in enumerate(s.clients)
+                        for problem in self._consumer_invariants(slot.consumer).get(name, [])
+                    ],
+                )
+            )
+        result += [
+            Invariant(
+                "ExclusiveOwnershipAmongCurrentMembers",
+                props.exclusive_ownership_among_current_members,
+            ),
+            Invariant(
+                "LegalAssignment", lambda s: props.installed_assignments_disjoint(s, decoder)
+            ),
+            Invariant(
+                "OwnedPartitionsConsistent", lambda s: props.owned_partitions_consistent(s, decoder)
+            ),
+            Invariant("StaticMembership", props.static_membership_state),
+            Invariant("Durability", lambda s: props.durability(s, partition)),
+        ]
+        if self.parameters.naive_zombie_property:
+            result.append(Invariant(NAIVE_PROPERTY, props.exclusive_ownership_counting_zombies))
+        return tuple(result)
+
+    def _coordinator_invariants(self, coordinator: CoordinatorState) -> dict[str, list[str]]:
+        def compute() -> dict[str, list[str]]:
+            found: dict[str, list[str]] = {}
+            for name, problem in check_state(coordinator):
+                found.setdefault(name, []).append(problem)
+            return found
+
+        key = ("coordinator invariants", canonical_repr(coordinator))
+        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+
+    def _consumer_invariants(self, consumer: ConsumerState) -> dict[str, list[str]]:
+        def compute() -> dict[str, list[str]]:
+            found: dict[str, list[str]] = {}
+            for name, problem in check_consumer_state(consumer):
+                found.setdefault(name, []).append(problem)
+            return found
+
+        key = ("consumer invariants", canonical_repr(consumer))
+        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+
+    def _build_action_properties(self) -> tuple[ActionProperty[WorldState], ...]:
+        names: list[str] = []
+        for name in (
+            *(p.name for p in ACTION_PROPERTIES),
+            *(p.name for p in CONSUMER_ACTION_PROPERTIES),
+            *WORLD_ACTION_PROPERTIES,
+        ):
+            if name not in names:
+                names.append(name)
+        return tuple(
+            ActionProperty(
+                name,
+                lambda before, step, name=name: [
+                    detail for which, detail in step.state.step_problems if which == name
+                ],
+            )
+            for name in names
+        )
+
+    # -- exploring one state ---------------------------------------------------------------
+
+    def _loaded(self, coordinator: CoordinatorState) -> bool:
+        return (
+            self.group_partition not in coordinator.unowned_partitions
+            and self.group_partition not in coordinator.loading_partitions
+        )
+
+    def _explore(self, state: WorldState) -> tuple[list[Transition[WorldState]], bool]:
+        """Every enabled step, and whether a bound cut any step."""
+        candidates: list[_Step | None] = []
+        for index in range(len(state.clients)):
+            candidates += self._client_steps(state, index)
+        for index, slot in enumerate(state.clients):
+            if slot.outbound:
+                candidates += self._handle_request(state, index)
+        candidates += self._timer_steps(state)
+        candidates += self._fault_steps(state)
+        pruned = any(candidate is None for candidate in candidates)
+        steps = []
+        for candidate in candidates:
+            if candidate is None or candidate.state == state:
+                continue
+            steps.append(
+                Transition(candidate.label, candidate.action, candidate.state, candidate.rules)
+            )
+        return steps, pruned
+
+    # -- clients -----------------------------------------------------------------------------
+
+    def _client_steps(self, state: WorldState, index: int) -> list[_Step | None]:
+        p = self.parameters
+        slot = state.clients[index]
+        consumer = slot.consumer
+        spec = self.consumers[index]
+        name = client_name(index)
+        steps: list[_Step | None] = []
+        if slot.inbound:
+            cid, body = slot.inbound[0]
+            steps.append(
+                self._client_step(
+                    state,
+                    index,
+                    ResponseReceived(cid, body),
+                    f"{name} receives {describe_response(body)} #{cid}",
+                    "Receive" + _api(body),
+                )
+            )
+        budgets = state.budgets
+        for event in spec.enabled_events(consumer):
+            if isinstance(event, Poll):
+                steps.append(self._client_step(state, index, event, f"{name} Poll", "Poll"))
+            elif isinstance(event, HeartbeatDue):
+                steps.append(
+                    self._client_step(state, index, event, f"{name} HeartbeatDue", "HeartbeatDue")
+                )
+            elif isinstance(event, SessionTimeoutExpired) and budgets.session_timeouts:
+                steps.append(
+                    self._client_step(
+                        state,
+                        index,
+                        event,
+                        f"fault {name} SessionTimeoutExpired",
+                        "SessionTimeoutExpired",
+                        spend="session_timeouts",
+                    )
+                )
+            elif isinstance(event, PollTimeoutExpired) and budgets.poll_timeouts:
+                steps.append(
+                    self._client_step(
+                        state,
+                        index,
+                        event,
+                        f"fault {name} PollTimeoutExpired",
+                        "PollTimeoutExpired",
+                        spend="poll_timeouts",
+                    )
+                )
+        if budgets.commits and slot.positions:
+            commit = CommitRequested(slot.positions)
+            if spec.is_enabled(consumer, commit):
+                offsets = ", ".join(f"{tp}@{offset}" for tp, offset in slot.positions)
+                steps.append(
+                    self._client_step(
+                        state, index, commit, f"{name} commits {offsets}", "CommitRequested"
+                    )
+                )
+        for position, (partition, offset) in enumerate(slot.positions):
+            if offset < p.max_offset:
+                positions = list(slot.positions)
+                positions[position] = (partition, offset + 1)
+                steps.append(
+                    _Step(
+                        f"{name} processes {partition}@{offset}",
+                        "Process",
+                        state.with_client(index, replace(slot, positions=tuple(positions))),
+                        (),
+                    )
+                )
+        alternative = tuple(sorted(set(p.alternative_subscription)))
+        if budgets.subscription_changes and alternative and alternative != consumer.subscription:
+            change = SubscriptionChanged(alternative)
+            if spec.is_enabled(consumer, change):
+                steps.append(
+                    self._client_step(
+                        state,
+                        index,
+                        change,
+                        f"fault {name} subscribes to {list(alternative)}",
+                        "SubscriptionChanged",
+                        spend="subscription_changes",
+                    )
+                )
+        if budgets.crashes:
+            steps.append(self._crash(state, index))
+        return steps
+
+    def _client_step(
+        self,
+        state: WorldState,
+        index: int,
+        event: ConsumerEvent,
+        label: str,
+        action: str,
+        spend: str | None = None,
+    ) -> _Step | None:
+        """The consumer reacts to `event`; its sends join the outbound queue."""
+        slot = state.clients[index]
+        outcome, found = self._consumer_step(index, slot.consumer, event)
+        consumer = outcome.state
+        if len(consumer.in_flight) > self.parameters.max_in_flight:
+            return None
+        problems = [(which, f"{client_name(index)}: {detail}") for which, detail in found]
+        coordinator = state.coordinator
+        in_flight = {entry.correlation_id for entry in consumer.in_flight}
+        incarnation, outbound, inbound = slot.incarnation, slot.outbound, slot.inbound
+        if "client.coordinator.marked_unknown" in outcome.rules:
+            # Kafka's markCoordinatorUnknown disconnects: the connection and its queues go.
+            coordinator = _close_connection(coordinator, connection_name(index, incarnation))
+            incarnation, outbound, inbound = incarnation + 1, (), ()
+        outbound = tuple(message for message in outbound if message[0] in in_flight)
+        inbound = tuple(message for message in inbound if message[0] in in_flight)
+        outbound += tuple(
+            (send.correlation_id, send.request)
+            for send in outcome.sends
+            if send.correlation_id in in_flight
+        )
+        budgets = state.budgets.spend(spend) if spend else state.budgets
+        if any(isinstance(send.request, OffsetCommitRequest) for send in outcome.sends):
+            budgets = budgets.spend("commits")
+        new_slot = ClientSlot(
+            consumer=consumer,
+            incarnation=incarnation,
+            outbound=outbound,
+            inbound=inbound,
+            positions=self._positions(slot, consumer.owned, coordinator),
+        )
+        new_state = replace(
+            state.with_client(index, new_slot),
+            coordinator=coordinator,
+            budgets=budgets,
+            step_problems=tuple(problems),
+        )
+        return _Step(label, action, compact_member_ids(new_state), outcome.rules)
+
+    def _consumer_step(
+        self, index: int, consumer: ConsumerState, event: ConsumerEvent
+    ) -> tuple[ConsumerOutcome, tuple[tuple[str, str], ...]]:
+        """The consumer's outcome and the action-property violations of the step (memoized)."""
+        spec = self.consumers[index]
+
+        def compute() -> tuple[ConsumerOutcome, tuple[tuple[str, str], ...]]:
+            outcome = self._faulty_consumer_outcome(consumer, event, spec.step(consumer, event))
+            problems = check_consumer_step(spec.config, consumer, event, outcome)
+            if isinstance(event, ResponseReceived) and isinstance(event.body, JoinGroupResponse):
+                for send in outcome.sends:
+                    if isinstance(send.request, SyncGroupRequest) and send.request.assignments:
+                        problems += props.leader_assignment_problems(
+                            event.body, send.request, consumer, spec.protocol, self.decoder
+                        )
+            return outcome, tuple(problems)
+
+        key = ("consumer", self._config_ids[index], canonical_repr(consumer), canonical_repr(event))
+        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+
+    def _faulty_consumer_outcome(
+        self, consumer: ConsumerState, event: ConsumerEvent, outcome: ConsumerOutcome
+    ) -> ConsumerOutcome:
+        """The outcome as a buggy client sends it (KAFKA-12984, KIP-429); unchanged otherwise."""
+        if self.fault == fault_names.CORRUPT_OWNED_PARTITIONS:
+            return fault_switches.corrupt_owned_partitions(outcome, consumer.cluster)
+        if (
+            self.fault == fault_names.NO_WITHHOLDING
+            and isinstance(event, ResponseReceived)
+            and isinstance(event.body, JoinGroupResponse)
+        ):
+            return fault_switches.no_withholding(outcome, event.body, consumer.cluster)
+        return outcome
+
+    def _coordinator_step(
+        self,
+        coordinator: CoordinatorState,
+        event: Input,
+        handled: tuple[RequestRef, Request] | None,
+    ) -> tuple[tuple[Outcome, tuple[tuple[str, str], ...]], ...]:
+        """Every outcome of a coordinator step with its action-property violations (memoized)."""
+
+        def compute() -> tuple[tuple[Outcome, tuple[tuple[str, str], ...]], ...]:
+            loaded = self._loaded(coordinator)
+            results = []
+            for outcome in self.coordinator.step(coordinator, event, 0):
+                if self.fault == fault_names.STATIC_REJOIN_UNFENCED and isinstance(event, Received):
+                    outcome = replace(
+                        outcome,
+                        state=fault_switches.keep_replaced_static_member(
+                            coordinator, event.request, outcome.state
+                        ),
+                    )
+                problems = check_step(coordinator, event, outcome.state, outcome.responses)
+                problems += props.coordinator_step_problems(
+                    coordinator, outcome.state, outcome.responses, handled, self.decoder, loaded
+                )
+                results.append((outcome, tuple(problems)))
+            return tuple(results)
+
+        key: tuple[object, ...] = (
+            "coordinator",
+            canonical_repr(coordinator),
+            canonical_repr(event),
+        )
+        if handled is not None and self.fault == fault_names.UNFENCED_COMMIT:
+            key += (canonical_repr(handled[1]),)  # the event may differ from what was sent
+        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+
+    def _positions(
+        self,
+        slot: ClientSlot,
+        owned: tuple[TopicPartition, ...],
+        coordinator: CoordinatorState,
+    ) -> tuple[tuple[TopicPartition, int], ...]:
+        """Positions of the owned partitions: kept if owned before, else the committed offset."""
+        positions = []
+        for partition in owned:
+            offset = slot.position(partition)
+            if offset is None:
+                record = coordinator.log.get(
+                    OffsetCommitKey(GROUP_ID, partition.topic, partition.partition)
+                )
+                offset = getattr(record, "offset", 0)
+            positions.append((partition, offset))
+        return tuple(positions)
+
+    def _crash(self, state: WorldState, index: int) -> _Step | None:
+        """The client crashes and restarts: a new consumer on a new connection."""
+        slot = state.clients[index]
+        fresh = ClientSlot(
+            self.consumers[index].initial_state(state.cluster),
+            incarnation=slot.incarnation + 1,
+        )
+        if replace(fresh, incarnation=slot.incarnation) == slot:
+            return _Step("", "", state, ())  # a crash before doing anything changes nothing
+        coordinator = _close_connection(state.coordinator, connection_name(index, slot.incarnation))
+        new_state = replace(
+            state.with_client(index, fresh),
+            coordinator=coordinator,
+            budgets=state.budgets.spend("crashes"),
+            step_problems=(),
+        )
+        label = f"fault {client_name(index)} crashes and restarts"
+        return _Step(label, "Crash", compact_member_ids(new_state), ())
+
+    # -- coordinator -------------------------------------------------------------------------
+
+    def _handle_request(self, state: WorldState, index: int) -> list[_Step | None]:
+        """The coordinator handles the head of client `index`'s outbound queue."""
+        slot = state.clients[index]
+        cid, request = slot.outbound[0]
+        ref = RequestRef(connection_name(index, slot.incarnation), cid)
+        # Under KAFKA-2555 the coordinator reads a different request than the client sent; the
+        # properties judge what the client sent.
+        seen = (
+            fault_switches.unfenced_commit(state.coordinator, request)
+            if self.fault == fault_names.UNFENCED_COMMIT
+            else request
+        )
+        event = Received(ref, seen)
+        base = state.with_client(index, replace(slot, outbound=slot.outbound[1:]))
+        label = f"coordinator handles {client_name(index)} {describe_request(request)} #{cid}"
+        action = "Handle" + type(request).__name__.removesuffix("Request")
+        steps: list[_Step | None] = [
+            self._coordinator_outcome(base, event, outcome, found, label, action, (ref, request))
+            for outcome, found in self._coordinator_step(state.coordinator, event, (ref, request))
+        ]
+        if (
+            self.fault == fault_names.NO_SYNC_TIMER
+            and isinstance(request, SyncGroupRequest)
+            and not request.assignments
+        ):
+            # KAFKA-12890: the follower's SyncGroup never reaches the coordinator (in Kafka the
+            # follower was stuck between JoinGroup and SyncGroup while it kept heartbeating).
+            lost = replace(base, step_problems=())
+            steps.append(
+                _Step(
+                    f"fault {client_name(index)} SyncGroup #{cid} is never sent",
+                    "LoseSyncGroup",
+                    lost,
+                    (),
+                )
+            )
+        return steps
+
+    def _timer_steps(self, state: WorldState) -> list[_Step | None]:
+        steps: list[_Step | None] = []
+        group = state.coordinator.group(GROUP_ID)
+        # Pending members (MEMBER_ID_REQUIRED handed out, second JoinGroup not yet in) count:
+        # expiring one whose client is alive and about to rejoin is as much an eviction fault
+        # as expiring a member, and letting it fire freely makes the join loop forever.
+        members = _member_ids(group)
+        for _deadline, timer in self.coordinator.armed_timers(state.coordinator):
+            if isinstance(timer, OffsetRetentionCheck):
+                continue
+            if isinstance(timer, SyncTimerExpired) and self.fault == fault_names.NO_SYNC_TIMER:
+                continue  # KAFKA-12890: Kafka had no pending-sync timer
+            label = f"timer {type(timer).__name__}"
+            if isinstance(timer, HeartbeatExpired):
+                label += f" {timer.member_id}"
+                member = group.member(timer.member_id) if group is not None else None
+                if member is not None and member.has_satisfied_heartbeat():
+                    continue  # disarms the timer of a parked member and changes nothing else
+            for outcome, found in self._coordinator_step(state.coordinator, timer, None):
+                remaining = _member_ids(outcome.state.group(GROUP_ID))
+                evicted = sorted(
+                    member_id
+                    for member_id in members - remaining
+                    if self._held_by_live_client(state, member_id)
+                )
+                base, fault = state, label
+                if evicted:
+                    # The client is alive: it must have stalled for a whole timeout.
+                    if not state.budgets.evictions:
+                        continue
+                    base = replace(state, budgets=state.budgets.spend("evictions"))
+                    fault = f"fault {label} evicts live {', '.join(evicted)}"
+                steps.append(
+                    self._coordinator_outcome(
+                        base, timer, outcome, found, fault, type(timer).__name__, None
+                    )
+                )
+        return steps
+
+    @staticmethod
+    def _held_by_live_client(state: WorldState, member_id: str) -> bool:
+        """Whether a running client (not failed, not closed) uses `member_id`."""
+        return any(
+            slot.consumer.generation.member_id == member_id
+            and slot.consumer.failure is None
+            and not slot.consumer.closed
+            for slot in state.clients
+        )
+
+    def _fault_steps(self, state: WorldState) -> list[_Step | None]:
+        coordinator = state.coordinator
+        partition = self.group_partition
+        event: Input | None = None
+        spend: str | None = None
+        if partition in coordinator.unowned_partitions:
+            event = StartLoading(partition)
+        elif partition in coordinator.loading_partitions:
+            event = FinishLoading(partition)
+        elif state.budgets.failovers:
+            event, spend = Unload(partition), "failovers"
+        steps: list[_Step | None] = []
+        if event is not None:
+            base = replace(state, budgets=state.budgets.spend(spend)) if spend else state
+            label = ("fault " if spend else "") + f"{type(event).__name__}"
+            for outcome, found in self._coordinator_step(coordinator, event, None):
+                steps.append(
+                    self._coordinator_outcome(
+                        base, event, outcome, found, label, type(event).__name__, None
+                    )
+                )
+        if state.budgets.partition_growths:
+            steps.append(self._grow(state))
+        return steps
+
+    def _coordinator_outcome(
+        self,
+        base: WorldState,
+        event: Input,
+        outcome: Outcome,
+        problems: tuple[tuple[str, str], ...],
+        label: str,
+        action: str,
+        handled: tuple[RequestRef, Request] | None,
+    ) -> _Step | None:
+        """`base` with the coordinator's outcome applied and its responses delivered."""
+        del event
+        group = outcome.state.group(GROUP_ID)
+        if group is not None and group.generation_id > self.parameters.max_generation:
+            return None
+        clients = list(base.clients)
+        live = base.live_connections()
+        for response in outcome.responses:
+            target = live.get(response.ref.connection)
+            if target is None:
+                continue  # the connection is closed: nobody reads this response
+            slot = clients[target]
+            message = (response.ref.correlation_id, response.body)
+            clients[target] = replace(slot, inbound=(*slot.inbound, message))
+        acknowledged = base.acknowledged
+        if handled is not None and isinstance(handled[1], OffsetCommitRequest):
+            acknowledged = _acknowledge(acknowledged, handled, outcome)
+        new_state = replace(
+            base,
+            coordinator=outcome.state,
+            clients=tuple(clients),
+            acknowledged=acknowledged,
+            step_problems=problems,
+        )
+        if outcome.choices:
+            label += " [" + ", ".join(f"{c.what}={c.value}" for c in outcome.choices) + "]"
+        return _Step(label, action, compact_member_ids(new_state), outcome.rules)
+
+    def _grow(self, state: WorldState) -> _Step | None:
+        """A topic gains a partition; every client's metadata refreshes."""
+        topic = self.parameters.topic_to_grow()
+        counts = dict(state.cluster.partitions_per_topic)
+        counts[topic] += 1
+        cluster = Cluster.of(counts)
+        new_state = replace(
+            state, cluster=cluster, budgets=state.budgets.spend("partition_growths")
+        )
+        rules: list[str] = []
+        problems: list[tuple[str, str]] = []
+        event = MetadataChanged(cluster)
+        for index, slot in enumerate(state.clients):
+            spec = self.consumers[index]
+            if not spec.is_enabled(slot.consumer, event):
+                continue
+            outcome, found = self._consumer_step(index, slot.consumer, event)
+            assert not outcome.sends, "a metadata update sends nothing"
+            rules += outcome.rules
+            problems += [(which, f"{client_name(index)}: {detail}") for which, detail in found]
+            new_state = new_state.with_client(index, replace(slot, consumer=outcome.state))
+        new_state = replace(new_state, step_problems=tuple(problems))
+        label = f"fault partitions added to {topic} ({counts[topic]})"
+        return _Step(label, "PartitionsAdded", new_state, tuple(rules))
+
+
+def _member_ids(group: Group | None) -> set[str]:
+    """The ids of the group's members and pending members."""
+    if group is None:
+        return set()
+    return {m.member_id for m in group.members} | {p.member_id for p in group.pending_members}
+
+
+def _close_connection(coordinator: CoordinatorState, connection: str) -> CoordinatorState:
+    """The coordinator state with requests parked for `connection` answering into the void."""
+    return map_coordinator_refs(
+        coordinator, lambda ref: CLOSED_REF if ref.connection == connection else ref
+    )
+
+
+def _acknowledge(
+    acknowledged: tuple[tuple[TopicPartition, int], ...],
+    handled: tuple[RequestRef, Request],
+    outcome: Outcome,
+) -> tuple[tuple[TopicPartition, int], ...]:
+    """The ghost of acknowledged offsets after the coordinator answered an OffsetCommit."""
+    ref, request = handled
+    assert isinstance(request, OffsetCommitRequest)
+    if request.group_id != GROUP_ID:
+        return acknowledged
+    offsets = {TopicPartition(p.topic, p.partition): p.committed_offset for p in request.partitions}
+    latest = dict(acknowledged)
+    for response in outcome.responses:
+        if response.ref != ref or not isinstance(response.body, OffsetCommitResponse):
+            continue
+        for answer in response.body.partitions:
+            if answer.error_code.name == "NONE":
+                partition = TopicPartition(answer.topic, answer.partition)
+                latest[partition] = offsets[partition]
+    return tuple(sorted(latest.items()))
+
+
+# -- labels -----------------------------------------------------------------------------------
+
+
+def _api(body: object) -> str:
+    return type(body).__name__.removesuffix("Response")
+
+
+def describe_request(request: Request) -> str:
+    """A short human-readable form of a request, for transition labels."""
+    if isinstance(request, FindCoordinatorRequest):
+        return "FindCoordinator"
+    if isinstance(request, JoinGroupRequest):
+        return f"JoinGroup(member={request.member_id or '-'})"
+    if isinstance(request, SyncGroupRequest):
+        assigned = f", {len(request.assignments)} assignments" if request.assignments else ""
+        return f"SyncGroup(gen={request.generation_id}, member={request.member_id}{assigned})"
+    if isinstance(request, HeartbeatRequest):
+        return f"Heartbeat(gen={request.generation_id}, member={request.member_id})"
+    if isinstance(request, LeaveGroupRequest):
+        return f"LeaveGroup({', '.join(m.member_id for m in request.members)})"
+    if isinstance(request, OffsetCommitRequest):
+        offsets = ", ".join(
+            f"{p.topic}-{p.partition}@{p.committed_offset}" for p in request.partitions
+        )
+        return f"OffsetCommit(gen={request.generation_id}, member={request.member_id}, {offsets})"
+    return type(request).__name__
+
+
+def describe_response(body: ResponseBody) -> str:
+    """A short human-readable form of a response, for transition labels."""
+    if isinstance(body, FindCoordinatorResponse):
+        return f"FindCoordinator({body.error_code.name})"
+    if isinstance(body, JoinGroupResponse):
+        if body.error_code.name != "NONE":
+            return f"JoinGroup({body.error_code.name}, member={body.member_id or '-'})"
+        return (
+            f"JoinGroup(NONE, gen={body.generation_id}, member={body.member_id}, "
+            f"leader={body.leader}, {body.protocol_name})"
+        )
+    if isinstance(body, SyncGroupResponse):
+        if body.error_code.name != "NONE":
+            return f"SyncGroup({body.error_code.name})"
+        try:
+            partitions = ", ".join(str(tp) for tp in decode_assignment(body.assignment)[0])
+        except SubscriptionDecodeError:
+            partitions = "undecodable"
+        return f"SyncGroup(NONE, [{partitions}])"
+    if isinstance(body, (HeartbeatResponse, LeaveGroupResponse)):
+        return f"{_api(body)}({body.error_code.name})"
+    if isinstance(body, OffsetCommitResponse):
+        errors = sorted({p.error_code.name for p in body.partitions})
+        return f"OffsetCommit({', '.join(errors)})"
+    return type(body).__name__

@@ -1,0 +1,247 @@
+"""The named parameters of the closed group world (`GroupWorld`), with types, defaults and checks.
+
+Every parameter has a declared type (int, bool, str, list of str, list of int), so a preset file
+and a `--set name=value` override are read the same way. `validate` refuses impossible worlds
+(no clients, a generation bound below 1, an unknown assignor, a subscription to a topic that
+does not exist) with a `ParameterError` naming the key; `models/presets.py` adds the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from groupspec.spec.assignors.registry import ASSIGNORS
+
+from .faults import FAULTS, unknown_fault_message
+
+# Separates the assignors of one client in `client_assignors` ("range+cooperative-sticky"):
+# a comma already separates list items in `--set`.
+ASSIGNOR_SEPARATOR = "+"
+# Symmetry tries permutations of interchangeable clients, and member ids stay single-digit.
+MAX_CLIENTS = 4
+
+
+class ParameterError(ValueError):
+    """A parameter that is unknown, of the wrong type, or impossible; `key` names it."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True)
+class WorldParameters:
+    """Everything that shapes a group world: clients, topics, bounds and fault budgets.
+
+    Clients: `clients` consumers, the first `static_clients` of them static (group.instance.id
+    "i1", "i2", ...). Every client uses the assignors `assignors` (preference order) unless
+    `client_assignors` gives one entry per client ("range+cooperative-sticky").
+    Topics: `topics` with `partitions` partitions each; clients subscribe to `subscription`
+    (empty: every topic) and a subscription change switches one client to
+    `alternative_subscription`. A partition growth adds one partition to `grow_topic` (empty:
+    the first topic).
+    Bounds: the group generation never exceeds `max_generation`; a client has at most
+    `max_in_flight` requests unanswered; the clients send at most `commits` OffsetCommits in
+    all and process each partition up to offset `max_offset`.
+    Fault budgets (each shared by all clients): `crashes`, `poll_timeouts`, `session_timeouts`
+    (client side), `evictions` (a coordinator timer evicts a member whose client is alive: its
+    session, rebalance or pending-sync timeout ran out; -1: unbounded), `failovers`,
+    `subscription_changes`, `partition_growths`.
+    `symmetry` reduces interchangeable clients; `naive_zombie_property` adds the property
+    ExclusiveOwnershipCountingZombies, which the classic protocol does not have.
+    `fault` names a historical bug to re-introduce (empty: none; see `models/bugs.py`).
+    `check_convergence` declares the liveness property Convergence (see `GroupWorld`).
+    """
+
+    clients: int = 2
+    static_clients: int = 0
+    assignors: tuple[str, ...] = ("range",)
+    client_assignors: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ("t",)
+    partitions: tuple[int, ...] = (2,)
+    subscription: tuple[str, ...] = ()
+    alternative_subscription: tuple[str, ...] = ()
+    grow_topic: str = ""
+    max_generation: int = 2
+    max_in_flight: int = 2
+    max_offset: int = 0
+    crashes: int = 0
+    poll_timeouts: int = 0
+    session_timeouts: int = 0
+    evictions: int = 1
+    failovers: int = 0
+    subscription_changes: int = 0
+    partition_growths: int = 0
+    commits: int = 0
+    symmetry: bool = True
+    naive_zombie_property: bool = False
+    fault: str = ""
+    check_convergence: bool = False
+
+    def assignors_of(self, index: int) -> tuple[str, ...]:
+        """The assignor names of client `index` (0-based), in preference order."""
+        if self.client_assignors:
+            return tuple(self.client_assignors[index].split(ASSIGNOR_SEPARATOR))
+        return self.assignors
+
+    def subscribed_topics(self) -> tuple[str, ...]:
+        """The topics every client subscribes to at start."""
+        return self.subscription or self.topics
+
+    def topic_to_grow(self) -> str:
+        """The topic a partition growth adds a partition to."""
+        return self.grow_topic or self.topics[0]
+
+
+# name -> declared type, as the words used in error messages and docs.
+PARAMETER_TYPES: Mapping[str, str] = {
+    field.name: {
+        "int": "int",
+        "bool": "bool",
+        "str": "str",
+        "tuple[str, ...]": "list of str",
+        "tuple[int, ...]": "list of int",
+    }[str(field.type)]
+    for field in fields(WorldParameters)
+}
+
+_NON_NEGATIVE = (
+    "static_clients",
+    "commits",
+    "max_offset",
+    "crashes",
+    "poll_timeouts",
+    "session_timeouts",
+    "failovers",
+    "subscription_changes",
+    "partition_growths",
+)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def coerce(key: str, value: object) -> object:
+    """`value` (as read from TOML) checked against `key`'s declared type; lists become tuples."""
+    if key not in PARAMETER_TYPES:
+        raise ParameterError(key, f"unknown parameter; known: {', '.join(sorted(PARAMETER_TYPES))}")
+    kind = PARAMETER_TYPES[key]
+    if kind == "int" and _is_int(value):
+        return value
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "str" and isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        if kind == "list of str" and all(isinstance(item, str) for item in value):
+            return tuple(value)
+        if kind == "list of int" and all(_is_int(item) for item in value):
+            return tuple(value)
+    raise ParameterError(key, f"expected {kind}, got {value!r}")
+
+
+def parse_override(key: str, text: str) -> object:
+    """The value of `--set key=text`, parsed by `key`'s declared type (lists: comma-separated)."""
+    if key not in PARAMETER_TYPES:
+        raise ParameterError(key, f"unknown parameter; known: {', '.join(sorted(PARAMETER_TYPES))}")
+    kind = PARAMETER_TYPES[key]
+    text = text.strip()
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise ParameterError(key, f"expected int, got {text!r}") from None
+    if kind == "bool":
+        words = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+        if text.lower() not in words:
+            raise ParameterError(key, f"expected bool (true or false), got {text!r}")
+        return words[text.lower()]
+    if kind == "str":
+        return text
+    items = tuple(item.strip() for item in text.split(",")) if text else ()
+    if kind == "list of int":
+        try:
+            return tuple(int(item) for item in items)
+        except ValueError:
+            raise ParameterError(key, f"expected comma-separated ints, got {text!r}") from None
+    return items
+
+
+def build(values: Mapping[str, object]) -> WorldParameters:
+    """Parameters from already-coerced `values` (defaults for the rest), validated."""
+    parameters = WorldParameters(**values)  # type: ignore[arg-type]
+    validate(parameters)
+    return parameters
+
+
+def validate(p: WorldParameters) -> None:
+    """Raise ParameterError naming the first impossible parameter."""
+    if not 1 <= p.clients <= MAX_CLIENTS:
+        raise ParameterError("clients", f"must be between 1 and {MAX_CLIENTS}, got {p.clients}")
+    for key in _NON_NEGATIVE:
+        if getattr(p, key) < 0:
+            raise ParameterError(key, f"must be at least 0, got {getattr(p, key)}")
+    if p.evictions < -1:
+        raise ParameterError(
+            "evictions", f"must be -1 (unbounded) or at least 0, got {p.evictions}"
+        )
+    if p.static_clients > p.clients:
+        raise ParameterError(
+            "static_clients", f"must be at most clients ({p.clients}), got {p.static_clients}"
+        )
+    if p.max_generation < 1:
+        raise ParameterError("max_generation", f"must be at least 1, got {p.max_generation}")
+    if p.max_in_flight < 1:
+        raise ParameterError("max_in_flight", f"must be at least 1, got {p.max_in_flight}")
+    if p.fault and p.fault not in FAULTS:
+        raise ParameterError("fault", unknown_fault_message(p.fault))
+    _validate_topics(p)
+    _validate_assignors(p)
+
+
+def _validate_topics(p: WorldParameters) -> None:
+    if not p.topics:
+        raise ParameterError("topics", "at least one topic is needed")
+    if len(set(p.topics)) != len(p.topics):
+        raise ParameterError("topics", f"topic names repeat: {list(p.topics)}")
+    # Member ids are "<client or instance id>-<n>" and are renamed as such; a topic that looked
+    # like one could be mistaken for one.
+    for topic in p.topics:
+        if not topic or topic.rsplit("-", 1)[-1].isdigit():
+            raise ParameterError("topics", f"{topic!r} is empty or ends in -<digits>")
+    if len(p.partitions) != len(p.topics):
+        raise ParameterError(
+            "partitions",
+            f"needs one count per topic ({len(p.topics)}), got {len(p.partitions)}",
+        )
+    if any(count < 1 for count in p.partitions):
+        raise ParameterError("partitions", f"every count must be at least 1, got {p.partitions}")
+    for key in ("subscription", "alternative_subscription"):
+        unknown = sorted(set(getattr(p, key)) - set(p.topics))
+        if unknown:
+            raise ParameterError(key, f"topics {unknown} are not in topics {list(p.topics)}")
+    if p.grow_topic and p.grow_topic not in p.topics:
+        raise ParameterError("grow_topic", f"{p.grow_topic!r} is not in topics {list(p.topics)}")
+    if p.subscription_changes and not p.alternative_subscription:
+        raise ParameterError("subscription_changes", "needs alternative_subscription to switch to")
+
+
+def _validate_assignors(p: WorldParameters) -> None:
+    if p.client_assignors and len(p.client_assignors) != p.clients:
+        raise ParameterError(
+            "client_assignors",
+            f"needs one entry per client ({p.clients}), got {len(p.client_assignors)}",
+        )
+    key = "client_assignors" if p.client_assignors else "assignors"
+    for index in range(p.clients):
+        names = p.assignors_of(index)
+        if not names or len(set(names)) != len(names):
+            raise ParameterError(key, f"client {index + 1} needs distinct assignors, got {names}")
+        for name in names:
+            if name not in ASSIGNORS:
+                raise ParameterError(
+                    key, f"unknown assignor {name!r}; known: {', '.join(sorted(ASSIGNORS))}"
+                )

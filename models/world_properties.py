@@ -1,0 +1,474 @@
+"""The properties a group world is checked against (names from properties-and-bugs.md).
+
+State invariants (`Invariant`s of the world) come from three places: every coordinator invariant
+of `spec/invariants.py` on the coordinator state, every consumer invariant of
+`spec/consumer/invariants.py` on each client, and the world properties below, which relate the
+clients to the coordinator.
+
+Action properties need what a step produced (the coordinator's responses, the consumer's
+callbacks and sends), which the successor state does not keep. So the world checks them while it
+computes a transition and records the violations in the successor's `step_problems` ghost (empty
+after every correct step); each `ActionProperty` of the world reads its own name from there.
+
+World properties:
+
+- ExclusiveOwnershipAmongCurrentMembers (catalog 2): no partition is owned by two clients that
+  both belong to the coordinator's current generation (member id in the group, same generation).
+- ExclusiveOwnershipCountingZombies (catalog 3, the naive property): no partition is owned by two
+  clients at all. The classic protocol does not have it (a fenced client keeps believing it owns
+  its partitions until it learns otherwise); it is off by default and expected to fail.
+- NoZombieCommit (catalog 4): an OffsetCommit the coordinator accepts with generation >= 0 comes
+  from a member of the current generation, and every accepted partition is in the assignment the
+  coordinator holds for that member.
+- LegalAssignment (catalog 5): the leader's assignment gives every member only partitions of
+  topics it subscribes to that exist in the leader's metadata, no partition twice, and (for
+  complete assignors) every subscribed partition; cooperative-sticky may withhold a partition
+  some member still claims. In every Stable group the installed assignments are disjoint.
+- CooperativeRevokeBeforeAssign (catalog 6, KIP-429): with the COOPERATIVE protocol the leader
+  never assigns a partition to one member while another member's subscription claims to own it.
+- OwnedPartitionsConsistent (catalog 7): no two members of a group claim the same owned
+  partition for the same generation in their JoinGroup subscriptions.
+- GenerationMonotonic (catalog 8): the coordinator's own action property (a group's generation
+  never decreases while it stays in memory), and the generation stored in the log never
+  decreases. Failover may roll the in-memory generation back to the stored one: Kafka writes the
+  group record only when the leader's assignment is stored, so a generation that completed its
+  join phase but never synced is lost on failover. Clients: ConsumerGenerationMonotonic, with a
+  client crash as a further documented reset.
+- StaticMembership (catalog 10): a static member's id is one its instance id generated; a member
+  id replaced by a newer one of the same instance gets FENCED_INSTANCE_ID on JoinGroup,
+  SyncGroup, Heartbeat and OffsetCommit; a static rejoin that keeps the group Stable keeps its
+  generation and its assignment. (At most one member per instance id is the coordinator's
+  InstanceMapConsistent.)
+- Durability (catalog 11): every offset the coordinator acknowledged is in the log, and in memory
+  whenever the group's offsets partition is loaded. Offset expiry is not modelled (time is
+  abstract), so no acknowledged offset is eligible for expiry.
+- NetworkConsistent: the world's own type invariant: every queued or parked message belongs to a
+  request the client still has in flight, queues hold each request once, positions follow owned
+  partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from groupspec.spec.assignment import RebalanceProtocol, Subscription, TopicPartition
+from groupspec.spec.assignors.registry import COMPLETE_ASSIGNORS
+from groupspec.spec.consumer import ConsumerState
+from groupspec.spec.consumer_protocol import (
+    SubscriptionDecodeError,
+    decode_assignment,
+    decode_subscription,
+)
+from groupspec.spec.errors import ErrorCode
+from groupspec.spec.group_state import STABLE
+from groupspec.spec.log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey
+from groupspec.spec.requests import (
+    HeartbeatRequest,
+    JoinGroupRequest,
+    OffsetCommitRequest,
+    Request,
+    RequestRef,
+    SyncGroupRequest,
+)
+from groupspec.spec.requests import TopicPartition as RequestTopicPartition
+from groupspec.spec.responses import (
+    HeartbeatResponse,
+    JoinGroupResponse,
+    OffsetCommitResponse,
+    Response,
+    SyncGroupResponse,
+)
+from groupspec.spec.state import CoordinatorState, Group
+
+from .world_state import CLOSED_REF, GROUP_ID, WorldState, client_name
+
+Problems = list[tuple[str, str]]
+
+
+class Decoder:
+    """Decodes subscriptions and assignments, remembering results (they are pure functions of
+    bytes); one per world, dropped when the world is sent to another process."""
+
+    def __init__(self) -> None:
+        self._subscriptions: dict[bytes, Subscription | None] = {}
+        self._assignments: dict[bytes, tuple[TopicPartition, ...] | None] = {}
+
+    def subscription(self, metadata: bytes) -> Subscription | None:
+        """The decoded ConsumerProtocolSubscription, or None if it does not decode."""
+        if metadata not in self._subscriptions:
+            try:
+                self._subscriptions[metadata] = decode_subscription(metadata)
+            except SubscriptionDecodeError:
+                self._subscriptions[metadata] = None
+        return self._subscriptions[metadata]
+
+    def assignment(self, data: bytes) -> tuple[TopicPartition, ...] | None:
+        """The partitions of a ConsumerProtocolAssignment, or None (e.g. empty bytes)."""
+        if data not in self._assignments:
+            try:
+                self._assignments[data] = decode_assignment(data)[0]
+            except SubscriptionDecodeError:
+                self._assignments[data] = None
+        return self._assignments[data]
+
+
+def world_group(state: WorldState) -> Group | None:
+    """The world's consumer group as the coordinator holds it in memory, if it does."""
+    return state.coordinator.group(GROUP_ID)
+
+
+def is_current_member(consumer: ConsumerState, group: Group) -> bool:
+    """Whether the consumer belongs to the coordinator's current generation."""
+    generation = consumer.generation
+    return generation.generation_id == group.generation_id and group.has_member(
+        generation.member_id
+    )
+
+
+def _owners(state: WorldState, clients: Iterable[int]) -> dict[TopicPartition, list[int]]:
+    owners: dict[TopicPartition, list[int]] = {}
+    for index in clients:
+        for partition in state.clients[index].consumer.owned:
+            owners.setdefault(partition, []).append(index)
+    return owners
+
+
+def _shared(owners: dict[TopicPartition, list[int]], who: str) -> list[str]:
+    return [
+        f"{partition} is owned by {who} {', '.join(client_name(i) for i in indices)}"
+        for partition, indices in sorted(owners.items())
+        if len(indices) > 1
+    ]
+
+
+# -- state invariants -------------------------------------------------------------------------
+
+
+def exclusive_ownership_among_current_members(state: WorldState) -> list[str]:
+    """No partition owned by two clients that both belong to the current generation."""
+    group = world_group(state)
+    if group is None:
+        return []
+    current = [
+        index for index, slot in enumerate(state.clients) if is_current_member(slot.consumer, group)
+    ]
+    return _shared(_owners(state, current), f"current members of generation {group.generation_id}")
+
+
+def exclusive_ownership_counting_zombies(state: WorldState) -> list[str]:
+    """The naive property: no partition owned by two clients, members or not."""
+    return _shared(_owners(state, range(len(state.clients))), "clients")
+
+
+def installed_assignments_disjoint(state: WorldState, decoder: Decoder) -> list[str]:
+    """LegalAssignment on the coordinator: a Stable group's stored assignments are disjoint."""
+    group = world_group(state)
+    if group is None or group.state is not STABLE:
+        return []
+    holders: dict[TopicPartition, list[str]] = {}
+    for member in group.members:
+        for partition in decoder.assignment(member.assignment) or ():
+            holders.setdefault(partition, []).append(member.member_id)
+    return [
+        f"Stable generation {group.generation_id} assigns {partition} to {ids}"
+        for partition, ids in sorted(holders.items())
+        if len(ids) > 1
+    ]
+
+
+def owned_partitions_consistent(state: WorldState, decoder: Decoder) -> list[str]:
+    """No two members claim the same owned partition for the same generation."""
+    group = world_group(state)
+    if group is None:
+        return []
+    claims: dict[tuple[TopicPartition, int], list[str]] = {}
+    for member in group.members:
+        protocol = group.protocol_name or (member.protocols[0].name if member.protocols else "")
+        subscription = decoder.subscription(member.metadata_for(protocol))
+        if subscription is None:
+            continue
+        for partition in subscription.owned_partitions:
+            claims.setdefault((partition, subscription.generation), []).append(member.member_id)
+    return [
+        f"{partition} claimed for generation {generation} by {ids}"
+        for (partition, generation), ids in sorted(claims.items())
+        if len(ids) > 1
+    ]
+
+
+def static_membership_state(state: WorldState) -> list[str]:
+    """Every static member's id was generated from its own instance id, and no
+    group.instance.id has more than one member id."""
+    group = world_group(state)
+    if group is None:
+        return []
+    problems = [
+        f"member {member.member_id} is mapped to instance {member.group_instance_id}"
+        for member in group.members
+        if member.group_instance_id is not None
+        and member.member_id.rpartition("-")[0] != member.group_instance_id
+    ]
+    ids: dict[str, list[str]] = {}
+    for member in group.members:
+        if member.group_instance_id is not None:
+            ids.setdefault(member.group_instance_id, []).append(member.member_id)
+    problems += [
+        f"instance {instance} has member ids {sorted(member_ids)}"
+        for instance, member_ids in sorted(ids.items())
+        if len(member_ids) > 1
+    ]
+    return problems
+
+
+def durability(state: WorldState, group_partition: int) -> list[str]:
+    """Every acknowledged offset is in the log, and in memory while the partition is loaded."""
+    coordinator = state.coordinator
+    problems = []
+    for partition, offset in state.acknowledged:
+        record = coordinator.log.get(
+            OffsetCommitKey(GROUP_ID, partition.topic, partition.partition)
+        )
+        stored = getattr(record, "offset", None)
+        if stored != offset:
+            problems.append(f"acknowledged offset {offset} of {partition}: the log has {stored}")
+    loaded = (
+        group_partition not in coordinator.unowned_partitions
+        and group_partition not in coordinator.loading_partitions
+    )
+    if not loaded or not state.acknowledged:
+        return problems
+    group = coordinator.group(GROUP_ID)
+    for partition, offset in state.acknowledged:
+        value = (
+            group.offset(RequestTopicPartition(partition.topic, partition.partition))
+            if group is not None
+            else None
+        )
+        in_memory = value.offset if value is not None else None
+        if in_memory != offset:
+            problems.append(
+                f"acknowledged offset {offset} of {partition}: the loaded group has {in_memory}"
+            )
+    return problems
+
+
+def network_consistent(state: WorldState) -> list[str]:
+    """Queues and parked requests match what each client has in flight."""
+    problems = []
+    live = state.live_connections()
+    parked: dict[int, list[int]] = {}
+    for group in state.coordinator.groups:
+        for member in group.members:
+            for ref in (member.awaiting_join, member.awaiting_sync):
+                if ref is None:
+                    continue
+                if ref.connection in live:
+                    parked.setdefault(live[ref.connection], []).append(ref.correlation_id)
+                elif ref != CLOSED_REF:
+                    problems.append(f"member {member.member_id} waits on unknown connection {ref}")
+    for index, slot in enumerate(state.clients):
+        name = client_name(index)
+        in_flight = [entry.correlation_id for entry in slot.consumer.in_flight]
+        queued = [cid for cid, _ in slot.outbound] + [cid for cid, _ in slot.inbound]
+        queued += parked.get(index, [])
+        if len(set(queued)) != len(queued):
+            problems.append(f"{name}: a request is queued or parked twice: {sorted(queued)}")
+        stray = sorted(set(queued) - set(in_flight))
+        if stray:
+            problems.append(f"{name}: messages {stray} belong to no request in flight")
+        owned = slot.consumer.owned
+        if tuple(partition for partition, _ in slot.positions) != owned:
+            problems.append(f"{name}: positions {slot.positions} do not follow owned {owned}")
+    return problems
+
+
+# -- action properties, checked while a transition is computed --------------------------------
+
+
+def persisted_generation(state: CoordinatorState) -> int | None:
+    """The generation of the group record in the log, if there is one."""
+    value = state.log.get(GroupMetadataKey(GROUP_ID))
+    return value.generation_id if isinstance(value, GroupMetadataValue) else None
+
+
+def _answers(responses: Sequence[Response], ref: RequestRef) -> list[object]:
+    return [response.body for response in responses if response.ref == ref]
+
+
+def _error_of(body: object) -> ErrorCode | None:
+    if isinstance(body, (JoinGroupResponse, SyncGroupResponse, HeartbeatResponse)):
+        return body.error_code
+    if isinstance(body, OffsetCommitResponse):
+        errors = {p.error_code for p in body.partitions}
+        return errors.pop() if len(errors) == 1 else None
+    return None
+
+
+def coordinator_step_problems(
+    before: CoordinatorState,
+    after: CoordinatorState,
+    responses: Sequence[Response],
+    handled: tuple[RequestRef, Request] | None,
+    decoder: Decoder,
+    loaded: bool,
+) -> Problems:
+    """World action properties of one coordinator step (the spec's own are checked elsewhere)."""
+    problems: Problems = []
+    old, new = persisted_generation(before), persisted_generation(after)
+    if old is not None and new is not None and new < old:
+        problems.append(("GenerationMonotonic", f"stored generation went from {old} to {new}"))
+    if handled is None or not loaded:
+        return problems
+    ref, request = handled
+    group = before.group(GROUP_ID)
+    answers = _answers(responses, ref)
+    if isinstance(request, OffsetCommitRequest):
+        problems += _no_zombie_commit(group, request, answers, decoder)
+    problems += _static_membership_step(group, after.group(GROUP_ID), request, answers)
+    return problems
+
+
+def _no_zombie_commit(
+    group: Group | None,
+    request: OffsetCommitRequest,
+    answers: list[object],
+    decoder: Decoder,
+) -> Problems:
+    if request.generation_id < 0:
+        return []
+    accepted = [
+        TopicPartition(p.topic, p.partition)
+        for body in answers
+        if isinstance(body, OffsetCommitResponse)
+        for p in body.partitions
+        if p.error_code is ErrorCode.NONE
+    ]
+    if not accepted:
+        return []
+    who = f"{request.member_id} at generation {request.generation_id}"
+    member = group.member(request.member_id) if group is not None else None
+    if group is None or member is None:
+        return [("NoZombieCommit", f"commit of {accepted} accepted from non-member {who}")]
+    if request.generation_id != group.generation_id:
+        return [
+            (
+                "NoZombieCommit",
+                f"commit of {accepted} from {who} accepted at generation {group.generation_id}",
+            )
+        ]
+    assigned = decoder.assignment(member.assignment) or ()
+    foreign = [partition for partition in accepted if partition not in assigned]
+    if foreign:
+        return [("NoZombieCommit", f"{who} committed {foreign} it is not assigned ({assigned})")]
+    return []
+
+
+def _static_membership_step(
+    group: Group | None, after: Group | None, request: Request, answers: list[object]
+) -> Problems:
+    instance = getattr(request, "group_instance_id", None)
+    if group is None or instance is None:
+        return []
+    current = group.static_member_id(instance)
+    member_id = getattr(request, "member_id", "")
+    fenced_apis = (JoinGroupRequest, SyncGroupRequest, HeartbeatRequest, OffsetCommitRequest)
+    if isinstance(request, fenced_apis) and member_id and current not in (None, member_id):
+        errors = [_error_of(body) for body in answers]
+        if errors != [ErrorCode.FENCED_INSTANCE_ID]:
+            return [
+                (
+                    "StaticMembership",
+                    f"{type(request).__name__} from replaced {member_id} of {instance} "
+                    f"(now {current}) answered {errors}",
+                )
+            ]
+    if (
+        isinstance(request, JoinGroupRequest)
+        and not member_id
+        and current is not None
+        and group.state is STABLE
+        and after is not None
+        and after.state is STABLE
+    ):
+        successor = after.member(after.static_member_id(instance) or "")
+        old = group.member(current)
+        assert old is not None
+        if after.generation_id != group.generation_id or (
+            successor is not None and successor.assignment != old.assignment
+        ):
+            return [
+                (
+                    "StaticMembership",
+                    f"static rejoin of {instance} in Stable changed generation "
+                    f"{group.generation_id} -> {after.generation_id} or the assignment",
+                )
+            ]
+    return []
+
+
+def leader_assignment_problems(
+    body: JoinGroupResponse,
+    sync: SyncGroupRequest,
+    leader: ConsumerState,
+    protocol: RebalanceProtocol,
+    decoder: Decoder,
+) -> Problems:
+    """LegalAssignment and CooperativeRevokeBeforeAssign of the assignment a leader sends."""
+    problems: Problems = []
+    subscriptions: dict[str, Subscription] = {}
+    for member in body.members:
+        subscription = decoder.subscription(member.metadata)
+        if subscription is not None:
+            subscriptions[member.member_id] = subscription
+    assigned: dict[str, tuple[TopicPartition, ...]] = {}
+    for entry in sync.assignments:
+        assigned[entry.member_id] = decoder.assignment(entry.assignment) or ()
+    if set(assigned) != set(subscriptions):
+        problems.append(
+            (
+                "LegalAssignment",
+                f"assignments for {sorted(assigned)}, members {sorted(subscriptions)}",
+            )
+        )
+    holders: dict[TopicPartition, list[str]] = {}
+    for member_id, partitions in assigned.items():
+        topics = subscriptions[member_id].topics if member_id in subscriptions else ()
+        for partition in partitions:
+            holders.setdefault(partition, []).append(member_id)
+            if partition.topic not in topics or not leader.cluster.contains(partition):
+                problems.append(
+                    (
+                        "LegalAssignment",
+                        f"{partition} given to {member_id}, subscribed to {list(topics)}",
+                    )
+                )
+    problems += [
+        ("LegalAssignment", f"{partition} given to {ids}")
+        for partition, ids in sorted(holders.items())
+        if len(ids) > 1
+    ]
+    claims: dict[TopicPartition, list[str]] = {}
+    for member_id, subscription in subscriptions.items():
+        for partition in subscription.owned_partitions:
+            claims.setdefault(partition, []).append(member_id)
+    topics = {topic for s in subscriptions.values() for topic in s.topics}
+    wanted = leader.cluster.partitions(topics)
+    complete = body.protocol_name in COMPLETE_ASSIGNORS
+    missing = [
+        partition
+        for partition in wanted
+        if partition not in holders and (complete or partition not in claims)
+    ]
+    if missing:
+        problems.append(("LegalAssignment", f"{body.protocol_name} leaves {missing} unassigned"))
+    if protocol is RebalanceProtocol.COOPERATIVE:
+        for partition, ids in sorted(holders.items()):
+            others = [claimant for claimant in claims.get(partition, []) if claimant not in ids]
+            if others:
+                problems.append(
+                    (
+                        "CooperativeRevokeBeforeAssign",
+                        f"{partition} given to {ids} while {others} still own it",
+                    )
+                )
+    return problems

@@ -1,0 +1,167 @@
+"""The state of a closed group world: the coordinator, one slot per client, budgets and ghosts.
+
+Everything is immutable and kept in a canonical order (DESIGN decision 3):
+
+- `WorldState.coordinator` is the coordinator specification's own state (including its
+  `__consumer_offsets` log, so failover replays it);
+- `WorldState.clients` has one `ClientSlot` per client, in client order: the consumer
+  specification's state, the connection incarnation, the ordered outbound queue of requests
+  (correlation id, request) the coordinator has not handled yet, the ordered inbound queue of
+  responses (correlation id, body) the client has not read yet, the positions the client has
+  processed per partition it owns;
+- `WorldState.budgets` holds what is left of every fault budget and of the commit budget;
+- `WorldState.cluster` is the current topic metadata (partition growth changes it);
+- ghosts for the properties: `acknowledged` is the last offset the coordinator accepted for
+  each partition (Durability) and `step_problems` the action-property violations of the step
+  that produced this state (empty in every state a correct step reaches).
+
+Requests in flight are the consumer's own `in_flight` entries; a request is either still in the
+outbound queue, parked at the coordinator (its RequestRef is in a member's `awaiting_join` or
+`awaiting_sync`), or answered and waiting in the inbound queue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from groupspec.spec.assignment import Cluster, TopicPartition
+from groupspec.spec.consumer import ConsumerState
+from groupspec.spec.requests import Request, RequestRef
+from groupspec.spec.responses import ResponseBody
+from groupspec.spec.state import CoordinatorState
+
+GROUP_ID = "g"
+CLIENT_ID = "consumer"
+# Where a response goes when its connection is closed: nobody reads it.
+CLOSED_CONNECTION = "closed"
+CLOSED_REF = RequestRef(CLOSED_CONNECTION, 0)
+# A budget of -1 never runs out.
+UNBOUNDED = -1
+
+
+_REPR_CACHE = "_canonical_repr"
+
+
+def canonical_repr(value: Any) -> str:
+    """A repr that is the same in every process: frozensets print sorted.
+
+    Dataclasses print as `Name(field=value, ...)` over all their fields. The text of a frozen
+    dataclass is remembered on the object itself (outside its fields, so equality and hashing
+    are untouched): successors share most of their parts with their parent, so a state's text
+    is mostly assembled from texts already computed.
+    """
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None or kind is bytes:
+        return repr(value)
+    if kind is tuple:
+        if len(value) == 1:
+            return f"({canonical_repr(value[0])},)"
+        return "(" + ", ".join([canonical_repr(item) for item in value]) + ")"
+    if isinstance(value, frozenset):
+        return "frozenset({" + ", ".join(sorted(canonical_repr(item) for item in value)) + "})"
+    fields = getattr(kind, "__dataclass_fields__", None)
+    if fields is None:
+        return repr(value)
+    cached = value.__dict__.get(_REPR_CACHE)
+    if cached is not None:
+        return cached
+    text = (
+        kind.__qualname__
+        + "("
+        + ", ".join([f"{name}={canonical_repr(getattr(value, name))}" for name in fields])
+        + ")"
+    )
+    object.__setattr__(value, _REPR_CACHE, text)
+    return text
+
+
+def connection_name(index: int, incarnation: int) -> str:
+    """The name of client `index`'s (0-based) connection in its `incarnation`."""
+    return f"c{index + 1}#{incarnation}"
+
+
+def client_name(index: int) -> str:
+    """How labels name client `index` (0-based)."""
+    return f"c{index + 1}"
+
+
+@dataclass(frozen=True)
+class ClientSlot:
+    """One client: its consumer state, its connection and what it has processed and committed."""
+
+    consumer: ConsumerState
+    incarnation: int = 0
+    outbound: tuple[tuple[int, Request], ...] = ()
+    inbound: tuple[tuple[int, ResponseBody], ...] = ()
+    positions: tuple[tuple[TopicPartition, int], ...] = ()
+
+    def position(self, partition: TopicPartition) -> int | None:
+        """The next offset this client would process in `partition`, if it holds a position."""
+        for tp, offset in self.positions:
+            if tp == partition:
+                return offset
+        return None
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """What is left of each fault budget (shared by every client)."""
+
+    crashes: int = 0
+    poll_timeouts: int = 0
+    session_timeouts: int = 0
+    evictions: int = 0
+    failovers: int = 0
+    subscription_changes: int = 0
+    partition_growths: int = 0
+    commits: int = 0
+
+    def spend(self, name: str) -> Budgets:
+        """The budgets with one `name` fault spent."""
+        left = getattr(self, name)
+        if left == UNBOUNDED:
+            return self
+        assert left > 0, name
+        return replace(self, **{name: left - 1})
+
+    def exhausted(self) -> bool:
+        """Whether no fault of any kind is left (commits are not faults)."""
+        return not any(
+            (
+                self.crashes,
+                self.poll_timeouts,
+                self.session_timeouts,
+                self.evictions,
+                self.failovers,
+                self.subscription_changes,
+                self.partition_growths,
+            )
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class WorldState:
+    """The whole closed world at one instant; its repr is canonical (fingerprints digest it)."""
+
+    coordinator: CoordinatorState
+    clients: tuple[ClientSlot, ...]
+    cluster: Cluster
+    budgets: Budgets
+    acknowledged: tuple[tuple[TopicPartition, int], ...] = ()
+    step_problems: tuple[tuple[str, str], ...] = ()
+
+    def __repr__(self) -> str:
+        return canonical_repr(self)
+
+    def with_client(self, index: int, slot: ClientSlot) -> WorldState:
+        """The world with client `index`'s slot replaced."""
+        clients = (*self.clients[:index], slot, *self.clients[index + 1 :])
+        return replace(self, clients=clients)
+
+    def live_connections(self) -> dict[str, int]:
+        """Connection name -> client index, for every open connection."""
+        return {
+            connection_name(index, slot.incarnation): index
+            for index, slot in enumerate(self.clients)
+        }
