@@ -6,7 +6,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from groupspec.cli import catalog_command, partition_command, simulate_command
+from groupspec.cli import (
+    assignors_command,
+    bench_command,
+    bugs_command,
+    catalog_command,
+    check_command,
+    partition_command,
+    replay_command,
+    simulate_command,
+)
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -23,6 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
     simulate_command.register(commands)
     catalog_command.register(commands)
     partition_command.register(commands)
+    assignors_command.register(commands)
+    check_command.register(commands)
+    bugs_command.register(commands)
+    replay_command.register(commands)
+    bench_command.register(commands)
     return parser
 
 
