@@ -25,6 +25,8 @@ from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, mo
 from groupspec.models.faults import FAULTS, unknown_fault_message
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
+# The main job (`make run`): the reference classic preset with its embedded settings.
+DEFAULT_PRESET = "eager-2"
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,7 +40,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
             "properties hold, 1 when one fails (with a shortest counterexample), 2 on bad input."
         ),
     )
-    parser.add_argument("preset", help=f"a preset name ({', '.join(model_names())}) or a file")
+    parser.add_argument(
+        "preset",
+        nargs="?",
+        default=DEFAULT_PRESET,
+        help=f"a preset name ({', '.join(model_names())}) or a file (default: {DEFAULT_PRESET})",
+    )
     parser.add_argument(
         "--set",
         dest="overrides",
