@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from groupspec.checker.bench_stickiness import SCENARIO_KINDS, StickinessFigures, bench_scenario
 from groupspec.cli.bench_checker_command import register_bench_checker
+from groupspec.cli.output import write_atomically
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -79,7 +78,7 @@ def run_stickiness(args: argparse.Namespace) -> int:
     for row in figures:
         _print_row(row)
     if args.json is not None:
-        _write_atomically(args.json, json.dumps(_as_json(figures), indent=2) + "\n")
+        write_atomically(args.json, json.dumps(_as_json(figures), indent=2) + "\n")
     return 1 if any(row.error for row in figures) else 0
 
 
@@ -110,15 +109,3 @@ def _as_json(figures: list[StickinessFigures]) -> dict[str, Any]:
             for row in figures
         ],
     }
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temporary file, so a failure never leaves half a file."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
