@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.checker.simulate import SimulationReport, simulate
-from groupspec.cli.output import write_atomically
+from groupspec.checker.walk import WalkReport, random_walks
+from groupspec.cli.output import ProgressLine, write_atomically
+from groupspec.models.catalog import ModelLoadError, load_model
 from groupspec.models.random_clients import PRESET_WORLDS, RandomClientsWorld
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
 
@@ -24,6 +26,20 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
             "the specification allows, and check every invariant and action property at every step. "
             f"Worlds: {', '.join(PRESET_WORLDS)}."
         ),
+    )
+    parser.add_argument(
+        "presets",
+        nargs="*",
+        metavar="PRESET",
+        help="model presets to walk (see `groupspec check`); without one, the random-client worlds",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a preset parameter (repeatable)",
     )
     parser.add_argument(
         "--world",
@@ -58,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.presets:
+        return walk_presets(args)
     names = args.world or list(PRESET_WORLDS)
     reports: dict[str, SimulationReport] = {}
     for name in names:
@@ -150,3 +168,73 @@ def _as_json(reports: dict[str, SimulationReport], args: argparse.Namespace) -> 
             "never_fired": sorted(RULE_IDS - set(fired)),
         },
     }
+
+
+def walk_presets(args: argparse.Namespace) -> int:
+    """Random walks over model presets; exit 1 on a violation, 2 on bad input."""
+    overrides: dict[str, str] = {}
+    for option in args.overrides:
+        key, separator, value = option.partition("=")
+        if not separator or not key.strip():
+            print(f"groupspec simulate: --set {option!r}: expected NAME=VALUE", file=sys.stderr)
+            return 2
+        overrides[key.strip()] = value
+    documents: dict[str, Any] = {}
+    failed = False
+    for preset in args.presets:
+        try:
+            loaded = load_model(preset, overrides)
+        except ModelLoadError as error:
+            print(f"groupspec simulate: {error}", file=sys.stderr)
+            return 2
+        line = ProgressLine()
+
+        def show(report: WalkReport, name: str = loaded.preset, line: ProgressLine = line) -> None:
+            if not args.quiet:
+                line.update(f"{name}: walk {report.runs}/{args.runs}, {report.steps} steps")
+
+        report = random_walks(
+            loaded.model,
+            seed=args.seed,
+            runs=args.runs,
+            steps=args.steps,
+            stop_at_first=not args.all,
+            progress=show,
+        )
+        line.close()
+        rate = report.steps / report.elapsed_s if report.elapsed_s > 0 else 0.0
+        verdict = f"{len(report.violations)} violation(s)" if report.violations else "ok"
+        print(
+            f"{loaded.preset:16} {report.runs} walks  {report.steps:7} steps  "
+            f"{report.distinct_states:7} distinct states  {rate:8.0f} steps/s  {verdict}"
+        )
+        for violation in report.violations[:5]:
+            failed = True
+            print(f"  {violation.kind} {violation.property_name} violated: {violation.detail}")
+            print(f"    seed {args.seed}, walk {violation.run + 1}; steps:")
+            for number, label in enumerate(violation.trace, start=1):
+                print(f"    {number:4}. {label}")
+        documents[loaded.preset] = {
+            "preset_file": str(loaded.path),
+            "overrides": dict(loaded.overrides),
+            "walks": report.runs,
+            "steps": report.steps,
+            "distinct_states": report.distinct_states,
+            "elapsed_s": round(report.elapsed_s, 3),
+            "actions": dict(sorted(report.action_counts.items())),
+            "rules": dict(sorted(report.rule_counts.items())),
+            "violations": [
+                {
+                    "kind": v.kind,
+                    "property": v.property_name,
+                    "detail": v.detail,
+                    "walk": v.run + 1,
+                    "trace": [{"step": n, "label": label} for n, label in enumerate(v.trace, 1)],
+                }
+                for v in report.violations
+            ],
+        }
+    if args.json is not None:
+        result = {"seed": args.seed, "verdict": "fail" if failed else "pass", "presets": documents}
+        write_atomically(args.json, json.dumps(result, indent=2) + "\n")
+    return 1 if failed else 0
