@@ -35,6 +35,14 @@ class Counterexample(Generic[S]):
     steps: tuple[Transition[S], ...]
 
 
+def _initial_state(model: Model[S], target: int) -> S:
+    """The initial state whose representative has fingerprint `target`."""
+    for state in model.initial_states():
+        if _matches(model, state, target):
+            return state
+    raise ReplayError("no initial state has the path's first fingerprint")
+
+
 def _matches(model: Model[S], state: S, target: int) -> bool:
     return fingerprint(model.representative(state)) == target
 
@@ -50,9 +58,7 @@ def _violates(model: Model[S], before: S, transition: Transition[S], found: Foun
 def reconstruct(model: Model[S], found: FoundProblem) -> Counterexample[S]:
     """The concrete run from an initial state along `found.path`."""
     path = found.path
-    initial = next((s for s in model.initial_states() if _matches(model, s, path[0])), None)
-    if initial is None:
-        raise ReplayError("no initial state has the path's first fingerprint")
+    initial = _initial_state(model, path[0])
     state = initial
     steps: list[Transition[S]] = []
     for index, target in enumerate(path[1:], start=1):
@@ -121,9 +127,7 @@ def reconstruct_lasso(
     False; its end state still has the same representative as its start.
     """
     path = violation.path
-    initial = next((s for s in model.initial_states() if _matches(model, s, path[0])), None)
-    if initial is None:
-        raise ReplayError("no initial state has the path's first fingerprint")
+    initial = _initial_state(model, path[0])
     state = initial
     stem: list[Transition[S]] = []
     for index, target in enumerate(path[1:], start=1):
