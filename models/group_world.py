@@ -838,13 +838,22 @@ class GroupWorld:
 
     @staticmethod
     def _held_by_live_client(state: WorldState, member_id: str) -> bool:
-        """Whether a running client (not failed, not closed) uses `member_id`."""
-        return any(
-            slot.consumer.generation.member_id == member_id
-            and slot.consumer.failure is None
-            and not slot.consumer.closed
-            for slot in state.clients
-        )
+        """Whether a running client (not failed, not closed) uses `member_id`, or is about to:
+        the id is on its way to the client (a MEMBER_ID_REQUIRED answer in its inbound queue)
+        or the client already sent a request with it."""
+        for slot in state.clients:
+            consumer = slot.consumer
+            if consumer.failure is not None or consumer.closed:
+                continue
+            if consumer.generation.member_id == member_id:
+                return True
+            if any(getattr(body, "member_id", None) == member_id for _, body in slot.inbound):
+                return True
+            if any(
+                getattr(request, "member_id", None) == member_id for _, request in slot.outbound
+            ):
+                return True
+        return False
 
     def _fault_steps(self, state: WorldState) -> list[_Step | None]:
         coordinator = state.coordinator
