@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from .errors import ErrorCode
 from .events import FinishLoading
@@ -25,14 +26,16 @@ from .requests import OffsetCommitRequest, Received
 from .responses import OffsetCommitResponse
 from .state import CoordinatorState, Group
 
+StateT = TypeVar("StateT")
+
 
 @dataclass(frozen=True)
-class Invariant:
-    """A named property of every reachable coordinator state."""
+class Invariant(Generic[StateT]):
+    """A named property of every reachable state (the coordinator's, or a consumer's)."""
 
     name: str
     description: str
-    check: Callable[[CoordinatorState], list[str]]
+    check: Callable[[StateT], list[str]]
 
 
 @dataclass(frozen=True)

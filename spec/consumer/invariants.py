@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..assignment import sorted_partitions
+from ..invariants import Invariant
 from ..requests import (
     FindCoordinatorRequest,
     HeartbeatRequest,
@@ -20,15 +21,6 @@ from .config import ConsumerConfig
 from .events import Close
 from .outcome import ConsumerOutcome, PartitionsAssigned, PartitionsLost, PartitionsRevoked
 from .state import NO_GENERATION_ID, ConsumerState, MemberState, RequestKind
-
-
-@dataclass(frozen=True)
-class ConsumerInvariant:
-    """A named property of every reachable consumer state."""
-
-    name: str
-    description: str
-    check: Callable[[ConsumerState], list[str]]
 
 
 @dataclass(frozen=True)
@@ -82,23 +74,23 @@ def _join_without_generation_owns_nothing(state: ConsumerState) -> list[str]:
     return []
 
 
-CONSUMER_INVARIANTS: tuple[ConsumerInvariant, ...] = (
-    ConsumerInvariant(
+CONSUMER_INVARIANTS: tuple[Invariant[ConsumerState], ...] = (
+    Invariant(
         "ConsumerTypeOK",
         "Correlation ids are unique, ordered and below the counter; owned partitions and the subscription are canonical.",
         _type_ok,
     ),
-    ConsumerInvariant(
+    Invariant(
         "ConsumerOneRequestPerKind",
         "At most one join future (JoinGroup or SyncGroup), one Heartbeat and one FindCoordinator in flight.",
         _one_request_per_kind,
     ),
-    ConsumerInvariant(
+    Invariant(
         "ConsumerJoinedHasGeneration",
         "In CompletingRebalance and Stable the member holds a generation id and a member id.",
         _joined_has_generation,
     ),
-    ConsumerInvariant(
+    Invariant(
         "ConsumerResetOwnsNothing",
         "A member joining without a generation (new, or after a reset) owns no partitions: they were lost first.",
         _join_without_generation_owns_nothing,
