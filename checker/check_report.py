@@ -136,7 +136,10 @@ def format_liveness(model: Model[S], item: LivenessResult) -> str:
     """A liveness verdict, with the stem and cycle of each violation as numbered steps."""
     lines = [
         f"liveness {item.property_name}: {item.verdict}"
-        + (f" ({item.reason})" if item.reason else "")
+        + (f" ({item.reason})" if item.reason else ""),
+        f"  applies in {item.applicable_states} states, {item.cut_states} of them cut short by"
+        f" a bound; {item.goal_states} goal states; {item.stuck_states} states cannot reach the"
+        f" goal; {item.fair_components} of {item.cyclic_components} goal-avoiding cycles fair",
     ]
     for violation in item.violations:
         example = reconstruct_lasso(model, violation)
@@ -178,6 +181,8 @@ def liveness_json(model: Model[S], results: Sequence[LivenessResult]) -> list[di
                 "reason": item.reason,
                 "applicable_states": item.applicable_states,
                 "goal_states": item.goal_states,
+                "cut_states": item.cut_states,
+                "stuck_states": item.stuck_states,
                 "fair_components": item.fair_components,
                 "elapsed_s": round(item.elapsed_s, 3),
                 "violations": violations,

@@ -51,8 +51,9 @@ class Successor(Generic[S]):
 class Expansion(Generic[S]):
     """Everything found when expanding one state.
 
-    `marks` holds, for liveness property k of the model, bit 2k when the expanded state is a goal
-    state and bit 2k+1 when the property applies to it; it is 0 unless marks were asked for.
+    `marks` holds, for liveness property k of the model, bit 3k when the expanded state is a goal
+    state, bit 3k+1 when the property applies to it and bit 3k+2 when a bound cuts the run short
+    there; it is 0 unless marks were asked for.
     """
 
     parent: int
@@ -72,13 +73,16 @@ def invariant_problems(model: Model[S], state: S, at: int) -> list[Problem]:
 
 
 def liveness_marks(properties: Sequence[LivenessProperty[S]], state: S) -> int:
-    """The goal and applies bits of `state` for each property (see `Expansion.marks`)."""
+    """The goal, applies and cut-short bits of `state` for each property (see
+    `Expansion.marks`)."""
     marks = 0
     for index, prop in enumerate(properties):
         if prop.goal(state):
-            marks |= 1 << (2 * index)
+            marks |= 1 << (3 * index)
         if prop.applies(state):
-            marks |= 1 << (2 * index + 1)
+            marks |= 1 << (3 * index + 1)
+        if prop.cut_short(state):
+            marks |= 1 << (3 * index + 2)
     return marks
 
 

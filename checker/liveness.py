@@ -78,8 +78,9 @@ class LivenessResult:
     """The verdict on one liveness property, its violations and what the analysis saw.
 
     `verdict` is "pass", "fail" or "inconclusive" (`reason` says why). Counts: applicable
-    states, goal states, applicable states that cannot reach the goal, components of applicable
-    non-goal states that contain a cycle, and those among them that admit a fair cycle.
+    states, goal states, applicable states where a bound cuts the run short, applicable states
+    that can reach neither, components of applicable unsettled states that contain a cycle, and
+    those among them that admit a fair cycle.
     """
 
     property_name: str
@@ -88,6 +89,7 @@ class LivenessResult:
     violations: tuple[LivenessViolation, ...]
     applicable_states: int
     goal_states: int
+    cut_states: int
     stuck_states: int
     cyclic_components: int
     fair_components: int
@@ -244,15 +246,21 @@ class _Analysis:
         # Component id per state, set by `fair_components` (-1: in no cyclic component).
         self.component: list[int] = []
         marks = g.graph.marks
-        goal_bit, applies_bit = 1 << (2 * position), 1 << (2 * position + 1)
+        goal_bit, applies_bit = 1 << (3 * position), 1 << (3 * position + 1)
+        cut_bit = 1 << (3 * position + 2)
         self.goal = bytearray(g.nodes)
         self.applies = bytearray(g.nodes)
+        self.cut = bytearray(g.nodes)
         for node in range(g.expanded):
             mark = marks[node]
             if mark & goal_bit:
                 self.goal[node] = 1
             if mark & applies_bit:
                 self.applies[node] = 1
+            if mark & cut_bit:
+                self.cut[node] = 1
+        # Where the goal is reached or a bound ends the run, the question is settled.
+        self.settled = bytearray(a or b for a, b in zip(self.goal, self.cut, strict=True))
 
     def enabled(self, node: int) -> set[int]:
         """The fairness classes of the steps enabled in `node`."""
@@ -262,9 +270,10 @@ class _Analysis:
         return found
 
     def stuck(self) -> list[int]:
-        """Applicable states from which no path reaches a goal state, in discovery order."""
+        """Applicable states from which no path reaches a goal state (or a state where a bound
+        cuts the run short), in discovery order."""
         starts, sources = self.g.reverse()
-        reached = bytearray(self.goal)
+        reached = bytearray(self.settled)
         queue = [node for node in range(self.g.nodes) if reached[node]]
         for node in queue:  # the list grows while it is walked: a breadth-first queue
             for edge in range(starts[node], starts[node + 1]):
@@ -276,8 +285,8 @@ class _Analysis:
         return [node for node in range(self.g.expanded) if applies[node] and not reached[node]]
 
     def fair_components(self) -> tuple[int, list[int], list[list[int]]]:
-        """Cyclic components of applicable non-goal states, and the ids of the fair ones."""
-        candidate = bytearray(a and not b for a, b in zip(self.applies, self.goal, strict=True))
+        """Cyclic components of applicable unsettled states, and the ids of the fair ones."""
+        candidate = bytearray(a and not b for a, b in zip(self.applies, self.settled, strict=True))
         component, components = _cyclic_components(self.g, candidate)
         self.component = component
         fair = [cid for cid, members in enumerate(components) if self._is_fair(cid, members)]
@@ -466,6 +475,7 @@ def _check(
         tuple(violations),
         applicable_states=sum(analysis.applies),
         goal_states=sum(analysis.goal),
+        cut_states=sum(a and c for a, c in zip(analysis.applies, analysis.cut, strict=True)),
         stuck_states=len(stuck),
         cyclic_components=cyclic,
         fair_components=len(fair),

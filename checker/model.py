@@ -48,6 +48,10 @@ def _always(state: Any) -> bool:
     return True
 
 
+def _never(state: Any) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class LivenessProperty(Generic[S]):
     """A named leads-to property: `applies` leads to `goal` under weak fairness.
@@ -59,6 +63,11 @@ class LivenessProperty(Generic[S]):
     kind form a single class. `goal` and `applies` see symmetry representatives, so they must not
     depend on which interchangeable identity is which. `applies` should stay true once true (for
     example "every fault has been used"); states before it are only the way in.
+
+    `cut_short` marks states where the model's bounds cut the run (for example the next
+    rebalance would exceed the generation bound): what a real system does after them is outside
+    the model, so a run reaching one is neither a success nor a failure. They are counted, so a
+    bound too tight to show anything is visible.
     """
 
     name: str
@@ -66,6 +75,7 @@ class LivenessProperty(Generic[S]):
     applies: Callable[[S], bool] = _always
     fair_actions: frozenset[str] = frozenset()
     fair_per_label: bool = True
+    cut_short: Callable[[S], bool] = _never
 
 
 class Model(Protocol[S]):

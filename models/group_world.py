@@ -86,6 +86,7 @@ from groupspec.spec.consumer import (
     phase,
 )
 from groupspec.spec.consumer.invariants import CONSUMER_ACTION_PROPERTIES, CONSUMER_INVARIANTS
+from groupspec.spec.consumer.state import RequestKind
 from groupspec.spec.consumer_protocol import SubscriptionDecodeError, decode_assignment
 from groupspec.spec.group_state import STABLE
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
@@ -221,13 +222,27 @@ class _Memo:
 
 
 @dataclass(frozen=True)
+class _Cut:
+    """A step the model does not take because it would break `bound` (a parameter name)."""
+
+    bound: str
+
+
+_IN_FLIGHT_CUT = _Cut("max_in_flight")
+_GENERATION_CUT = _Cut("max_generation")
+
+
+@dataclass(frozen=True)
 class _Step:
-    """A candidate transition before canonicalization, or None when a bound cut it."""
+    """A candidate transition before canonicalization."""
 
     label: str
     action: str
     state: WorldState
     rules: tuple[str, ...]
+
+
+_Candidate = _Step | _Cut
 
 
 class GroupWorld:
@@ -339,7 +354,7 @@ class GroupWorld:
 
     def is_terminal(self, state: WorldState) -> bool:
         """A converged state, or one whose every step a bound cut, may have no step."""
-        return self.converged(state) or self._explore(state)[1]
+        return self.converged(state) or bool(self._explore(state)[1])
 
     @property
     def invariants(self) -> Sequence[Invariant[WorldState]]:
@@ -366,6 +381,7 @@ class GroupWorld:
                 applies=self.faults_exhausted,
                 fair_actions=FAIR_ACTIONS,
                 fair_per_label=True,
+                cut_short=self.generation_bound_reached,
             ),
         )
 
@@ -385,9 +401,9 @@ class GroupWorld:
             consumer = slot.consumer
             if (
                 phase(consumer) is not ConsumerPhase.STABLE
-                or consumer.in_flight
-                or slot.outbound
-                or slot.inbound
+                or _main_thread_requests(consumer)
+                or not _only_heartbeats(slot.outbound)
+                or not _only_heartbeats(slot.inbound)
                 or not props.is_current_member(consumer, group)
             ):
                 return False
@@ -397,6 +413,15 @@ class GroupWorld:
         if member_ids != {member.member_id for member in group.members}:
             return False
         return sorted(owned) == list(state.cluster.partitions(topics))
+
+    def generation_bound_reached(self, state: WorldState) -> bool:
+        """The next step of the rebalance would open a generation beyond `max_generation`.
+
+        The model stops there, so whether the group would converge after one more rebalance is
+        outside it; the Convergence property counts such states as cut short (see
+        `LivenessProperty.cut_short`) rather than as failures.
+        """
+        return "max_generation" in self._explore(state)[1]
 
     def faults_exhausted(self, state: WorldState) -> bool:
         """No fault budget left and no failover under way."""
@@ -494,9 +519,9 @@ class GroupWorld:
             and self.group_partition not in coordinator.loading_partitions
         )
 
-    def _explore(self, state: WorldState) -> tuple[list[Transition[WorldState]], bool]:
-        """Every enabled step, and whether a bound cut any step."""
-        candidates: list[_Step | None] = []
+    def _explore(self, state: WorldState) -> tuple[list[Transition[WorldState]], frozenset[str]]:
+        """Every enabled step, and the bounds that cut a step."""
+        candidates: list[_Candidate] = []
         for index in range(len(state.clients)):
             candidates += self._client_steps(state, index)
         for index, slot in enumerate(state.clients):
@@ -504,25 +529,25 @@ class GroupWorld:
                 candidates += self._handle_request(state, index)
         candidates += self._timer_steps(state)
         candidates += self._fault_steps(state)
-        pruned = any(candidate is None for candidate in candidates)
+        cuts = frozenset(c.bound for c in candidates if isinstance(c, _Cut))
         steps = []
         for candidate in candidates:
-            if candidate is None or candidate.state == state:
+            if isinstance(candidate, _Cut) or candidate.state == state:
                 continue
             steps.append(
                 Transition(candidate.label, candidate.action, candidate.state, candidate.rules)
             )
-        return steps, pruned
+        return steps, cuts
 
     # -- clients -----------------------------------------------------------------------------
 
-    def _client_steps(self, state: WorldState, index: int) -> list[_Step | None]:
+    def _client_steps(self, state: WorldState, index: int) -> list[_Candidate]:
         p = self.parameters
         slot = state.clients[index]
         consumer = slot.consumer
         spec = self.consumers[index]
         name = client_name(index)
-        steps: list[_Step | None] = []
+        steps: list[_Candidate] = []
         if slot.inbound:
             cid, body = slot.inbound[0]
             steps.append(
@@ -611,13 +636,16 @@ class GroupWorld:
         label: str,
         action: str,
         spend: str | None = None,
-    ) -> _Step | None:
+    ) -> _Candidate:
         """The consumer reacts to `event`; its sends join the outbound queue."""
         slot = state.clients[index]
         outcome, found = self._consumer_step(index, slot.consumer, event)
         consumer = outcome.state
-        if len(consumer.in_flight) > self.parameters.max_in_flight:
-            return None
+        # The bound counts requests of the main thread. Kafka's heartbeat thread shares the
+        # connection (up to five requests in flight), so a heartbeat never blocks a JoinGroup;
+        # counting it would let a heartbeat loop starve the rejoin, a lasso Kafka does not have.
+        if _main_thread_requests(consumer) > self.parameters.max_in_flight:
+            return _IN_FLIGHT_CUT
         problems = [(which, f"{client_name(index)}: {detail}") for which, detail in found]
         coordinator = state.coordinator
         in_flight = {entry.correlation_id for entry in consumer.in_flight}
@@ -738,7 +766,7 @@ class GroupWorld:
             positions.append((partition, offset))
         return tuple(positions)
 
-    def _crash(self, state: WorldState, index: int) -> _Step | None:
+    def _crash(self, state: WorldState, index: int) -> _Candidate:
         """The client crashes and restarts: a new consumer on a new connection."""
         slot = state.clients[index]
         fresh = ClientSlot(
@@ -759,7 +787,7 @@ class GroupWorld:
 
     # -- coordinator -------------------------------------------------------------------------
 
-    def _handle_request(self, state: WorldState, index: int) -> list[_Step | None]:
+    def _handle_request(self, state: WorldState, index: int) -> list[_Candidate]:
         """The coordinator handles the head of client `index`'s outbound queue."""
         slot = state.clients[index]
         cid, request = slot.outbound[0]
@@ -775,7 +803,7 @@ class GroupWorld:
         base = state.with_client(index, replace(slot, outbound=slot.outbound[1:]))
         label = f"coordinator handles {client_name(index)} {describe_request(request)} #{cid}"
         action = "Handle" + type(request).__name__.removesuffix("Request")
-        steps: list[_Step | None] = [
+        steps: list[_Candidate] = [
             self._coordinator_outcome(base, event, outcome, found, label, action, (ref, request))
             for outcome, found in self._coordinator_step(state.coordinator, event, (ref, request))
         ]
@@ -797,8 +825,8 @@ class GroupWorld:
             )
         return steps
 
-    def _timer_steps(self, state: WorldState) -> list[_Step | None]:
-        steps: list[_Step | None] = []
+    def _timer_steps(self, state: WorldState) -> list[_Candidate]:
+        steps: list[_Candidate] = []
         group = state.coordinator.group(GROUP_ID)
         # Pending members (MEMBER_ID_REQUIRED handed out, second JoinGroup not yet in) count:
         # expiring one whose client is alive and about to rejoin is as much an eviction fault
@@ -855,7 +883,7 @@ class GroupWorld:
                 return True
         return False
 
-    def _fault_steps(self, state: WorldState) -> list[_Step | None]:
+    def _fault_steps(self, state: WorldState) -> list[_Candidate]:
         coordinator = state.coordinator
         partition = self.group_partition
         event: Input | None = None
@@ -866,7 +894,7 @@ class GroupWorld:
             event = FinishLoading(partition)
         elif state.budgets.failovers:
             event, spend = Unload(partition), "failovers"
-        steps: list[_Step | None] = []
+        steps: list[_Candidate] = []
         if event is not None:
             base = replace(state, budgets=state.budgets.spend(spend)) if spend else state
             label = ("fault " if spend else "") + f"{type(event).__name__}"
@@ -889,12 +917,12 @@ class GroupWorld:
         label: str,
         action: str,
         handled: tuple[RequestRef, Request] | None,
-    ) -> _Step | None:
+    ) -> _Candidate:
         """`base` with the coordinator's outcome applied and its responses delivered."""
         del event
         group = outcome.state.group(GROUP_ID)
         if group is not None and group.generation_id > self.parameters.max_generation:
-            return None
+            return _GENERATION_CUT
         clients = list(base.clients)
         live = base.live_connections()
         for response in outcome.responses:
@@ -918,7 +946,7 @@ class GroupWorld:
             label += " [" + ", ".join(f"{c.what}={c.value}" for c in outcome.choices) + "]"
         return _Step(label, action, compact_member_ids(new_state), outcome.rules)
 
-    def _grow(self, state: WorldState) -> _Step | None:
+    def _grow(self, state: WorldState) -> _Candidate:
         """A topic gains a partition; every client's metadata refreshes."""
         topic = self.parameters.topic_to_grow()
         counts = dict(state.cluster.partitions_per_topic)
@@ -942,6 +970,16 @@ class GroupWorld:
         new_state = replace(new_state, step_problems=tuple(problems))
         label = f"fault partitions added to {topic} ({counts[topic]})"
         return _Step(label, "PartitionsAdded", new_state, tuple(rules))
+
+
+def _main_thread_requests(consumer: ConsumerState) -> int:
+    """Requests in flight other than heartbeats (the heartbeat thread's own traffic)."""
+    return sum(1 for entry in consumer.in_flight if entry.kind is not RequestKind.HEARTBEAT)
+
+
+def _only_heartbeats(queue: tuple[tuple[int, object], ...]) -> bool:
+    """Whether every queued message is a Heartbeat request or response."""
+    return all(isinstance(body, HeartbeatRequest | HeartbeatResponse) for _, body in queue)
 
 
 def _member_ids(group: Group | None) -> set[str]:
