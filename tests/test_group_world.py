@@ -12,6 +12,7 @@ import pytest
 from groupspec.checker.bfs import Limits, search
 from groupspec.checker.counterexample import reconstruct
 from groupspec.checker.fingerprint import check_canonical, fingerprint
+from groupspec.checker.liveness import check_liveness
 from groupspec.models.canonical import member_ids
 from groupspec.models.group_world import NAIVE_PROPERTY, GroupWorld
 from groupspec.models.presets import load_preset, preset_names, read_preset
@@ -49,12 +50,17 @@ def explore(world, limit):
 )
 def test_every_preset_explores_exhaustively_and_passes(name):
     world = load_preset(name)
-    result = search(world)
+    result = search(world, record_graph=True)
     assert result.complete
     assert result.verdict == "pass", [
         (p.problem.property_name, p.problem.detail) for p in result.problems
     ]
     assert result.distinct_states > 100
+    # Convergence under fairness, on the full preset; the bound must leave it something to show.
+    (convergence,) = check_liveness(world, result)
+    assert convergence.verdict == "pass", [v.detail for v in convergence.violations]
+    assert convergence.goal_states > 0
+    assert convergence.cut_states < convergence.applicable_states / 2
     print(
         f"{name}: {result.distinct_states} states, {result.transitions} transitions, "
         f"depth {result.depth}, {result.elapsed_s:.1f} s"

@@ -22,6 +22,7 @@ class GraphModel:
     applies_to: frozenset[str] | None = None
     per_label: bool = True
     initial: str = "init"
+    cut: frozenset[str] = frozenset()
 
     name = "graph"
     invariants = ()
@@ -47,7 +48,14 @@ class GraphModel:
     def liveness_properties(self):
         applies = (lambda s: True) if self.applies_to is None else self.applies_to.__contains__
         return (
-            LivenessProperty("Reach", self.goals.__contains__, applies, self.fair, self.per_label),
+            LivenessProperty(
+                "Reach",
+                self.goals.__contains__,
+                applies,
+                self.fair,
+                self.per_label,
+                cut_short=self.cut.__contains__,
+            ),
         )
 
 
@@ -278,6 +286,34 @@ def test_applies_restricts_the_check():
     _, verdict = check(after_faults)
     assert verdict.verdict == "pass"
     assert verdict.applicable_states == 2
+
+
+def test_runs_cut_short_by_a_bound_are_neither_success_nor_failure():
+    # From "edge" the only way on leaves the model (a bound cut it): without the cut mark the
+    # state is stuck; with it the run simply ends there, and it is counted.
+    edges = (
+        edge("init", "good", "goal"),
+        edge("init", "rebalance", "edge"),
+        edge("edge", "spin", "edge"),
+    )
+    _, verdict = check(graph_model(*edges, goals={"goal"}, fair={"spin"}))
+    assert [v.kind for v in verdict.violations] == [GOAL_UNREACHABLE, FAIR_CYCLE]
+    _, verdict = check(graph_model(*edges, goals={"goal"}, fair={"spin"}, cut={"edge"}))
+    assert verdict.verdict == "pass"
+    assert (verdict.cut_states, verdict.stuck_states, verdict.fair_components) == (1, 0, 0)
+
+
+def test_a_fair_cycle_before_the_bound_is_still_a_violation():
+    model = graph_model(
+        edge("init", "spin", "loop"),
+        edge("loop", "spin", "init"),
+        edge("init", "leave", "edge"),
+        goals={"goal"},
+        fair={"spin"},
+        cut={"edge"},
+    )
+    _, verdict = check(model)
+    assert [v.kind for v in verdict.violations] == [FAIR_CYCLE]
 
 
 def test_graph_records_every_edge_with_its_kind_and_marks():
