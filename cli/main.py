@@ -15,6 +15,7 @@ from groupspec.cli import (
     partition_command,
     replay_command,
     simulate_command,
+    vectors_command,
 )
 
 EXIT_OK = 0
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     bugs_command.register(commands)
     replay_command.register(commands)
     bench_command.register(commands)
+    vectors_command.register(commands)
     return parser
 
 

@@ -190,6 +190,17 @@ def compact_member_ids(state: WorldState) -> WorldState:
     The coordinator's counter becomes the largest k, so the next id it generates is fresh and
     sorts after every existing id of its prefix.
     """
+    mapping, next_seq = compaction(state)
+    if mapping:
+        state = rewrite_strings(state, mapping)
+    if state.coordinator.next_member_seq != next_seq:
+        state = replace(state, coordinator=replace(state.coordinator, next_member_seq=next_seq))
+    return state
+
+
+def compaction(state: WorldState) -> tuple[dict[str, str], int]:
+    """How `compact_member_ids` renames the world's member ids (only those that change), and the
+    coordinator's member counter afterwards."""
     by_prefix: dict[str, list[int]] = {}
     for member_id in member_ids(state):
         prefix, number = _split(member_id)
@@ -205,11 +216,7 @@ def compact_member_ids(state: WorldState) -> WorldState:
             if new != old:
                 mapping[f"{prefix}-{old}"] = f"{prefix}-{new}"
     next_seq = max((len(numbers) for numbers in by_prefix.values()), default=0)
-    if mapping:
-        state = rewrite_strings(state, mapping)
-    if state.coordinator.next_member_seq != next_seq:
-        state = replace(state, coordinator=replace(state.coordinator, next_member_seq=next_seq))
-    return state
+    return mapping, next_seq
 
 
 # -- connections, correlation ids, sets, symmetry ---------------------------------------------

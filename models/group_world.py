@@ -248,11 +248,17 @@ _Candidate = _Step | _Cut
 class GroupWorld:
     """The coordinator spec, N consumer specs, a network, abstract time and faults, bounded."""
 
-    def __init__(self, parameters: WorldParameters, name: str = "group-world") -> None:
+    def __init__(
+        self, parameters: WorldParameters, name: str = "group-world", compact_ids: bool = True
+    ) -> None:
+        """A world of `parameters`. With `compact_ids` false, member ids are never renumbered:
+        every run is then one the coordinator really takes (the conformance vectors need that),
+        but worlds with unbounded rejoins become infinite, so only guided walks should use it."""
         validate(parameters)
         self.parameters = parameters
         self._name = name
         self.fault = parameters.fault
+        self._compact = compact_member_ids if compact_ids else _as_is
         self.coordinator = GroupCoordinatorSpec(CoordinatorConfig())
         self.group_partition = self.coordinator.partition_for(GROUP_ID)
         self.consumers = tuple(
@@ -677,7 +683,7 @@ class GroupWorld:
             budgets=budgets,
             step_problems=tuple(problems),
         )
-        return _Step(label, action, compact_member_ids(new_state), outcome.rules)
+        return _Step(label, action, self._compact(new_state), outcome.rules)
 
     def _consumer_step(
         self, index: int, consumer: ConsumerState, event: ConsumerEvent
@@ -783,7 +789,7 @@ class GroupWorld:
             step_problems=(),
         )
         label = f"fault {client_name(index)} crashes and restarts"
-        return _Step(label, "Crash", compact_member_ids(new_state), ())
+        return _Step(label, "Crash", self._compact(new_state), ())
 
     # -- coordinator -------------------------------------------------------------------------
 
@@ -944,7 +950,7 @@ class GroupWorld:
         )
         if outcome.choices:
             label += " [" + ", ".join(f"{c.what}={c.value}" for c in outcome.choices) + "]"
-        return _Step(label, action, compact_member_ids(new_state), outcome.rules)
+        return _Step(label, action, self._compact(new_state), outcome.rules)
 
     def _grow(self, state: WorldState) -> _Candidate:
         """A topic gains a partition; every client's metadata refreshes."""
@@ -970,6 +976,10 @@ class GroupWorld:
         new_state = replace(new_state, step_problems=tuple(problems))
         label = f"fault partitions added to {topic} ({counts[topic]})"
         return _Step(label, "PartitionsAdded", new_state, tuple(rules))
+
+
+def _as_is(state: WorldState) -> WorldState:
+    return state
 
 
 def _main_thread_requests(consumer: ConsumerState) -> int:

@@ -1,0 +1,399 @@
+"""Portable conformance vectors: write them, read them, and run an implementation against them.
+
+A vector file (`PRESET.jsonl`, format "groupspec-conformance-vectors" version 1, documented in
+docs/vectors.md) holds a preset's run tree (see `coordinator_runs`): a header line, then one
+line per node with the input that leads to it from its parent and every outcome the
+specification allows there. Each root-to-leaf path is one vector: feed its inputs to a fresh
+coordinator and, after each, its responses must be those of one allowed outcome.
+
+Member ids are the coordinator's to choose, so a runner binds them: the first time a response
+shows an id the vector has not seen, the implementation's id is bound to the vector's, and
+inputs are translated through that binding from then on. Where the specification allows several
+outcomes (a leader, a protocol), each step names the one the vector continues from as `choices`,
+handed to the implementation as hints; an implementation that ignores them and picks another
+allowed outcome has not failed, but the rest of that path is skipped (`diverged`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from groupspec.models.world_state import CLOSED_REF
+from groupspec.spec import GroupCoordinatorSpec
+from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.responses import Response
+from groupspec.spec.state import CoordinatorState
+from groupspec.spec.step import Choice
+
+from .coordinator_runs import (
+    ConnectionClosed,
+    CoordinatorInput,
+    CoordinatorRuns,
+    apply_connection_closed,
+)
+from .vector_codec import VectorDecodeError, decode, encode
+
+FORMAT = "groupspec-conformance-vectors"
+VERSION = 1
+# Response fields that carry coordinator-chosen member ids, bound rather than compared.
+ID_FIELDS = frozenset({"member_id", "leader"})
+
+
+class VectorFileError(Exception):
+    """A vector file that cannot be read; the message names the file and line."""
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def write_vectors(runs: CoordinatorRuns, path: Path) -> None:
+    """Write `runs` as a vector file at `path` (replaced atomically)."""
+    leaves = set(runs.leaves)
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w", encoding="utf-8") as out:
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "preset": runs.preset,
+            "config": encode(CoordinatorConfig()),
+            "initial_unowned_partitions": [],
+            "now_ms": 0,
+            "nodes": len(runs.nodes),
+            "vectors": len(runs.leaves),
+            "transitions": runs.coordinator_transitions,
+            "world_states": runs.world_states,
+        }
+        out.write(json.dumps(header, sort_keys=True) + "\n")
+        for number, node in enumerate(runs.nodes[1:], start=1):
+            assert node.step is not None
+            line = {
+                "node": number,
+                "parent": node.parent,
+                "first": node.first,
+                "leaf": number in leaves,
+                "input": encode(node.step.input),
+                "taken": node.step.taken,
+                "outcomes": [
+                    {
+                        "responses": [encode(response) for response in outcome.responses],
+                        "choices": [[c.what, c.value] for c in outcome.choices],
+                        "rules": list(outcome.rules),
+                    }
+                    for outcome in node.step.outcomes
+                ],
+            }
+            out.write(json.dumps(line, sort_keys=True) + "\n")
+    temporary.replace(path)
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VectorStep:
+    """One node of a vector file: its input, every allowed outcome, and the one taken."""
+
+    node: int
+    parent: int
+    first: bool
+    leaf: bool
+    input: CoordinatorInput
+    input_json: Any
+    outcomes: tuple[Any, ...]  # JSON: {"responses": [...], "choices": [[what, value]], "rules"}
+    taken: int
+
+    @property
+    def hints(self) -> tuple[Choice, ...]:
+        """The choices of the outcome the vector continues from."""
+        return tuple(Choice(what, value) for what, value in self.outcomes[self.taken]["choices"])
+
+
+@dataclass(frozen=True)
+class VectorFile:
+    """A whole vector file: the header and every node (index 0 is the initial coordinator)."""
+
+    path: Path
+    header: dict[str, Any]
+    config: CoordinatorConfig
+    steps: tuple[VectorStep | None, ...]
+
+    def leaves(self) -> Iterator[int]:
+        """The nodes that end a vector."""
+        return (step.node for step in self.steps[1:] if step is not None and step.leaf)
+
+    def steps_to(self, node: int) -> list[VectorStep]:
+        """The steps from the initial coordinator to `node`."""
+        found: list[VectorStep] = []
+        while node:
+            step = self.steps[node]
+            assert step is not None
+            found.append(step)
+            node = step.parent
+        found.reverse()
+        return found
+
+
+def read_vectors(path: Path) -> VectorFile:
+    """Read and validate a vector file; errors name the file and line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise VectorFileError(f"{path}: {error.strerror or error}") from None
+    if not lines:
+        raise VectorFileError(f"{path}: empty file")
+    header = _json(path, 1, lines[0])
+    if header.get("format") != FORMAT:
+        raise VectorFileError(f"{path}:1: not a {FORMAT} file")
+    if header.get("version") != VERSION:
+        raise VectorFileError(f"{path}:1: version {header.get('version')!r}, expected {VERSION}")
+    try:
+        config = decode(header["config"], "config")
+    except (KeyError, VectorDecodeError) as error:
+        raise VectorFileError(f"{path}:1: bad config: {error}") from None
+    steps: list[VectorStep | None] = [None]
+    for number, text in enumerate(lines[1:], start=2):
+        line = _json(path, number, text)
+        try:
+            node, parent = line["node"], line["parent"]
+            if node != len(steps) or not 0 <= parent < node:
+                raise VectorFileError(f"{path}:{number}: nodes must be numbered in order")
+            outcomes = tuple(line["outcomes"])
+            taken = line["taken"]
+            if not 0 <= taken < len(outcomes):
+                raise VectorFileError(f"{path}:{number}: taken {taken} is not an outcome")
+            steps.append(
+                VectorStep(
+                    node,
+                    parent,
+                    bool(line["first"]),
+                    bool(line["leaf"]),
+                    decode(line["input"], "input"),
+                    line["input"],
+                    outcomes,
+                    taken,
+                )
+            )
+        except KeyError as error:
+            raise VectorFileError(f"{path}:{number}: missing field {error}") from None
+        except (VectorDecodeError, TypeError) as error:
+            raise VectorFileError(f"{path}:{number}: {error}") from None
+    return VectorFile(path, header, config, tuple(steps))
+
+
+def _json(path: Path, number: int, text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise VectorFileError(f"{path}:{number}: not JSON ({error.msg})") from None
+    if not isinstance(value, dict):
+        raise VectorFileError(f"{path}:{number}: expected a JSON object")
+    return value
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+class CoordinatorAdapter(Protocol):
+    """What a Python implementation provides to be run against the vectors."""
+
+    def reset(self, config: CoordinatorConfig) -> None:
+        """Start again from a fresh coordinator with `config` that leads every partition."""
+        ...
+
+    def apply(self, event: CoordinatorInput, hints: tuple[Choice, ...]) -> Sequence[Response]:
+        """Take one input (a request, a timer firing, a change of partition ownership, or a
+        connection closing) and return the responses it sends now, parked ones included.
+        `hints` name the outcome the vector continues from where the spec allows several."""
+        ...
+
+
+class SpecAdapter:
+    """The specification itself behind the adapter interface: it follows the hints exactly,
+    so it must pass every vector (a check of the vectors, and the reference runner)."""
+
+    def __init__(self) -> None:
+        self._spec = GroupCoordinatorSpec()
+        self._state: CoordinatorState = self._spec.initial_state()
+
+    def reset(self, config: CoordinatorConfig) -> None:
+        """A fresh specification coordinator."""
+        self._spec = GroupCoordinatorSpec(config)
+        self._state = self._spec.initial_state()
+
+    def apply(self, event: CoordinatorInput, hints: tuple[Choice, ...]) -> Sequence[Response]:
+        """The outcome the hints name (the first allowed one without hints)."""
+        if isinstance(event, ConnectionClosed):
+            self._state = apply_connection_closed(self._state, event)
+            return ()
+        outcomes = self._spec.step(self._state, event, 0)
+        chosen = next((o for o in outcomes if o.choices == hints), outcomes[0])
+        self._state = chosen.state
+        return chosen.responses
+
+
+@dataclass(frozen=True)
+class VectorFailure:
+    """A step where the implementation's responses match no allowed outcome."""
+
+    node: int
+    step: int
+    inputs: tuple[Any, ...]
+    expected: tuple[Any, ...]
+    actual: Any
+    detail: str
+
+
+@dataclass
+class VectorReport:
+    """What running one vector file found."""
+
+    preset: str
+    vectors: int = 0
+    steps: int = 0
+    transitions: int = 0
+    covered: set[int] = field(default_factory=set)
+    diverged: int = 0
+    failures: list[VectorFailure] = field(default_factory=list)
+
+    @property
+    def covered_transitions(self) -> int:
+        """Distinct coordinator transitions replayed and matched."""
+        return len(self.covered)
+
+    @property
+    def passed(self) -> bool:
+        """No failure and every transition covered."""
+        return not self.failures and self.covered_transitions == self.transitions
+
+
+def run_vectors(
+    vectors: VectorFile,
+    adapter: CoordinatorAdapter,
+    max_failures: int = 10,
+    progress: Callable[[int], None] | None = None,
+) -> VectorReport:
+    """Replay every vector of `vectors` on `adapter` and judge each step."""
+    report = VectorReport(str(vectors.header.get("preset", vectors.path.stem)))
+    report.transitions = int(vectors.header.get("transitions", 0))
+    for count, leaf in enumerate(vectors.leaves(), start=1):
+        report.vectors += 1
+        _run_path(vectors, adapter, vectors.steps_to(leaf), report)
+        if len(report.failures) >= max_failures:
+            break
+        if progress is not None:
+            progress(count)
+    return report
+
+
+def _run_path(
+    vectors: VectorFile, adapter: CoordinatorAdapter, path: list[VectorStep], report: VectorReport
+) -> None:
+    adapter.reset(vectors.config)
+    binding = _Binding()
+    closed: set[str] = set()
+    for index, step in enumerate(path):
+        report.steps += 1
+        event = binding.to_implementation(step.input)
+        actual = [encode(r) for r in adapter.apply(event, step.hints)]
+        if isinstance(step.input, ConnectionClosed):
+            closed.add(step.input.connection)
+        observed = _by_ref(actual, closed)
+        matched = None
+        for number, outcome in enumerate(step.outcomes):
+            expected = _by_ref(outcome["responses"], closed)
+            if binding.unify(expected, observed):
+                matched = number
+                break
+        if matched is None:
+            report.failures.append(
+                VectorFailure(
+                    step.node,
+                    index + 1,
+                    tuple(s.input_json for s in path[: index + 1]),
+                    tuple(o["responses"] for o in step.outcomes),
+                    actual,
+                    f"{report.preset} node {step.node}, step {index + 1} of its vector: the"
+                    f" responses match none of the {len(step.outcomes)} allowed outcomes",
+                )
+            )
+            return
+        if step.first:
+            report.covered.add(step.node)
+        if matched != step.taken:
+            report.diverged += 1
+            return
+
+
+def _by_ref(responses: list[Any], closed: set[str]) -> dict[str, Any]:
+    """Responses keyed by where they go, without those addressed to closed connections."""
+    found: dict[str, Any] = {}
+    for response in responses:
+        ref = response["ref"]
+        connection = ref["connection"]
+        if connection in closed or connection == CLOSED_REF.connection:
+            continue
+        found[f"{connection}#{ref['correlation_id']}"] = response["body"]
+    return found
+
+
+class _Binding:
+    """The bijection between the vector's member ids and the implementation's."""
+
+    def __init__(self) -> None:
+        self.forward: dict[str, str] = {}
+        self.backward: dict[str, str] = {}
+
+    def to_implementation(self, event: CoordinatorInput) -> CoordinatorInput:
+        """`event` with the vector's member ids replaced by the implementation's."""
+        if not self.forward or all(a == b for a, b in self.forward.items()):
+            return event
+        document = _rename(encode(event), self.forward)
+        return decode(document, "input")  # type: ignore[no-any-return]
+
+    def unify(self, expected: Any, actual: Any) -> bool:
+        """Whether `actual` equals `expected` up to the binding, extended by new member ids
+        (kept only when the whole comparison succeeds)."""
+        trial = _Binding()
+        trial.forward, trial.backward = dict(self.forward), dict(self.backward)
+        if not trial._same(expected, actual, None):
+            return False
+        self.forward, self.backward = trial.forward, trial.backward
+        return True
+
+    def _same(self, expected: Any, actual: Any, key: str | None) -> bool:
+        if isinstance(expected, dict):
+            return (
+                isinstance(actual, dict)
+                and expected.keys() == actual.keys()
+                and all(self._same(expected[k], actual[k], k) for k in expected)
+            )
+        if isinstance(expected, list):
+            return (
+                isinstance(actual, list)
+                and len(expected) == len(actual)
+                and all(self._same(e, a, key) for e, a in zip(expected, actual, strict=True))
+            )
+        if key in ID_FIELDS and isinstance(expected, str) and isinstance(actual, str) and expected:
+            bound = self.forward.get(expected)
+            if bound is not None:
+                return bound == actual
+            if actual in self.backward:
+                return False
+            self.forward[expected], self.backward[actual] = actual, expected
+            return True
+        return bool(expected == actual)
+
+
+def _rename(document: Any, mapping: dict[str, str]) -> Any:
+    if isinstance(document, dict):
+        return {
+            k: (mapping.get(v, v) if k in ID_FIELDS and isinstance(v, str) else _rename(v, mapping))
+            for k, v in document.items()
+        }
+    if isinstance(document, list):
+        return [_rename(item, mapping) for item in document]
+    return document

@@ -1,0 +1,203 @@
+"""`groupspec vectors`: export the conformance vectors, or run an implementation against them."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from groupspec.checker.coordinator_runs import CoordinatorRunsError, explore_coordinator_runs
+from groupspec.checker.vectors import (
+    CoordinatorAdapter,
+    SpecAdapter,
+    VectorFileError,
+    VectorReport,
+    read_vectors,
+    run_vectors,
+    write_vectors,
+)
+from groupspec.models.catalog import ModelLoadError, load_model, model_names, preset_kind
+
+from .output import ProgressLine, write_atomically
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# The reference presets whose coordinator transitions the vectors cover.
+REFERENCE_PRESETS = ("eager-2", "eager-3", "cooperative-3", "static-2", "failover", "mixed")
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `vectors` subcommand."""
+    parser = commands.add_parser(
+        "vectors",
+        help="export conformance vectors, or run an implementation against them",
+        description=(
+            "With --out, explore each preset and write one vector file per preset covering "
+            "every coordinator transition the model checker explores (format: docs/vectors.md)."
+            " With --run, replay vector files on an implementation through an adapter and "
+            "report failures and transition coverage. Exit 0 when every vector passes with "
+            "full coverage, 1 otherwise, 2 on bad input."
+        ),
+    )
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--out", type=Path, metavar="DIR", help="write vector files into DIR")
+    action.add_argument(
+        "--run",
+        dest="run_path",
+        type=Path,
+        metavar="PATH",
+        help="a vector file, or a directory of them",
+    )
+    parser.add_argument(
+        "presets",
+        nargs="*",
+        metavar="PRESET",
+        help=f"presets to export (default: {' '.join(REFERENCE_PRESETS)})",
+    )
+    parser.add_argument(
+        "--adapter",
+        default="spec",
+        help=(
+            "with --run: 'spec' (the specification itself), 'impl' (groupspec's optimized "
+            "coordinator), or MODULE:CALLABLE returning a CoordinatorAdapter"
+        ),
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="with --run: write a report")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.set_defaults(run=run_vectors_command)
+
+
+def run_vectors_command(args: argparse.Namespace) -> int:
+    """Export or run, as asked."""
+    if args.out is not None:
+        return _export(args)
+    if args.presets:
+        print("groupspec vectors: presets are only for --out", file=sys.stderr)
+        return EXIT_USAGE
+    return _run(args)
+
+
+def _export(args: argparse.Namespace) -> int:
+    presets = args.presets or list(REFERENCE_PRESETS)
+    known = model_names()
+    for preset in presets:
+        if preset not in known and not Path(preset).is_file():
+            print(f"groupspec vectors: unknown preset {preset!r}", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        print(f"groupspec vectors: {args.out}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_USAGE
+    progress = ProgressLine() if not args.quiet else None
+    for preset in presets:
+        try:
+            loaded = load_model(preset, {})
+            if preset_kind(loaded.path) != "group":
+                raise CoordinatorRunsError(f"{preset}: not a group-world preset")
+            runs = explore_coordinator_runs(
+                loaded,
+                (lambda s, t, p=preset: progress.update(f"{p}: {s:,} states, {t:,} transitions"))
+                if progress
+                else None,
+            )
+        except (ModelLoadError, CoordinatorRunsError) as error:
+            if progress:
+                progress.close()
+            print(f"groupspec vectors: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        path = args.out / f"{Path(preset).stem}.jsonl"
+        write_vectors(runs, path)
+        if progress:
+            progress.close()
+        print(
+            f"{path}: {runs.coordinator_transitions:,} coordinator transitions in "
+            f"{len(runs.leaves):,} vectors ({len(runs.nodes) - 1:,} steps) from "
+            f"{runs.world_states:,} world states, {runs.elapsed_s:.1f} s"
+        )
+    return EXIT_OK
+
+
+def _adapter(spec: str) -> CoordinatorAdapter:
+    if spec == "spec":
+        return SpecAdapter()
+    if spec == "impl":
+        spec = "groupspec.checker.impl_adapter:ImplAdapter"
+    module_name, _, attribute = spec.partition(":")
+    if not attribute:
+        raise ValueError(f"--adapter {spec!r}: expected spec, impl or MODULE:CALLABLE")
+    try:
+        factory = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"--adapter {spec!r}: {error}") from None
+    return factory()  # type: ignore[no-any-return]
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        adapter = _adapter(args.adapter)
+        files = sorted(args.run_path.glob("*.jsonl")) if args.run_path.is_dir() else [args.run_path]
+        if not files:
+            raise ValueError(f"{args.run_path}: no .jsonl vector files")
+        vector_files = [read_vectors(path) for path in files]
+    except (ValueError, VectorFileError) as error:
+        print(f"groupspec vectors: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    reports: list[VectorReport] = []
+    for vectors in vector_files:
+        progress = ProgressLine() if not args.quiet else None
+        name = vectors.path.name
+        report = run_vectors(
+            vectors,
+            adapter,
+            progress=(lambda n, name=name, line=progress: line.update(f"{name}: {n:,} vectors"))
+            if progress
+            else None,
+        )
+        if progress:
+            progress.close()
+        reports.append(report)
+        _print(vectors.path, report)
+    if args.json is not None:
+        write_atomically(args.json, json.dumps([_document(r) for r in reports], indent=2) + "\n")
+    return EXIT_OK if all(report.passed for report in reports) else EXIT_FAILED
+
+
+def _print(path: Path, report: VectorReport) -> None:
+    verdict = "pass" if report.passed else "FAIL"
+    print(
+        f"{path}: {verdict}: {report.vectors:,} vectors, {report.steps:,} steps, "
+        f"transitions covered {report.covered_transitions:,}/{report.transitions:,}, "
+        f"{report.diverged:,} left by an allowed choice, {len(report.failures)} failures"
+    )
+    for failure in report.failures[:3]:
+        print(f"  {failure.detail}")
+        print(f"    input: {json.dumps(failure.inputs[-1], sort_keys=True)}")
+        print(f"    responses: {json.dumps(failure.actual, sort_keys=True)}")
+        for number, expected in enumerate(failure.expected, start=1):
+            print(f"    allowed {number}: {json.dumps(expected, sort_keys=True)}")
+
+
+def _document(report: VectorReport) -> dict[str, Any]:
+    return {
+        "preset": report.preset,
+        "passed": report.passed,
+        "vectors": report.vectors,
+        "steps": report.steps,
+        "transitions": report.transitions,
+        "covered_transitions": report.covered_transitions,
+        "diverged": report.diverged,
+        "failures": [
+            {
+                "node": f.node,
+                "step": f.step,
+                "detail": f.detail,
+                "inputs": list(f.inputs),
+                "actual": f.actual,
+                "allowed": list(f.expected),
+            }
+            for f in report.failures
+        ],
+    }
