@@ -1,0 +1,171 @@
+"""Conformance vectors: the walk matches the checker, the file round-trips, and the runner judges."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from groupspec.checker.bfs import search
+from groupspec.checker.coordinator_runs import (
+    CoordinatorRunsError,
+    explore_coordinator_runs,
+)
+from groupspec.checker.vector_codec import VectorDecodeError, decode, encode
+from groupspec.checker.vectors import (
+    SpecAdapter,
+    VectorFileError,
+    read_vectors,
+    run_vectors,
+    write_vectors,
+)
+from groupspec.cli.main import main
+from groupspec.models.catalog import load_model
+from groupspec.spec.errors import ErrorCode
+from groupspec.spec.requests import (
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    Received,
+    RequestRef,
+)
+from groupspec.spec.responses import HeartbeatResponse, JoinGroupResponse, Response
+
+PRESET = "static-2"
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return explore_coordinator_runs(load_model(PRESET, {}))
+
+
+@pytest.fixture(scope="module")
+def vector_file(runs, tmp_path_factory):
+    path = tmp_path_factory.mktemp("vectors") / f"{PRESET}.jsonl"
+    write_vectors(runs, path)
+    return path
+
+
+def test_the_walk_visits_exactly_the_checkers_states(runs):
+    checked = search(load_model(PRESET, {}).model)
+    assert runs.world_states == checked.distinct_states
+    assert runs.coordinator_transitions > 100
+    # Every distinct transition is the first sighting of exactly one kept node.
+    assert sum(node.first for node in runs.nodes) == runs.coordinator_transitions
+
+
+def test_runs_are_real_coordinator_runs(runs):
+    """Replaying a path on the specification from its initial state reproduces every step: the
+    member counter never goes backwards (no renumbering) and each step's outcome is allowed."""
+    for leaf in runs.leaves[:50]:
+        adapter = SpecAdapter()
+        for step in runs.path(leaf):
+            responses = adapter.apply(step.input, step.outcome.choices)
+            assert tuple(responses) == step.outcome.responses
+
+
+def test_the_specification_passes_its_own_vectors_with_full_coverage(vector_file):
+    report = run_vectors(read_vectors(vector_file), SpecAdapter())
+    assert report.failures == []
+    assert report.passed
+    assert report.covered_transitions == report.transitions > 0
+
+
+class RenamingAdapter(SpecAdapter):
+    """The specification, but its member ids are spelled differently (as any broker may)."""
+
+    def apply(self, event, hints):
+        inverse = {f"broker-{n}-x": f"consumer-{n}" for n in range(100)}
+        inverse |= {f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)}
+        event = decode(_rename(encode(event), inverse))
+        forward = {v: k for k, v in inverse.items()}
+        return [decode(_rename(encode(r), forward)) for r in super().apply(event, hints)]
+
+
+def _rename(document, mapping):
+    if isinstance(document, dict):
+        return {k: _rename(v, mapping) for k, v in document.items()}
+    if isinstance(document, list):
+        return [_rename(v, mapping) for v in document]
+    return mapping.get(document, document) if isinstance(document, str) else document
+
+
+def test_member_ids_are_bound_not_compared(vector_file):
+    report = run_vectors(read_vectors(vector_file), RenamingAdapter())
+    assert report.failures == []
+    assert report.passed
+
+
+class NoFencingAdapter(SpecAdapter):
+    """A coordinator that answers every heartbeat with NONE: it never tells a member to rejoin."""
+
+    def apply(self, event, hints):
+        return [
+            replace(r, body=HeartbeatResponse(ErrorCode.NONE))
+            if isinstance(r.body, HeartbeatResponse)
+            else r
+            for r in super().apply(event, hints)
+        ]
+
+
+def test_a_deviating_implementation_fails_with_the_step_and_the_allowed_outcomes(vector_file):
+    report = run_vectors(read_vectors(vector_file), NoFencingAdapter(), max_failures=3)
+    assert not report.passed
+    failure = report.failures[0]
+    assert "match none of the" in failure.detail
+    assert failure.inputs[-1]["request"]["type"] == "HeartbeatRequest"
+    assert any(
+        body["body"]["error_code"] != "NONE" for outcome in failure.expected for body in outcome
+    )
+
+
+def test_codec_round_trips_requests_and_responses():
+    request = Received(
+        RequestRef("c1/0", 3),
+        JoinGroupRequest(
+            "g", "", "consumer", (JoinGroupProtocol("range", b"\x00\x01"),), 10_000, 30_000, "i1"
+        ),
+    )
+    assert decode(json.loads(json.dumps(encode(request)))) == request
+    response = Response(RequestRef("c1/0", 3), JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED))
+    assert decode(encode(response)) == response
+
+
+@pytest.mark.parametrize(
+    ("document", "words"),
+    [
+        ({"type": "Nope"}, "unknown type 'Nope'"),
+        ({"type": "HeartbeatResponse", "error_code": "WAT"}, "$.error_code: unknown error code"),
+        ({"type": "RequestRef", "connection": "c", "correlation_id": "1"}, "expected an integer"),
+        ({"type": "RequestRef", "connection": "c", "correlation_id": 1, "x": 2}, "unknown fields"),
+        ([], "expected an object"),
+    ],
+)
+def test_codec_errors_name_the_place(document, words):
+    with pytest.raises(VectorDecodeError, match=words.replace("$", r"\$")):
+        decode(document)
+
+
+def test_a_corrupt_vector_line_names_file_and_line(vector_file, tmp_path):
+    lines = vector_file.read_text().splitlines()
+    lines[5] = lines[5][:40]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines) + "\n")
+    with pytest.raises(VectorFileError, match=r"broken\.jsonl:6: not JSON"):
+        read_vectors(broken)
+    assert main(["vectors", "--run", str(broken), "--quiet"]) == 2
+
+
+def test_vectors_need_a_fault_free_group_preset():
+    with pytest.raises(CoordinatorRunsError, match="fault"):
+        explore_coordinator_runs(load_model("eager-2", {"fault": "KAFKA-2555"}))
+
+
+def test_cli_exports_and_runs(tmp_path, capsys):
+    out = tmp_path / "vectors"
+    assert main(["vectors", "--out", str(out), "--quiet", PRESET]) == 0
+    assert (out / f"{PRESET}.jsonl").is_file()
+    report = tmp_path / "report.json"
+    assert main(["vectors", "--run", str(out), "--quiet", "--json", str(report)]) == 0
+    (document,) = json.loads(report.read_text())
+    assert document["passed"] and document["covered_transitions"] == document["transitions"]
+    assert "pass" in capsys.readouterr().out
+    assert main(["vectors", "--run", str(out), "--adapter", "no.such.module:X"]) == 2
