@@ -16,11 +16,14 @@ allowed outcome has not failed, but the rest of that path is skipped (`diverged`
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 from groupspec.models.world_state import CLOSED_REF
 from groupspec.spec import GroupCoordinatorSpec
@@ -51,10 +54,11 @@ class VectorFileError(Exception):
 
 
 def write_vectors(runs: CoordinatorRuns, path: Path) -> None:
-    """Write `runs` as a vector file at `path` (replaced atomically)."""
+    """Write `runs` as a vector file at `path` (replaced atomically; gzip-compressed when the
+    name ends in .gz)."""
     leaves = set(runs.leaves)
     temporary = path.with_name(path.name + ".tmp")
-    with temporary.open("w", encoding="utf-8") as out:
+    with _open(temporary, "w", compressed=path.suffix == ".gz") as out:
         header = {
             "format": FORMAT,
             "version": VERSION,
@@ -140,9 +144,12 @@ class VectorFile:
 def read_vectors(path: Path) -> VectorFile:
     """Read and validate a vector file; errors name the file and line."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with _open(path, "r", compressed=path.suffix == ".gz") as source:
+            lines = source.read().splitlines()
     except OSError as error:
         raise VectorFileError(f"{path}: {error.strerror or error}") from None
+    except (UnicodeDecodeError, EOFError, zlib.error) as error:
+        raise VectorFileError(f"{path}: unreadable ({error})") from None
     if not lines:
         raise VectorFileError(f"{path}: empty file")
     header = _json(path, 1, lines[0])
@@ -182,6 +189,17 @@ def read_vectors(path: Path) -> VectorFile:
         except (VectorDecodeError, TypeError) as error:
             raise VectorFileError(f"{path}:{number}: {error}") from None
     return VectorFile(path, header, config, tuple(steps))
+
+
+def _open(path: Path, mode: str, compressed: bool) -> TextIO:
+    if compressed:
+        # mtime=0 keeps the compressed bytes reproducible, so committed files only change with
+        # their content.
+        if mode == "w":
+            raw = gzip.GzipFile(path, "wb", compresslevel=9, mtime=0)
+            return io.TextIOWrapper(raw, encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(mode, encoding="utf-8")
 
 
 def _json(path: Path, number: int, text: str) -> dict[str, Any]:
@@ -303,8 +321,11 @@ def _run_path(
             closed.add(step.input.connection)
         observed = _by_ref(actual, closed)
         matched = None
-        for number, outcome in enumerate(step.outcomes):
-            expected = _by_ref(outcome["responses"], closed)
+        # The hinted outcome first: outcomes may differ only in state (a leader chosen but not
+        # yet announced), and then the responses cannot tell them apart.
+        order = [step.taken, *(n for n in range(len(step.outcomes)) if n != step.taken)]
+        for number in order:
+            expected = _by_ref(step.outcomes[number]["responses"], closed)
             if binding.unify(expected, observed):
                 matched = number
                 break

@@ -64,6 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
             "coordinator), or MODULE:CALLABLE returning a CoordinatorAdapter"
         ),
     )
+    parser.add_argument(
+        "--gzip", action="store_true", help="with --out: write PRESET.jsonl.gz (gzip-compressed)"
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="with --run: write a report")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.set_defaults(run=run_vectors_command)
@@ -108,7 +111,7 @@ def _export(args: argparse.Namespace) -> int:
                 progress.close()
             print(f"groupspec vectors: {error}", file=sys.stderr)
             return EXIT_USAGE
-        path = args.out / f"{Path(preset).stem}.jsonl"
+        path = args.out / (Path(preset).stem + (".jsonl.gz" if args.gzip else ".jsonl"))
         write_vectors(runs, path)
         if progress:
             progress.close()
@@ -138,7 +141,11 @@ def _adapter(spec: str) -> CoordinatorAdapter:
 def _run(args: argparse.Namespace) -> int:
     try:
         adapter = _adapter(args.adapter)
-        files = sorted(args.run_path.glob("*.jsonl")) if args.run_path.is_dir() else [args.run_path]
+        files = (
+            sorted([*args.run_path.glob("*.jsonl"), *args.run_path.glob("*.jsonl.gz")])
+            if args.run_path.is_dir()
+            else [args.run_path]
+        )
         if not files:
             raise ValueError(f"{args.run_path}: no .jsonl vector files")
         vector_files = [read_vectors(path) for path in files]
