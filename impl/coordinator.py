@@ -15,7 +15,7 @@ from typing import Any, cast
 from .admin import delete_groups, describe_groups, find_coordinator, list_groups
 from .clock import Clock, MonotonicClock
 from .config import CoordinatorConfig
-from .errors import TimerNotArmedError, UnknownRequestError
+from .errors import InvalidConfigError, TimerNotArmedError, UnknownRequestError
 from .events import (
     HeartbeatExpired,
     JoinTimerExpired,
@@ -100,6 +100,10 @@ class Coordinator:
         unowned_partitions: frozenset[int] = frozenset(),
     ) -> None:
         config = config if config is not None else CoordinatorConfig()
+        if not isinstance(config, CoordinatorConfig):
+            raise InvalidConfigError(
+                f"config must be a groupspec.impl CoordinatorConfig, got {type(config).__name__}"
+            )
         self._clock: Clock = clock if clock is not None else MonotonicClock()
         # Without a callback, responses collect in an Outbox; its dict's own __setitem__ is
         # the callback, which keeps the per-response cost a C call.
@@ -116,7 +120,7 @@ class Coordinator:
         )
         for partition in unowned_partitions:
             if not isinstance(partition, int) or not 0 <= partition < self._rt.num_partitions:
-                raise ValueError(
+                raise InvalidConfigError(
                     f"partition {partition!r} is outside [0, {self._rt.num_partitions})"
                 )
 

@@ -33,7 +33,7 @@ from groupspec.impl import offsets as impl_offsets
 from groupspec.impl.coordinator import Coordinator
 from groupspec.impl.errors import ErrorCode as ImplErrorCode
 from groupspec.impl.group import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
-from groupspec.impl.policy import RandomPolicy
+from groupspec.impl.policy import RandomPolicy, SequentialIdPolicy
 from groupspec.impl.runtime import Runtime
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0
@@ -138,10 +138,15 @@ class ConformanceMachine(RuleBasedStateMachine):
         profile=st.sampled_from(sorted(PROFILES)),
         seed=st.integers(min_value=0, max_value=2**16),
         unowned=st.sampled_from([(), (), (1,)]),
+        random_choices=st.sampled_from([True, True, False]),
     )
-    def start(self, profile, seed, unowned):
+    def start(self, profile, seed, unowned, random_choices):
         config, failure_rate = PROFILES[profile]
-        policy = RandomPolicy(seed, failure_rate, APPEND_ERRORS if failure_rate else ())
+        if random_choices:
+            policy = RandomPolicy(seed, failure_rate, APPEND_ERRORS if failure_rate else ())
+        else:
+            # Production's choices (first candidate, first tied name), reproducible ids.
+            policy = SequentialIdPolicy(seed)
         self.diff = Differential(config, policy, unowned_partitions=frozenset(unowned))
 
     @property

@@ -383,3 +383,14 @@ def test_static_members_that_did_not_rejoin_can_overfill_a_group_and_reload_reba
     for event in (Unload(partition), StartLoading(partition), FinishLoading(partition)):
         s.diff.partition_event(event)
     assert s.group.state is PREPARING_REBALANCE
+
+
+def test_static_replacement_that_would_change_the_protocol_rebalances():
+    s = Scenario()
+    s.form_stable(lambda: s.join_static("i1", RANGE_RR))
+    assert s.group.protocol_name == "range"
+    generation = s.group.generation_id
+    ref, responses = s.join("i1", instance="i1", protocols=RR_RANGE)
+    # A rebalance, not a silent hand-over: its only member has rejoined, so it completes at once.
+    assert responses[ref].generation_id == generation + 1
+    assert (s.group.state, s.group.protocol_name) == (COMPLETING_REBALANCE, "roundrobin")
