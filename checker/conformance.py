@@ -391,7 +391,7 @@ class World:
     state: CoordinatorState
     impl_to_spec: Mapping[str, str]
 
-    def spec_name(self, echo: Mapping[str, str] | None = None) -> Name:
+    def spec_name(self) -> Name:
         """Translate an impl member id into this world's spec id (unknown ids cannot match)."""
         known = self.impl_to_spec
         taken = set(known.values())
@@ -401,8 +401,6 @@ class World:
                 return ""
             if member_id in known:
                 return known[member_id]
-            if echo is not None and member_id in echo:
-                return echo[member_id]
             # A spec id bound to a different impl id must not be reachable by its spelling.
             return f"\x00unbound:{member_id}" if member_id in taken else member_id
 
