@@ -1,7 +1,8 @@
 """`groupspec bench`: benchmarks reported as figures (never as pass/fail timings).
 
 `bench` is a group of subcommands; `bench stickiness` times the z3 stickiness oracle on seeded
-scenarios and compares our sticky assignors' partition moves with the optimum.
+scenarios and compares our sticky assignors' partition moves with the optimum; `bench checker`
+times the exhaustive engine; `bench impl` compares the optimized coordinator with the spec.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from groupspec.checker.bench_stickiness import SCENARIO_KINDS, StickinessFigures, bench_scenario
 from groupspec.cli.bench_checker_command import register_bench_checker
+from groupspec.cli.bench_impl_command import register_bench_impl
 from groupspec.cli.output import write_atomically
 
 
@@ -48,6 +50,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     stickiness.set_defaults(run=run_stickiness)
     register_bench_checker(benches)
+    register_bench_impl(benches)
 
 
 def run_stickiness(args: argparse.Namespace) -> int:

@@ -1,4 +1,57 @@
 """The optimized group coordinator: the production counterpart of `groupspec.spec`.
 
-It imports nothing from `groupspec.spec` at run time; conformance tests hold it to the spec.
+It imports nothing from `groupspec.spec`; conformance tests (checker/conformance.py) hold it to
+the spec. Start at `Coordinator` (coordinator.py); docs/impl.md explains the structure.
 """
+
+from .clock import Clock, ManualClock, MonotonicClock
+from .config import CoordinatorConfig
+from .coordinator import Coordinator, Outbox
+from .errors import (
+    CoordinatorInputError,
+    ErrorCode,
+    InvalidConfigError,
+    MalformedRequestError,
+    PartitionStateError,
+    PolicyError,
+    TimerNotArmedError,
+    UnknownRequestError,
+)
+from .events import (
+    HeartbeatExpired,
+    JoinTimerExpired,
+    OffsetRetentionCheck,
+    SyncTimerExpired,
+    TimerEvent,
+)
+from .group import Group, GroupState, Member
+from .policy import DefaultPolicy, Policy, RandomPolicy, SequentialIdPolicy
+
+__all__ = [
+    "Clock",
+    "Coordinator",
+    "CoordinatorConfig",
+    "CoordinatorInputError",
+    "DefaultPolicy",
+    "ErrorCode",
+    "Group",
+    "GroupState",
+    "HeartbeatExpired",
+    "InvalidConfigError",
+    "JoinTimerExpired",
+    "MalformedRequestError",
+    "ManualClock",
+    "Member",
+    "MonotonicClock",
+    "OffsetRetentionCheck",
+    "Outbox",
+    "PartitionStateError",
+    "Policy",
+    "PolicyError",
+    "RandomPolicy",
+    "SequentialIdPolicy",
+    "SyncTimerExpired",
+    "TimerEvent",
+    "TimerNotArmedError",
+    "UnknownRequestError",
+]

@@ -1,0 +1,120 @@
+"""FindCoordinator, DescribeGroups, ListGroups and DeleteGroups."""
+
+from __future__ import annotations
+
+from .errors import ErrorCode, append_error_to_response
+from .group import DEAD, EMPTY, STABLE, Group
+from .log import GroupMetadataWrite, LogRecord, OffsetWrite
+from .requests import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    FindCoordinatorRequest,
+    ListGroupsRequest,
+    Ref,
+)
+from .responses import (
+    DeleteGroupsResponse,
+    DeleteGroupsResult,
+    DescribedGroup,
+    DescribedMember,
+    DescribeGroupsResponse,
+    FindCoordinatorResponse,
+    ListedGroup,
+    ListGroupsResponse,
+)
+from .runtime import Runtime
+
+CLASSIC_GROUP_TYPE = "classic"
+
+
+def find_coordinator(rt: Runtime, ref: Ref, request: FindCoordinatorRequest) -> None:
+    """This broker coordinates the group unless another broker leads its partition."""
+    if rt.unowned and rt.partition_of(request.key) in rt.unowned:
+        rt.respond(ref, FindCoordinatorResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE, request.key))
+        return
+    rt.respond(ref, FindCoordinatorResponse(ErrorCode.NONE, request.key, rt.config.broker_id))
+
+
+def describe_groups(rt: Runtime, ref: Ref, request: DescribeGroupsRequest) -> None:
+    """Describe each group: Stable shows metadata and assignments, other states do not."""
+    rt.respond(ref, DescribeGroupsResponse(tuple(_describe(rt, gid) for gid in request.group_ids)))
+
+
+def _describe(rt: Runtime, group_id: str) -> DescribedGroup:
+    error = rt.route_error(group_id)
+    if error is not None:
+        return DescribedGroup(error, group_id, "", "", "")
+    group = rt.groups.get(group_id)
+    if group is None:
+        return DescribedGroup(ErrorCode.NONE, group_id, DEAD.value, "", "")
+    if group.state is STABLE:
+        protocol = group.protocol_name or ""
+        members = tuple(
+            DescribedMember(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.metadata_for(protocol),
+                m.assignment,
+            )
+            for m in group.members.values()
+        )
+        return DescribedGroup(
+            ErrorCode.NONE,
+            group_id,
+            group.state.value,
+            group.protocol_type or "",
+            protocol,
+            members,
+        )
+    members = tuple(
+        DescribedMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
+        for m in group.members.values()
+    )
+    return DescribedGroup(
+        ErrorCode.NONE, group_id, group.state.value, group.protocol_type or "", "", members
+    )
+
+
+def list_groups(rt: Runtime, ref: Ref, request: ListGroupsRequest) -> None:
+    """Every group this broker serves now, filtered case-insensitively by state and type."""
+    states = {s.lower() for s in request.states_filter}
+    types = {t.lower() for t in request.types_filter}
+    listed: list[ListedGroup] = []
+    if not types or CLASSIC_GROUP_TYPE in types:
+        for group in rt.groups.values():
+            if states and group.state.value.lower() not in states:
+                continue
+            if rt.blocked and rt.route_error(group.group_id) is not None:
+                continue
+            listed.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
+    error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if rt.loading else ErrorCode.NONE
+    rt.respond(ref, ListGroupsResponse(error, tuple(listed)))
+
+
+def delete_groups(rt: Runtime, ref: Ref, request: DeleteGroupsRequest) -> None:
+    """Delete each group that is Empty: tombstone its offsets and its metadata."""
+    results = []
+    for group_id in request.group_ids:
+        error = rt.route_error(group_id)
+        if error is None:
+            error = _delete(rt, rt.groups.get(group_id))
+        results.append(DeleteGroupsResult(group_id, error))
+    rt.respond(ref, DeleteGroupsResponse(tuple(results)))
+
+
+def _delete(rt: Runtime, group: Group | None) -> ErrorCode:
+    if group is None:
+        return ErrorCode.GROUP_ID_NOT_FOUND
+    if group.state is not EMPTY:
+        return ErrorCode.NON_EMPTY_GROUP
+    group_id = group.group_id
+    records: list[LogRecord] = [OffsetWrite(group_id, t, p, None) for t, p in group.offsets]
+    records.append(GroupMetadataWrite(group_id, None))
+    error = rt.append(group.partition, group_id, records)
+    if error is not None:
+        return append_error_to_response(error)
+    group.transition_to(DEAD, rt.now)
+    del rt.groups[group_id]
+    return ErrorCode.NONE

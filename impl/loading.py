@@ -1,0 +1,73 @@
+"""Coordinator failover: losing an offsets partition, and rebuilding its groups from the log."""
+
+from __future__ import annotations
+
+from .errors import ErrorCode, PartitionStateError
+from .group import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE, Group
+from .persistence import group_from_log
+from .rebalance import prepare_rebalance
+from .responses import JoinGroupResponse, SyncGroupResponse
+from .runtime import Runtime
+
+_NOT_COORDINATOR_SYNC = SyncGroupResponse(ErrorCode.NOT_COORDINATOR)
+
+
+def _check_partition(rt: Runtime, partition: int) -> None:
+    if not isinstance(partition, int) or isinstance(partition, bool):
+        raise PartitionStateError(f"a partition is an integer, got {partition!r}")
+    if not 0 <= partition < rt.num_partitions:
+        raise PartitionStateError(f"partition {partition} is outside [0, {rt.num_partitions})")
+
+
+def unload(rt: Runtime, partition: int) -> None:
+    """The coordinator moves away: the partition's groups die, parked requests are told so."""
+    _check_partition(rt, partition)
+    if partition in rt.unowned:
+        raise PartitionStateError(f"partition {partition} is not led by this broker")
+    for group in [g for g in rt.groups.values() if g.partition == partition]:
+        group.transition_to(DEAD, rt.now)
+        _answer_parked_with_not_coordinator(rt, group)
+        del rt.groups[group.group_id]
+    rt.unowned.add(partition)
+    rt.loading.discard(partition)
+    rt.partitions_changed()
+
+
+def _answer_parked_with_not_coordinator(rt: Runtime, group: Group) -> None:
+    """Parked joins if the group was rebalancing; parked syncs if Completing or Stable."""
+    was = group.previous_state
+    for member in group.members.values():
+        if was is PREPARING_REBALANCE and member.awaiting_join is not None:
+            rt.respond(
+                member.awaiting_join,
+                JoinGroupResponse(ErrorCode.NOT_COORDINATOR, member_id=member.member_id),
+            )
+        if (was is COMPLETING_REBALANCE or was is STABLE) and member.awaiting_sync is not None:
+            rt.respond(member.awaiting_sync, _NOT_COORDINATOR_SYNC)
+
+
+def start_loading(rt: Runtime, partition: int) -> None:
+    """This broker leads the partition again and starts replaying it."""
+    _check_partition(rt, partition)
+    if partition not in rt.unowned:
+        raise PartitionStateError(f"partition {partition} is already led by this broker")
+    rt.unowned.discard(partition)
+    rt.loading.add(partition)
+    rt.partitions_changed()
+
+
+def finish_loading(rt: Runtime, partition: int) -> None:
+    """Replay finished: each group of the partition comes back Stable (members) or Empty."""
+    _check_partition(rt, partition)
+    if partition not in rt.loading:
+        raise PartitionStateError(f"partition {partition} is not loading")
+    limit = rt.config.group_max_size
+    for group_id, entry in list(rt.log.groups_in(partition)):
+        group = group_from_log(group_id, partition, entry)
+        for member in group.members.values():
+            rt.arm_heartbeat(group, member)
+        rt.groups[group_id] = group
+        if group.state is STABLE and len(group.members) > limit:
+            prepare_rebalance(rt, group)
+    rt.loading.discard(partition)
+    rt.partitions_changed()

@@ -1,0 +1,32 @@
+"""Shared member validation (Join with a known id, Sync, Heartbeat, Leave, OffsetCommit)."""
+
+from __future__ import annotations
+
+from .errors import ErrorCode
+from .group import Group
+
+
+def validate_member(group: Group, member_id: str, instance: str | None) -> ErrorCode | None:
+    """ClassicGroup.validateMember: None if valid, else UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID."""
+    if instance is not None:
+        current = group.static_members.get(instance)
+        if current is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if current != member_id:
+            return ErrorCode.FENCED_INSTANCE_ID
+        return None
+    if member_id not in group.members:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    return None
+
+
+def validate_member_and_generation(
+    group: Group, member_id: str, instance: str | None, generation_id: int
+) -> ErrorCode | None:
+    """Member validation followed by the generation check (Sync, Heartbeat, OffsetCommit)."""
+    error = validate_member(group, member_id, instance)
+    if error is not None:
+        return error
+    if generation_id != group.generation_id:
+        return ErrorCode.ILLEGAL_GENERATION
+    return None

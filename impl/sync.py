@@ -1,0 +1,100 @@
+"""SyncGroup: the leader's assignment is stored and handed to every member."""
+
+from __future__ import annotations
+
+from .errors import ErrorCode, append_error_to_response
+from .group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, Group
+from .membership import validate_member_and_generation
+from .persistence import group_record
+from .rebalance import (
+    maybe_prepare_rebalance_or_complete_join,
+    propagate_assignment,
+    reset_and_propagate_assignment_error,
+)
+from .requests import Ref, SyncGroupRequest
+from .responses import SyncGroupResponse
+from .runtime import Runtime
+
+_RESPONSES = {error: SyncGroupResponse(error) for error in ErrorCode}
+
+
+def sync_group(rt: Runtime, ref: Ref, request: SyncGroupRequest) -> None:
+    """Handle a SyncGroup."""
+    group_id = request.group_id
+    if group_id == "":
+        rt.respond(ref, _RESPONSES[ErrorCode.INVALID_GROUP_ID])
+        return
+    if rt.blocked:
+        error = rt.route_error(group_id)
+        if error is not None:
+            if error is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                error = ErrorCode.REBALANCE_IN_PROGRESS  # Kafka's remap while loading
+            rt.respond(ref, _RESPONSES[error])
+            return
+    group = rt.groups.get(group_id)
+    if group is None or group.state is EMPTY:
+        rt.respond(ref, _RESPONSES[ErrorCode.UNKNOWN_MEMBER_ID])
+        return
+    member_id = request.member_id
+    error = validate_member_and_generation(
+        group, member_id, request.group_instance_id, request.generation_id
+    )
+    if error is not None:
+        rt.respond(ref, _RESPONSES[error])
+        return
+    if _conflicts(request.protocol_type, group.protocol_type) or _conflicts(
+        request.protocol_name, group.protocol_name
+    ):
+        rt.respond(ref, _RESPONSES[ErrorCode.INCONSISTENT_GROUP_PROTOCOL])
+        return
+    state = group.state
+    if state is PREPARING_REBALANCE:
+        rt.respond(ref, _RESPONSES[ErrorCode.REBALANCE_IN_PROGRESS])
+    elif state is COMPLETING_REBALANCE:
+        _sync_while_completing(rt, group, ref, request)
+    else:
+        assert state is STABLE
+        remove_pending_sync_member(group, member_id)
+        rt.respond(
+            ref,
+            SyncGroupResponse(
+                ErrorCode.NONE,
+                group.protocol_type,
+                group.protocol_name,
+                group.members[member_id].assignment,
+            ),
+        )
+
+
+def _conflicts(requested: str | None, current: str | None) -> bool:
+    """A SyncGroup's protocol type/name conflicts only if both are set and differ."""
+    return requested is not None and current is not None and requested != current
+
+
+def remove_pending_sync_member(group: Group, member_id: str) -> None:
+    """The member has sent SyncGroup; once everyone has, the sync timer is cancelled."""
+    pending = group.pending_sync_members
+    pending.discard(member_id)
+    if not pending:
+        group.sync_timer = None
+
+
+def _sync_while_completing(rt: Runtime, group: Group, ref: Ref, request: SyncGroupRequest) -> None:
+    """Park the SyncGroup; the leader's assignment is persisted, then handed to everyone."""
+    member_id = request.member_id
+    group.members[member_id].awaiting_sync = ref
+    remove_pending_sync_member(group, member_id)
+    if group.leader_id != member_id:
+        return
+    given = {a.member_id: a.assignment for a in request.assignments}
+    # Members the leader left out get an empty assignment.
+    assignments = {mid: given.get(mid, b"") for mid in group.members}
+    error = rt.append(group.partition, group.group_id, [group_record(group, assignments)])
+    if error is not None:
+        reset_and_propagate_assignment_error(rt, group, append_error_to_response(error))
+        maybe_prepare_rebalance_or_complete_join(rt, group)
+        return
+    for mid, member in group.members.items():
+        member.assignment = assignments[mid]
+    propagate_assignment(rt, group, ErrorCode.NONE)
+    group.transition_to(STABLE, rt.now)

@@ -1,0 +1,47 @@
+"""`groupspec bench impl` at tiny sizes: the report has its fields and spec and impl agree.
+
+Timings are figures, never asserted; only the work done and the agreement are."""
+
+import json
+
+from groupspec.checker.bench_impl import bench_scale, bench_stream, build_stream
+from groupspec.cli.main import main
+
+
+def test_stream_runs_through_both_sides_with_identical_responses():
+    figures = bench_stream(groups=3, members=2, rounds=4)
+    assert figures.requests == sum(1 for item in build_stream(3, 2, 4) if item.ref is not None)
+    assert figures.responses_compared == figures.requests
+    assert figures.responses_differing == 0
+    assert figures.spec_requests_per_s > 0 and figures.impl_requests_per_s > 0
+    assert figures.ratio == figures.impl_requests_per_s / figures.spec_requests_per_s
+
+
+def test_scale_run_reports_memory_and_heartbeats():
+    figures = bench_scale(groups=40, members=3, heartbeat_passes=2, batch=16)
+    assert figures.heartbeats == 40 * 3 * 2
+    assert figures.setup_requests == 40 * 3 * 3  # two joins and a sync per member
+    assert figures.heartbeats_per_s > 0 and figures.heap_entries >= 40 * 3
+    assert figures.bytes_per_group == figures.memory_bytes / 40
+
+
+def test_cli_prints_the_report_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "impl.json"
+    argv = ["bench", "impl", "--groups", "2", "--members", "2", "--rounds", "3"]
+    code = main([*argv, "--scale-groups", "20", "--heartbeat-passes", "1", "--json", str(out)])
+    assert code == 0
+    report = capsys.readouterr().out
+    for field in ("spec", "impl", "ratio", "bytes per group", "heartbeats/s"):
+        assert field in report
+    document = json.loads(out.read_text())
+    assert document["stream"]["responses_differing"] == 0
+    assert document["scale"]["groups"] == 20
+    assert set(document["stream"]) >= {"spec_requests_per_s", "impl_requests_per_s", "ratio"}
+
+
+def test_cli_can_skip_the_scale_run_and_refuses_bad_sizes(capsys):
+    assert main(["bench", "impl", "--groups", "1", "--rounds", "1", "--scale-groups", "0"]) == 0
+    assert "scale" not in capsys.readouterr().out
+    assert main(["bench", "impl", "--groups", "0"]) == 2
+    assert main(["bench", "impl", "--heartbeat-passes", "0"]) == 2
+    assert "bench impl" in capsys.readouterr().err
