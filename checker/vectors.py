@@ -44,6 +44,15 @@ FORMAT = "groupspec-conformance-vectors"
 VERSION = 1
 # Response fields that carry coordinator-chosen member ids, bound rather than compared.
 ID_FIELDS = frozenset({"member_id", "leader"})
+# Lists whose order Kafka leaves open (hash-map iteration), compared as multisets.
+UNORDERED_LISTS = frozenset(
+    {
+        ("JoinGroupResponse", "members"),
+        ("OffsetFetchResponse", "partitions"),
+        ("DescribedGroup", "members"),
+        ("ListGroupsResponse", "groups"),
+    }
+)
 
 
 class VectorFileError(Exception):
@@ -228,6 +237,13 @@ class CoordinatorAdapter(Protocol):
         `hints` name the outcome the vector continues from where the spec allows several."""
         ...
 
+    def member_ids(self, group_id: str) -> Sequence[str]:
+        """The group's member ids, pending members included, in the order they were created.
+
+        A timer may name a member no response has shown yet (a static member whose JoinGroup
+        is parked); the runner binds such ids to the implementation's in creation order."""
+        ...
+
 
 class SpecAdapter:
     """The specification itself behind the adapter interface: it follows the hints exactly,
@@ -251,6 +267,19 @@ class SpecAdapter:
         chosen = next((o for o in outcomes if o.choices == hints), outcomes[0])
         self._state = chosen.state
         return chosen.responses
+
+    def member_ids(self, group_id: str) -> Sequence[str]:
+        """Members and pending members, by the number in their id (the spec counts up)."""
+        group = self._state.group(group_id)
+        if group is None:
+            return ()
+        ids = {m.member_id for m in group.members} | {p.member_id for p in group.pending_members}
+        return sorted(ids, key=_creation_order)
+
+
+def _creation_order(member_id: str) -> tuple[int, str]:
+    prefix, _, number = member_id.rpartition("-")
+    return (int(number), prefix) if number.isdigit() else (-1, member_id)
 
 
 @dataclass(frozen=True)
@@ -315,8 +344,26 @@ def _run_path(
     closed: set[str] = set()
     for index, step in enumerate(path):
         report.steps += 1
+        binding.bind_unseen(step.input_json, adapter)
         event = binding.to_implementation(step.input)
-        actual = [encode(r) for r in adapter.apply(event, step.hints)]
+        hints = tuple(
+            Choice(hint.what, binding.forward.get(hint.value, hint.value)) for hint in step.hints
+        )
+        try:
+            actual = [encode(r) for r in adapter.apply(event, hints)]
+        except Exception as error:  # any exception is the implementation's failure
+            report.failures.append(
+                VectorFailure(
+                    step.node,
+                    index + 1,
+                    tuple(s.input_json for s in path[: index + 1]),
+                    tuple(o["responses"] for o in step.outcomes),
+                    None,
+                    f"{report.preset} node {step.node}, step {index + 1} of its vector: the"
+                    f" implementation raised {type(error).__name__}: {error}",
+                )
+            )
+            return
         if isinstance(step.input, ConnectionClosed):
             closed.add(step.input.connection)
         observed = _by_ref(actual, closed)
@@ -375,6 +422,27 @@ class _Binding:
         document = _rename(encode(event), self.forward)
         return decode(document, "input")  # type: ignore[no-any-return]
 
+    def bind_unseen(self, document: Any, adapter: CoordinatorAdapter) -> None:
+        """Bind member ids an input names before any response showed them, to the
+        implementation's unbound members of the same group, both in creation order."""
+        unseen = sorted(
+            {i for i in _ids(document) if i and i not in self.forward}, key=_creation_order
+        )
+        group_id = document.get("group_id") or document.get("request", {}).get("group_id")
+        if not unseen or not isinstance(group_id, str):
+            return
+        free = [i for i in adapter.member_ids(group_id) if i not in self.backward]
+        for spec_id in unseen:
+            # Kafka spells a member id `<group.instance.id or client.id>-<unique>`: prefer an
+            # unbound id with the same prefix, so a static member binds to its own instance.
+            prefix = spec_id.rpartition("-")[0] + "-"
+            same = [i for i in free if i.startswith(prefix)]
+            if not (same or free):
+                return
+            impl_id = (same or free)[0]
+            free.remove(impl_id)
+            self.forward[spec_id], self.backward[impl_id] = impl_id, spec_id
+
     def unify(self, expected: Any, actual: Any) -> bool:
         """Whether `actual` equals `expected` up to the binding, extended by new member ids
         (kept only when the whole comparison succeeds)."""
@@ -385,19 +453,21 @@ class _Binding:
         self.forward, self.backward = trial.forward, trial.backward
         return True
 
-    def _same(self, expected: Any, actual: Any, key: str | None) -> bool:
+    def _same(self, expected: Any, actual: Any, key: str | None, owner: Any = None) -> bool:
         if isinstance(expected, dict):
             return (
                 isinstance(actual, dict)
                 and expected.keys() == actual.keys()
-                and all(self._same(expected[k], actual[k], k) for k in expected)
+                and all(
+                    self._same(expected[k], actual[k], k, expected.get("type")) for k in expected
+                )
             )
         if isinstance(expected, list):
-            return (
-                isinstance(actual, list)
-                and len(expected) == len(actual)
-                and all(self._same(e, a, key) for e, a in zip(expected, actual, strict=True))
-            )
+            if not isinstance(actual, list) or len(expected) != len(actual):
+                return False
+            if (owner, key) in UNORDERED_LISTS:
+                return self._same_multiset(expected, actual, key)
+            return all(self._same(e, a, key) for e, a in zip(expected, actual, strict=True))
         if key in ID_FIELDS and isinstance(expected, str) and isinstance(actual, str) and expected:
             bound = self.forward.get(expected)
             if bound is not None:
@@ -407,6 +477,37 @@ class _Binding:
             self.forward[expected], self.backward[actual] = actual, expected
             return True
         return bool(expected == actual)
+
+    def _same_multiset(self, expected: list[Any], actual: list[Any], key: str | None) -> bool:
+        """Each expected item matched to a distinct actual item, binding as it goes (greedy:
+        items of these lists differ in more than a member id, so the first match is the one)."""
+        remaining = list(actual)
+        for item in expected:
+            for position, candidate in enumerate(remaining):
+                trial = _Binding()
+                trial.forward, trial.backward = dict(self.forward), dict(self.backward)
+                if trial._same(item, candidate, key):
+                    self.forward, self.backward = trial.forward, trial.backward
+                    del remaining[position]
+                    break
+            else:
+                return False
+        return True
+
+
+def _ids(document: Any) -> list[str]:
+    """Every value of a member-id field anywhere in a JSON document."""
+    found: list[str] = []
+    if isinstance(document, dict):
+        for k, v in document.items():
+            if k in ID_FIELDS and isinstance(v, str):
+                found.append(v)
+            else:
+                found.extend(_ids(v))
+    elif isinstance(document, list):
+        for item in document:
+            found.extend(_ids(item))
+    return found
 
 
 def _rename(document: Any, mapping: dict[str, str]) -> Any:
