@@ -12,6 +12,7 @@ from groupspec.cli import (
     bugs_command,
     catalog_command,
     check_command,
+    diagram_command,
     partition_command,
     replay_command,
     simulate_command,
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     bugs_command.register(commands)
     replay_command.register(commands)
     bench_command.register(commands)
+    diagram_command.register(commands)
     return parser
 
 
