@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -60,7 +59,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--workers",
         type=int,
         default=1,
-        help=f"worker processes (default 1; this machine has {os.cpu_count()} cores)",
+        # No core count in the help: docs/cli.md is generated from it on any machine.
+        help="worker processes (default 1; more than the machine's cores does not help)",
     )
     parser.add_argument("--max-states", type=int, help="stop after this many distinct states")
     parser.add_argument("--max-seconds", type=float, help="stop after this many seconds")

@@ -14,6 +14,7 @@ from groupspec.cli import (
     check_command,
     diagram_command,
     partition_command,
+    reference_command,
     replay_command,
     simulate_command,
 )
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_command.register(commands)
     bench_command.register(commands)
     diagram_command.register(commands)
+    reference_command.register(commands)
     return parser
 
 
