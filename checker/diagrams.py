@@ -4,7 +4,9 @@
   kinds that move between them, merged with the spec's legal-transition table;
 - `consumer-eager`, `consumer-cooperative`: the client phases, per rebalance protocol;
 - `sequence-<scenario>`: the canonical scenarios of `scenarios.py`, as sequence diagrams;
-- `state-graph-tiny`: every state and step of a one-client world, for teaching.
+- `state-graph-tiny`: every state and step of a one-client world, for teaching;
+- `counterexample-<bug>`: the shortest counterexamples of three bugs of the catalog, as
+  `groupspec check --diagram` draws them.
 
 The machines come from exhaustive explorations of the reference presets with tighter bounds
 (`MACHINE_SOURCES`), chosen to keep the whole run short; the captions say which. Graphviz
@@ -18,17 +20,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import graphviz
 import networkx as nx
 
+from groupspec.models.bugs import bug_named
+from groupspec.models.catalog import load_model
 from groupspec.models.group_world import GroupWorld
 from groupspec.models.world_state import GROUP_ID, WorldState
 from groupspec.spec.assignment import RebalanceProtocol
 from groupspec.spec.consumer import phase
 
+from .bfs import search
 from .diagram_explore import explore
 from .diagram_graphs import (
     FAULT_ACTIONS,
@@ -47,10 +52,11 @@ from .diagram_graphs import (
 from .diagram_render import machine_dot, render
 from .diagram_style import FAULT_COLOUR, FONT, colour_of
 from .fingerprint import fingerprint
-from .model import Transition
+from .liveness import check_liveness
+from .model import Transition, liveness_properties
 from .scenarios import SCENARIOS, Scenario, find_run, scenario_named
 from .sequence_diagram import render_svg
-from .sequence_events import world_sequence
+from .sequence_events import counterexample_diagram, world_sequence
 
 FORMATS = ("svg", "png", "dot")
 
@@ -85,6 +91,7 @@ _WEIGHTS = {
     "scenario zombie-fenced-commit": 3,
     "scenario startup-3": 3,
     "scenario static-restart": 3,
+    "counterexample KAFKA-12890": 2,
 }
 
 GROUP_NOTES = {
@@ -327,8 +334,30 @@ def scenario_svg(scenario: Scenario) -> str:
 # -- all of them ------------------------------------------------------------------------------
 
 
+# Bugs of the catalog whose shortest counterexample is drawn (the cheapest to find; one of each
+# kind: an action property, an invariant, a liveness property).
+COUNTEREXAMPLE_BUGS = ("KIP-429", "KAFKA-8500", "KAFKA-12890")
+
+
+def counterexample_svg(name: str) -> str:
+    """The shortest counterexample of a bug of the catalog, as `check --diagram` draws it."""
+    bug = bug_named(name)
+    loaded = load_model(bug.preset, bug.all_overrides())
+    live = bool(liveness_properties(loaded.model))
+    result = search(loaded.model, record_graph=live)
+    liveness = check_liveness(loaded.model, result) if live and not result.problems else ()
+    title = f"{bug.reference}: {bug.what_went_wrong}"
+    diagram = counterexample_diagram(loaded.model, result, liveness, title=title)
+    if diagram is None:
+        raise RuntimeError(f"{name}: the catalog's fault no longer breaks {bug.property_name}")
+    found_by = f"groupspec check {bug.preset} --fault {bug.fault}" + "".join(
+        f" --set {k}={v}" for k, v in bug.overrides.items()
+    )
+    return render_svg(replace(diagram, subtitle=(f"found by: {found_by}", *diagram.subtitle)))
+
+
 def _task(job: tuple[str, object]) -> tuple[str, object]:
-    """One unit of work for a worker process: a tally or a scenario diagram."""
+    """One unit of work for a worker process: a tally, or one diagram."""
     kind, argument = job
     if kind == "tally":
         assert isinstance(argument, DiagramSource)
@@ -337,6 +366,9 @@ def _task(job: tuple[str, object]) -> tuple[str, object]:
         # Scenarios hold closures, which do not pickle: workers look them up by name.
         assert isinstance(argument, str)
         return argument, scenario_svg(scenario_named(argument))
+    if kind == "counterexample":
+        assert isinstance(argument, str)
+        return f"counterexample-{argument}", counterexample_svg(argument)
     assert isinstance(argument, DiagramSource)
     return kind, state_graph_dot(argument)
 
@@ -381,6 +413,7 @@ def generate(
     report = progress or (lambda _: None)
     jobs: list[tuple[str, object]] = [("tally", source) for source in sources]
     jobs += [("scenario", scenario.name) for scenario in SCENARIOS]
+    jobs += [("counterexample", name) for name in COUNTEREXAMPLE_BUGS]
     jobs.append(("state-graph", TINY_SOURCE))
     # The largest explorations go first, so that workers finish at about the same time.
     jobs.sort(key=lambda job: -_WEIGHTS.get(_job_name(job), 0))
@@ -402,7 +435,9 @@ def generate(
             report(f"render {name}.{fmt}")
             files.append(Diagram(f"{name}.{fmt}", render(source, fmt)))
     for kind, value in results:
-        if kind not in ("tally", "state-graph"):
+        if kind.startswith("counterexample-"):
+            files.append(Diagram(f"{kind}.svg", str(value).encode("utf-8")))
+        elif kind not in ("tally", "state-graph"):
             files.append(Diagram(f"sequence-{kind}.svg", str(value).encode("utf-8")))
     return sorted(files, key=lambda item: item.name)
 

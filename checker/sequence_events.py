@@ -94,13 +94,24 @@ def _client_change(before: ClientSlot, after: ClientSlot) -> str:
     return text
 
 
+def _members(state: WorldState) -> tuple[str, ...] | None:
+    group = state.coordinator.group(GROUP_ID)
+    return None if group is None else tuple(member.member_id for member in group.members)
+
+
 def _group_change(world: GroupWorld, before: WorldState, after: WorldState) -> str:
+    """What a coordinator step changed: the group's states on the way, its generation, and
+    its members when they changed."""
     hops = group_hops(world, before, after)
-    if not hops:
-        return ""
-    group = after.coordinator.group(GROUP_ID)
-    generation = f" (gen {group.generation_id})" if group is not None else ""
-    return " ".join(f"▸ {target}" for _, target in hops) + generation
+    parts = []
+    if hops:
+        group = after.coordinator.group(GROUP_ID)
+        generation = f" (gen {group.generation_id})" if group is not None else ""
+        parts.append(" ".join(f"▸ {target}" for _, target in hops) + generation)
+    members = _members(after)
+    if members is not None and members != _members(before):
+        parts.append(("▸ " if not parts else "") + f"members: {', '.join(members) or 'none'}")
+    return ", ".join(parts)
 
 
 def world_event(

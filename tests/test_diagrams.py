@@ -400,3 +400,13 @@ def test_check_rejects_a_diagram_in_a_missing_directory(tmp_path, capsys):
     missing = tmp_path / "nope" / "x.svg"
     assert main(["check", "two-phase", "--diagram", str(missing)]) == 2
     assert "--diagram: directory" in capsys.readouterr().err
+
+
+def test_the_catalog_counterexamples_are_drawn(generated):
+    from groupspec.checker.diagrams import COUNTEREXAMPLE_BUGS
+    from groupspec.models.bugs import bug_named
+
+    for name in COUNTEREXAMPLE_BUGS:
+        svg = (generated / f"counterexample-{name}.svg").read_text()
+        assert f"{bug_named(name).property_name} violated" in svg
+        assert f"--fault {name}" in svg
