@@ -62,7 +62,10 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.add_argument(
         "--check",
         action="store_true",
-        help="compare DIR with freshly generated diagrams instead of writing; exit 1 if stale",
+        help=(
+            "compare DIR with freshly generated diagrams instead of writing; exit 1 if stale "
+            "(with --format dot: the .dot sources and sequence diagrams only, no Graphviz needed)"
+        ),
     )
     parser.add_argument(
         "--full-presets",
@@ -80,8 +83,8 @@ def run_diagram(args: argparse.Namespace) -> int:
     if args.workers < 1:
         print(f"groupspec diagram: --workers must be at least 1, got {args.workers}")
         return EXIT_USAGE
-    if args.check and args.format != "svg":
-        print("groupspec diagram: --check compares the committed SVG diagrams; drop --format")
+    if args.check and args.format == "png":
+        print("groupspec diagram: --check compares SVG (or, with --format dot, sources only)")
         return EXIT_USAGE
     try:
         if args.format != "dot":
