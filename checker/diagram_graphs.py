@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +86,7 @@ class DiagramSource:
 # -- projection of one step -------------------------------------------------------------------
 
 
-def _group(world: GroupWorld, state: WorldState) -> Group | None:
+def _group(state: WorldState) -> Group | None:
     return state.coordinator.group(GROUP_ID)
 
 
@@ -97,19 +97,27 @@ def group_node(world: GroupWorld, state: WorldState) -> str:
         return UNLOADED
     if world.group_partition in coordinator.loading_partitions:
         return LOADING
-    group = _group(world, state)
+    group = _group(state)
     return NO_GROUP if group is None else group.state.value
+
+
+def _legal_table() -> nx.DiGraph:
+    """§1's legal transitions as a frozen graph, edges added in a fixed order."""
+    table = nx.DiGraph()
+    for to_state in GroupState:
+        for from_state in sorted(LEGAL_PREVIOUS_STATES[to_state], key=lambda s: s.value):
+            table.add_edge(from_state, to_state)
+    return nx.freeze(table)
+
+
+_LEGAL_TABLE = _legal_table()
 
 
 def legal_path(source: GroupState, target: GroupState) -> list[tuple[str, str]]:
     """The hops of a shortest path from `source` to `target` in §1's legal-transition table."""
     if source is target:
         return []
-    table = nx.DiGraph()
-    for to_state in GroupState:
-        for from_state in sorted(LEGAL_PREVIOUS_STATES[to_state], key=lambda s: s.value):
-            table.add_edge(from_state, to_state)
-    path = nx.shortest_path(table, source, target)
+    path = nx.shortest_path(_LEGAL_TABLE, source, target)
     return [(a.value, b.value) for a, b in itertools.pairwise(path)]
 
 
@@ -144,7 +152,7 @@ def _hops_from_new(after: Group, origin: str) -> list[tuple[str, str]]:
 def group_hops(world: GroupWorld, before: WorldState, after: WorldState) -> list[tuple[str, str]]:
     """The group-machine hops of one step, in order (none if the group's state did not move)."""
     source, target = group_node(world, before), group_node(world, after)
-    old, new = _group(world, before), _group(world, after)
+    old, new = _group(before), _group(after)
     if source in GROUP_STATE_NAMES and old is not None:
         if target in GROUP_STATE_NAMES and new is not None:
             return _hops_within(old, new)
@@ -336,8 +344,3 @@ def edge_summary(graph: nx.DiGraph) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def merged_counts(graph: nx.DiGraph) -> Mapping[tuple[str, str], int]:
-    """Explored steps per edge (all action kinds together)."""
-    return {(s, t): sum(d["actions"].values()) for s, t, d in graph.edges(data=True)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 
 import graphviz
@@ -78,7 +78,7 @@ def machine_dot(
     node_order: Sequence[str],
     faults: frozenset[str] = frozenset(),
     rankdir: str = "TB",
-    node_notes: dict[str, str] | None = None,
+    node_notes: Mapping[str, str] | None = None,
     same_rank: Sequence[Sequence[str]] = (),
     label_limit: int = 8,
 ) -> str:

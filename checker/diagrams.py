@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 
 import graphviz
 import networkx as nx
@@ -83,22 +84,26 @@ FULL_MACHINE_SOURCES: tuple[DiagramSource, ...] = tuple(
 TINY_SOURCE = _source("eager-2", clients="1", evictions="1", commits="0", max_generation="1")
 
 # Rough cost of each job (thousands of states), to schedule the slowest first.
-_WEIGHTS = {
-    "tally eager-3 (partitions=1, max_generation=1)": 12,
-    "tally eager-2 (partitions=1, max_generation=1)": 8,
-    "tally static-2 (partitions=1)": 6,
-    "scenario coordinator-failover": 5,
-    "scenario zombie-fenced-commit": 3,
-    "scenario startup-3": 3,
-    "scenario static-restart": 3,
-    "counterexample KAFKA-12890": 2,
-}
+_WEIGHTS = MappingProxyType(
+    {
+        "tally eager-3 (partitions=1, max_generation=1)": 12,
+        "tally eager-2 (partitions=1, max_generation=1)": 8,
+        "tally static-2 (partitions=1)": 6,
+        "scenario coordinator-failover": 5,
+        "scenario zombie-fenced-commit": 3,
+        "scenario startup-3": 3,
+        "scenario static-restart": 3,
+        "counterexample KAFKA-12890": 2,
+    }
+)
 
-GROUP_NOTES = {
-    NO_GROUP: "the coordinator holds no group 'g'",
-    UNLOADED: "offsets partition led elsewhere\n(Kafka dropped the Dead group)",
-    LOADING: "replaying __consumer_offsets",
-}
+GROUP_NOTES = MappingProxyType(
+    {
+        NO_GROUP: "the coordinator holds no group 'g'",
+        UNLOADED: "offsets partition led elsewhere\n(Kafka dropped the Dead group)",
+        LOADING: "replaying __consumer_offsets",
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ lifeline crossing them stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -149,9 +148,11 @@ class _Layout:
         self.rows_end = self.y(len(diagram.events))
 
     def x(self, lane: int) -> int:
+        """The horizontal position of a lane's lifeline."""
         return LEFT + self.annotation_width + self.gap * lane
 
     def y(self, row: int) -> int:
+        """The vertical position of a row (an event)."""
         # Each mark adds a band below its row, for its rule and text.
         bands = sum(1 for marked in self.marked_rows if marked < row)
         return self.first_row + ROW * row + MARK_BAND * bands
@@ -354,8 +355,3 @@ def validate(diagram: SequenceDiagram) -> None:
             raise ValueError(f"event {number}: lane or states do not match the lanes")
         if event.kind == MESSAGE and (event.origin is None or not 0 <= event.origin < lanes):
             raise ValueError(f"event {number}: a message needs an origin lane")
-
-
-def lanes_of(names: Sequence[str]) -> tuple[Lane, ...]:
-    """Lanes with no detail line, one per name."""
-    return tuple(Lane(name) for name in names)
