@@ -224,6 +224,11 @@ def test_consumer_machines_show_the_cooperative_follow_up_rebalance(generated):
         if re.match(r'\s*"awaiting sync" -> "rejoin needed"', line)
     )
     assert "SyncGroup response NONE" in line
+    # The leader rejoins when partitions are added (its metadata snapshot changed).
+    line = next(
+        line for line in cooperative.splitlines() if re.match(r'\s*stable -> "rejoin needed"', line)
+    )
+    assert "PartitionsAdded (fault)" in line
     eager = (generated / "consumer-eager.dot").read_text()
     assert "Crash (fault)" in eager
     # Each machine is derived from the presets of its protocol only.
