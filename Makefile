@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
+DOT_STAMP := $(VENV)/.dot-installed
+# Root installs directly; anyone else goes through sudo when it exists.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 
 .PHONY: run test lint
 
@@ -11,14 +14,20 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# `groupspec diagram` lays graphs out with Graphviz's `dot` program, which pip cannot install:
+# on Debian it is the `graphviz` package.
+$(DOT_STAMP): $(STAMP)
+	command -v dot >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq graphviz)
+	touch $(DOT_STAMP)
+
 # The main job: an exhaustive model check of the reference preset (eager-2) with its embedded
 # settings: every invariant on every state, every action property on every step.
-run: $(STAMP)
+run: $(STAMP) $(DOT_STAMP)
 	$(VENV)/bin/groupspec check
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint
+test: lint $(DOT_STAMP)
 	$(VENV)/bin/pytest

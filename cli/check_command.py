@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from groupspec.checker.check_report import (
 )
 from groupspec.checker.liveness import LivenessResult, check_liveness
 from groupspec.checker.model import liveness_properties
+from groupspec.checker.sequence_diagram import render_svg
+from groupspec.checker.sequence_events import counterexample_diagram
 from groupspec.cli.output import ProgressLine, write_atomically
 from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.models.faults import FAULTS, unknown_fault_message
@@ -58,7 +59,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--workers",
         type=int,
         default=1,
-        help=f"worker processes (default 1; this machine has {os.cpu_count()} cores)",
+        # No core count in the help: docs/cli.md is generated from it on any machine.
+        help="worker processes (default 1; more than the machine's cores does not help)",
     )
     parser.add_argument("--max-states", type=int, help="stop after this many distinct states")
     parser.add_argument("--max-seconds", type=float, help="stop after this many seconds")
@@ -68,6 +70,12 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="collect every violation instead of stopping at the first",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the result as JSON")
+    parser.add_argument(
+        "--diagram",
+        type=Path,
+        metavar="FILE",
+        help="write the shortest counterexample as an SVG sequence diagram (if one is found)",
+    )
     parser.add_argument(
         "--no-liveness",
         action="store_true",
@@ -109,6 +117,8 @@ def run_check(args: argparse.Namespace) -> int:
         document = _document(loaded, result)
         document["liveness"] = liveness_json(loaded.model, liveness)
         write_atomically(args.json, json.dumps(document, indent=2) + "\n")
+    if args.diagram is not None:
+        _write_diagram(args.diagram, loaded, result, liveness)
     failed = result.problems or any(item.verdict == "fail" for item in liveness)
     return EXIT_VIOLATION if failed else EXIT_OK
 
@@ -120,9 +130,30 @@ def _validate(args: argparse.Namespace) -> str | None:
         return f"--max-states must be at least 1, got {args.max_states}"
     if args.max_seconds is not None and args.max_seconds <= 0:
         return f"--max-seconds must be positive, got {args.max_seconds}"
-    if args.json is not None and not args.json.parent.exists():
-        return f"--json: directory {args.json.parent} does not exist"
+    for option, path in (("--json", args.json), ("--diagram", args.diagram)):
+        if path is not None and not path.parent.exists():
+            return f"{option}: directory {path.parent} does not exist"
     return None
+
+
+def _write_diagram(
+    path: Path,
+    loaded: LoadedModel,
+    result: SearchResult[Any],
+    liveness: tuple[LivenessResult, ...],
+) -> None:
+    """Write the shortest counterexample as an SVG sequence diagram, or say there is none."""
+    fault = loaded.parameters.get("fault") or ""
+    title = f"{loaded.preset}" + (f" with fault {fault}" if fault else "")
+    shown = {k: v for k, v in loaded.overrides.items() if k != "fault"}
+    if shown:
+        title += " (" + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")"
+    diagram = counterexample_diagram(loaded.model, result, liveness, title=title)
+    if diagram is None:
+        print(f"no counterexample: {path} not written", file=sys.stderr)
+        return
+    write_atomically(path, render_svg(diagram))
+    print(f"counterexample diagram: {path}")
 
 
 def _overrides(options: list[str]) -> dict[str, str]:

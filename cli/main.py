@@ -12,7 +12,9 @@ from groupspec.cli import (
     bugs_command,
     catalog_command,
     check_command,
+    diagram_command,
     partition_command,
+    reference_command,
     replay_command,
     simulate_command,
     vectors_command,
@@ -39,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay_command.register(commands)
     bench_command.register(commands)
     vectors_command.register(commands)
+    diagram_command.register(commands)
+    reference_command.register(commands)
     return parser
 
 

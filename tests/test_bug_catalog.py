@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from groupspec.checker.bfs import Limits, search
-from groupspec.cli.bugs_command import run_bug
+from groupspec.cli.bugs_command import BugRun, run_bug, with_results_table
 from groupspec.cli.main import main
 from groupspec.models.bugs import BUGS, Bug
 from groupspec.models.catalog import ModelLoadError, load_model
@@ -38,9 +40,37 @@ def test_check_with_fault_finds_the_bug() -> None:
     assert main(["check", "cooperative-3", "--set", "clients=2", "--fault", "KIP-429"]) == 1
 
 
-def test_bugs_command_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bugs"]) == 0
+BUGS_DOC = Path(__file__).resolve().parent.parent / "docs" / "bugs.md"
+
+
+def test_bugs_command_prints_the_table_and_docs_bugs_md_is_current(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """One run of the catalog: the printed table, and the generated table of docs/bugs.md."""
+    copy = tmp_path / "bugs.md"
+    copy.write_text(BUGS_DOC.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["bugs", "--update-doc", str(copy)]) == 0
     out = capsys.readouterr().out
     for bug in BUGS:
         assert bug.name in out
     assert "NO (" not in out
+    assert copy.read_text(encoding="utf-8") == BUGS_DOC.read_text(encoding="utf-8"), (
+        "docs/bugs.md is stale: run `groupspec bugs --update-doc docs/bugs.md`"
+    )
+
+
+def test_a_stale_results_table_is_rewritten() -> None:
+    runs = [BugRun(bug, (bug.property_name,), 7, bug.counterexample_length, 0.0) for bug in BUGS]
+    text = BUGS_DOC.read_text(encoding="utf-8")
+    fresh = with_results_table(text, runs)
+    assert "| 7 |" in fresh and fresh != text
+    assert with_results_table(fresh, runs) == fresh
+    with pytest.raises(ValueError, match="markers"):
+        with_results_table("no markers here", runs)
+
+
+def test_update_doc_needs_the_markers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = tmp_path / "plain.md"
+    plain.write_text("# nothing generated here\n", encoding="utf-8")
+    assert main(["bugs", "--update-doc", str(plain)]) == 2
+    assert "markers" in capsys.readouterr().out

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from groupspec.checker.rule_index import with_generated_index
+from groupspec.cli.main import build_parser
+from groupspec.cli.reference_command import python_version, reference_markdown, with_reference
 
 SPEC_DOC = Path(__file__).resolve().parent.parent / "docs" / "spec.md"
 
@@ -31,3 +35,28 @@ def test_consumer_rule_index_in_docs_is_current():
     assert text == with_generated_index(text), (
         "docs/consumer.md is stale: run `groupspec rules --update-doc docs/consumer.md`"
     )
+
+
+CLI_DOC = SPEC_DOC.parent / "cli.md"
+
+
+def test_cli_reference_in_docs_is_current():
+    text = CLI_DOC.read_text(encoding="utf-8")
+    formatted_by = f"Formatted by Python {python_version()}'s argparse"
+    if formatted_by not in text:
+        # argparse's layout changes between Python versions; the reference is generated and
+        # compared with the version CI runs (named in the file).
+        pytest.skip(f"docs/cli.md was formatted by another Python than {python_version()}")
+    assert text == with_reference(text, build_parser()), (
+        "docs/cli.md is stale: run `groupspec cli-reference --update-doc docs/cli.md`"
+    )
+
+
+def test_a_stale_cli_reference_is_detected():
+    text = CLI_DOC.read_text(encoding="utf-8")
+    stale = text.replace("--update-doc FILE", "--update-docs FILE", 1)
+    assert stale != text
+    assert with_reference(stale, build_parser()) != stale
+    every = reference_markdown(build_parser())
+    for command in ("check", "diagram", "bugs", "cli-reference"):
+        assert f"## `groupspec {command}`" in every
