@@ -14,6 +14,7 @@ from groupspec.cli import (
     check_command,
     partition_command,
     replay_command,
+    serve_command,
     simulate_command,
     vectors_command,
 )
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_command.register(commands)
     bench_command.register(commands)
     vectors_command.register(commands)
+    serve_command.register(commands)
     return parser
 
 
