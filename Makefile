@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint
+.PHONY: run test lint kcat
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,5 +20,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint
+# kcat (a Debian package) for the wire server's end-to-end tests; without it that test skips.
+kcat:
+	@command -v kcat >/dev/null || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get install -y kcat >/dev/null 2>&1 || \
+	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y kcat >/dev/null; } || \
+	  echo "warning: kcat could not be installed; tests/test_serve_kcat.py will skip"; }
+
+test: lint kcat
 	$(VENV)/bin/pytest

@@ -200,3 +200,43 @@ def python_member(
     for key, value in options.items():
         argv.append(f"--{key.replace('_', '-')}={value}")
     return Member(name, argv, parse_json_line)
+
+
+def parse_kcat_line(line: str) -> dict | None:
+    """kcat -G output: `REC p o value` records and its `% Group ... rebalanced` lines."""
+    line = line.strip()
+    if line.startswith("REC "):
+        _, partition, offset, value = line.split(" ", 3)
+        return {"ev": "record", "p": int(partition), "o": int(offset), "v": value}
+    if line.startswith("% Group ") and "rebalanced" in line:
+        if "assigned:" in line:
+            listed = line.split("assigned:", 1)[1]
+            partitions = [int(part.split("[")[1].rstrip("], ")) for part in listed.split(",")]
+            return {"ev": "assigned", "partitions": partitions}
+        return {"ev": "assigned", "partitions": []}
+    return None
+
+
+def kcat_member(name: str, bootstrap: str, group: str, topic: str) -> Member:
+    argv = [
+        "kcat",
+        "-b",
+        bootstrap,
+        "-G",
+        group,
+        "-u",
+        "-f",
+        "REC %p %o %s\\n",
+        "-X",
+        "session.timeout.ms=6000",
+        "-X",
+        "heartbeat.interval.ms=500",
+        "-X",
+        "auto.commit.interval.ms=200",
+        "-X",
+        "auto.offset.reset=earliest",
+        "-X",
+        "topic.metadata.refresh.interval.ms=2000",
+        topic,
+    ]
+    return Member(name, argv, parse_kcat_line)
