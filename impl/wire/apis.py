@@ -417,7 +417,6 @@ class Apis:
                         }
                         for m in g.members
                     ],
-                    "authorized_operations": -2147483648,
                 }
                 for g in response.groups
             ],
