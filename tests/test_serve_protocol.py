@@ -373,3 +373,20 @@ def test_every_api_at_every_advertised_version_answers_a_default_request(quiet_s
             response = response_class.decode(frame, version=version, header=True)
             assert response.header.correlation_id == correlation_id, (key, version)
     raw.close()
+
+
+def test_the_wire_package_never_imports_the_spec_and_the_core_never_imports_the_wire():
+    import ast
+    from pathlib import Path
+
+    impl_dir = Path(codec.__file__).resolve().parent.parent
+    for path in sorted((impl_dir / "wire").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                name = "." * node.level + node.module
+                assert "spec" not in name.split(".") and "checker" not in name, (path.name, name)
+                assert node.level <= 2, (path.name, name)
+    for path in sorted(impl_dir.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert "wire" not in node.module.split("."), path.name
