@@ -238,17 +238,18 @@ class WireServer:
     async def _complete(
         self, head: RequestHead, reply: Awaitable[Fields], slot: asyncio.Future[bytes | None]
     ) -> None:
+        """Resolve `slot` with the encoded answer of a deferred reply (or its failure)."""
         try:
-            fields = await reply
+            encoded = self._encode(head, await reply)
+        except asyncio.CancelledError:
+            slot.cancel()
+            raise
+        except Exception as error:  # the writer logs it and closes the connection
             if not slot.done():
-                slot.set_result(self._encode(head, fields))
-        except BaseException as error:
-            if not slot.done():
-                slot.set_exception(
-                    error if isinstance(error, Exception) else FrameError("cancelled")
-                )
-            if not isinstance(error, Exception):
-                raise
+                slot.set_exception(error)
+            return
+        if not slot.done():
+            slot.set_result(encoded)
 
     def _encode(self, head: RequestHead, fields: Fields) -> bytes:
         return codec.encode_response(head.api_key, head.api_version, head.correlation_id, fields)
@@ -268,7 +269,7 @@ class WireServer:
                 try:
                     data = await slot
                 except Exception as error:
-                    LOGGER.warning("%s: request failed, closing: %r", name, error)
+                    LOGGER.error("%s: request failed, closing", name, exc_info=error)
                     return
                 if data is None:
                     continue  # acks=0 Produce: no response
