@@ -6,7 +6,7 @@ DOT_STAMP := $(VENV)/.dot-installed
 # Root installs directly; anyone else goes through sudo when it exists.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 
-.PHONY: run test lint
+.PHONY: run test lint kcat
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,5 +29,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint $(DOT_STAMP)
+# kcat (a Debian package) for the wire server's end-to-end tests; without it that test skips.
+kcat:
+	@command -v kcat >/dev/null || { \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get install -y kcat >/dev/null 2>&1 || \
+	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y kcat >/dev/null; } || \
+	  echo "warning: kcat could not be installed; tests/test_serve_kcat.py will skip"; }
+
+test: lint kcat $(DOT_STAMP)
 	$(VENV)/bin/pytest

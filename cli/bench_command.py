@@ -2,7 +2,8 @@
 
 `bench` is a group of subcommands; `bench stickiness` times the z3 stickiness oracle on seeded
 scenarios and compares our sticky assignors' partition moves with the optimum; `bench checker`
-times the exhaustive engine; `bench impl` compares the optimized coordinator with the spec.
+times the exhaustive engine; `bench impl` compares the optimized coordinator with the spec;
+`bench serve` loads the wire server with many members heartbeating and committing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from groupspec.checker.bench_stickiness import SCENARIO_KINDS, StickinessFigures, bench_scenario
 from groupspec.cli.bench_checker_command import register_bench_checker
 from groupspec.cli.bench_impl_command import register_bench_impl
+from groupspec.cli.bench_serve_command import register_bench_serve
 from groupspec.cli.output import write_atomically
 
 
@@ -51,6 +53,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     stickiness.set_defaults(run=run_stickiness)
     register_bench_checker(benches)
     register_bench_impl(benches)
+    register_bench_serve(benches)
 
 
 def run_stickiness(args: argparse.Namespace) -> int:

@@ -6,19 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from groupspec.cli import (
-    assignors_command,
-    bench_command,
-    bugs_command,
-    catalog_command,
-    check_command,
-    diagram_command,
-    partition_command,
-    reference_command,
-    replay_command,
-    simulate_command,
-    vectors_command,
-)
+from groupspec.cli import serve_command
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -27,6 +15,21 @@ EXIT_USAGE = 2
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
+    # Imported here, not at the top: `groupspec serve` starts without the checker and z3.
+    from groupspec.cli import (
+        assignors_command,
+        bench_command,
+        bugs_command,
+        catalog_command,
+        check_command,
+        diagram_command,
+        partition_command,
+        reference_command,
+        replay_command,
+        simulate_command,
+        vectors_command,
+    )
+
     parser = argparse.ArgumentParser(
         prog="groupspec",
         description="An executable, checked specification of Kafka's consumer group protocol.",
@@ -43,12 +46,22 @@ def build_parser() -> argparse.ArgumentParser:
     vectors_command.register(commands)
     diagram_command.register(commands)
     reference_command.register(commands)
+    serve_command.register(commands)
+    return parser
+
+
+def _serve_only_parser() -> argparse.ArgumentParser:
+    """A parser with just `serve`: the server starts without importing the checker and z3."""
+    parser = argparse.ArgumentParser(prog="groupspec")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    serve_command.register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `groupspec` with `argv`; returns the process exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _serve_only_parser() if argv[:1] == ["serve"] else build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_request:

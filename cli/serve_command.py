@@ -1,0 +1,123 @@
+"""`groupspec serve`: the optimized coordinator behind a Kafka wire-protocol listener."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from groupspec.impl.config import CoordinatorConfig
+from groupspec.impl.wire import ServeConfig, WireServer, parse_topics
+
+LOGGER = logging.getLogger("groupspec.serve")
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `serve` subcommand."""
+    parser = commands.add_parser(
+        "serve",
+        help="run a Kafka-protocol broker with the optimized group coordinator",
+        description=(
+            "Listen for Kafka clients: consumer groups are served by groupspec's optimized "
+            "coordinator, records by an in-memory partitioned log. See docs/serve.md."
+        ),
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=9092, help="port (default 9092; 0 = any free)")
+    parser.add_argument(
+        "--advertised-host", help="host given to clients in Metadata (default: --host)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="keep __consumer_offsets in DIR (without it, groups and offsets are in memory only)",
+    )
+    parser.add_argument(
+        "--topics", default="", help='topics to create at start, e.g. "t:6,u:3" (NAME:PARTITIONS)'
+    )
+    parser.add_argument(
+        "--fsync-interval-ms",
+        type=int,
+        default=1000,
+        help="fsync the offsets file at most this often (0 = after every append; default 1000)",
+    )
+    parser.add_argument(
+        "--initial-rebalance-delay-ms",
+        type=int,
+        default=3000,
+        help="group.initial.rebalance.delay.ms (default 3000, as Kafka)",
+    )
+    parser.add_argument(
+        "--min-session-timeout-ms",
+        type=int,
+        default=6000,
+        help="group.min.session.timeout.ms (default 6000, as Kafka)",
+    )
+    parser.add_argument(
+        "--max-frame-bytes",
+        type=int,
+        default=100 * 1024 * 1024,
+        help="largest request accepted; a longer frame closes its connection (default 100 MiB)",
+    )
+    parser.add_argument("--log-level", default="INFO", help="DEBUG logs every connection")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; exit 2 on bad arguments."""
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        topics = parse_topics(args.topics)
+        config = ServeConfig(
+            host=args.host,
+            port=args.port,
+            advertised_host=args.advertised_host,
+            data_dir=args.data_dir,
+            topics=topics,
+            fsync_interval_ms=args.fsync_interval_ms,
+            max_frame_bytes=args.max_frame_bytes,
+            coordinator=CoordinatorConfig(
+                group_initial_rebalance_delay_ms=args.initial_rebalance_delay_ms,
+                group_min_session_timeout_ms=args.min_session_timeout_ms,
+            ),
+        )
+    except ValueError as error:
+        print(f"groupspec serve: {error}", file=sys.stderr)
+        return 2
+    if args.fsync_interval_ms < 0 or not 8 <= args.max_frame_bytes <= 2**31 - 1:
+        print(
+            "groupspec serve: need --fsync-interval-ms ≥ 0, --max-frame-bytes in [8, 2^31)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        asyncio.run(_serve(config))
+    except OSError as error:
+        print(f"groupspec serve: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _serve(config: ServeConfig) -> None:
+    server = WireServer(config)
+    await server.start()
+    # The line tests and scripts wait for (with the real port when --port 0).
+    LOGGER.info("listening on %s:%d", config.host, server.port)
+    print(f"groupspec serve: listening on {config.host}:{server.port}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await server.close()

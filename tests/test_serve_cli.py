@@ -1,0 +1,99 @@
+"""`groupspec serve` and `groupspec bench serve` as commands."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from groupspec.cli.main import main
+from groupspec.impl.wire import parse_topics
+
+
+def start_serve(*options: str) -> tuple[subprocess.Popen, int]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "groupspec.cli.main", "serve", "--port", "0", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = process.stdout.readline()
+    assert "listening on 127.0.0.1:" in line, line
+    return process, int(line.rsplit(":", 1)[1])
+
+
+def api_versions_round_trip(port: int) -> None:
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        # ApiVersions v0: api key 18, version 0, correlation id 5, client id "t".
+        body = struct.pack(">hhih", 18, 0, 5, 1) + b"t"
+        sock.sendall(struct.pack(">i", len(body)) + body)
+        length = struct.unpack(">i", sock.recv(4))[0]
+        assert length > 0
+
+
+@pytest.mark.parametrize(("level", "expected"), [("INFO", 0), ("DEBUG", 3)])
+def test_serve_logs_one_line_per_connection_at_debug_only(level, expected):
+    process, port = start_serve("--log-level", level, "--topics", "t:2")
+    try:
+        for _ in range(3):
+            api_versions_round_trip(port)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert sum(": connection from " in line for line in stderr.splitlines()) == expected
+
+
+def test_serve_rejects_a_bad_topics_spec(capsys):
+    assert main(["serve", "--topics", "t:zero"]) == 2
+    assert "NAME:PARTITIONS" in capsys.readouterr().err
+
+
+def test_parse_topics():
+    assert parse_topics("t:6, u:3") == {"t": 6, "u": 3}
+    assert parse_topics("") == {}
+    for bad in ("t", "t:0", ":3", "t:-1"):
+        with pytest.raises(ValueError):
+            parse_topics(bad)
+
+
+def test_bench_serve_reports_its_figures(tmp_path, capsys):
+    path = tmp_path / "serve.json"
+    code = main(
+        [
+            "bench",
+            "serve",
+            "--groups",
+            "2",
+            "--members",
+            "2",
+            "--duration",
+            "0.5",
+            "--json",
+            str(path),
+        ]
+    )
+    assert code == 0
+    assert "requests/s" in capsys.readouterr().out
+    figures = json.loads(path.read_text())
+    assert figures["bench"] == "serve"
+    assert figures["groups"] == 2 and figures["members_per_group"] == 2
+    for name in (
+        "requests",
+        "heartbeats",
+        "commits",
+        "requests_per_s",
+        "p50_ms",
+        "p99_ms",
+        "errors",
+    ):
+        assert name in figures
+    assert figures["requests"] == figures["heartbeats"] + figures["commits"]
+
+
+def test_bench_serve_rejects_bad_sizes(capsys):
+    assert main(["bench", "serve", "--groups", "0"]) == 2
