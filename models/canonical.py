@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from groupspec.spec.consumer.state import ConsumerState
 from groupspec.spec.log import GroupMetadataValue
@@ -42,6 +42,8 @@ from groupspec.spec.state import CoordinatorState, Group
 
 from .memo import Memo
 from .world_state import ClientSlot, WorldState, canonical_repr, connection_name, evolve
+
+T = TypeVar("T")
 
 # Compaction keeps member numbers single-digit so that string order equals creation order.
 MAX_IDS_PER_PREFIX = 10
@@ -302,6 +304,7 @@ class Canonicalizer:
         self._slots: Memo[
             tuple[int, str], tuple[ClientSlot, dict[RequestRef, RequestRef]] | None
         ] = Memo(memoize)
+        self._parts: Memo[str, object] = Memo(memoize)
         self._compactions: Memo[frozenset[str], tuple[dict[str, str], int]] = Memo(memoize)
         self._renamed: Memo[
             tuple[str, tuple[tuple[RequestRef, RequestRef], ...]], CoordinatorState
@@ -320,7 +323,31 @@ class Canonicalizer:
         state = self.normalize_connections(state)
         if self.classes:
             state = self.symmetric_minimum(state)
-        return state
+        return self.share_parts(state)
+
+    def share_parts(self, state: WorldState) -> WorldState:
+        """The state with its coordinator, slots and budgets replaced by the first equal ones
+        seen (by canonical text), so equal parts of different states are one object.
+
+        Their texts are needed for the fingerprint anyway. Sharing keeps the frontier small,
+        lets caches on a part serve every state that has it, and lets the multi-process engine
+        send a part once (checker/codec.py). Without `memoize` the state is returned as is.
+        """
+        if not self._parts.enabled:
+            return state
+        coordinator = self._share(state.coordinator)
+        clients = tuple([self._share(slot) for slot in state.clients])
+        budgets = self._share(state.budgets)
+        if (
+            coordinator is state.coordinator
+            and budgets is state.budgets
+            and all(a is b for a, b in zip(clients, state.clients, strict=True))
+        ):
+            return state
+        return evolve(state, coordinator=coordinator, clients=clients, budgets=budgets)
+
+    def _share(self, part: T) -> T:
+        return self._parts.get(canonical_repr(part), lambda: part)  # type: ignore[return-value]
 
     def rename_refs(
         self, coordinator: CoordinatorState, mapping: dict[RequestRef, RequestRef]
