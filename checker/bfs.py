@@ -1,10 +1,11 @@
 """Exhaustive breadth-first search over a model, in one process or across many.
 
 The search is level-synchronous: each level's frontier is cut into batches in a fixed order,
-batches are expanded (in this process, or by a pool of worker processes), and the results are
+batches are expanded (in this process, or also by worker processes), and the results are
 merged in batch order. Deduplication, counting and the choice of the first violation happen
-only in the merge, so every worker count explores the same states, counts the same transitions
-and reports the same shortest counterexample.
+only in the merge, and limits and first violations stop the search only at the same batch
+boundaries, so every worker count explores the same states, counts the same transitions and
+reports the same shortest counterexample.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import pickle
 import queue
 import time
 import traceback
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from .codec import Channel
 from .expand import BatchResult, Problem, expand_for_merge, invariant_problems
 from .fingerprint import fingerprint
 from .graph import StateGraph
@@ -26,13 +29,21 @@ from .model import Model, liveness_properties
 
 S = TypeVar("S")
 
-# Batches small enough to keep both cores busy near the end of a level, large enough that
-# shipping a batch to a worker costs little next to expanding it.
+# A level is merged in batches of this many states, and limits and first violations stop the
+# search only between batches; every worker count uses the same batches, so it stops alike.
 BATCH_SIZE = 256
-# Batches queued per worker: enough that a worker never waits for the merge to hand out work.
-IN_FLIGHT_PER_WORKER = 4
-# Fingerprints a worker remembers having sent before it forgets them all (bounds its memory).
-SHIPPED_LIMIT = 4_000_000
+# With worker processes, batches are cut into chunks, so that small levels (a group world's
+# levels hold a few hundred states) still keep every process busy: about this many chunks per
+# process and level, of at least MIN_CHUNK states.
+CHUNKS_PER_PROCESS = 4
+MIN_CHUNK = 8
+# Chunks queued per worker process: enough that it never waits for the merge to hand out work.
+IN_FLIGHT_PER_WORKER = 3
+# Fingerprints a worker knows the merge has seen, before it forgets them all (bounds memory).
+KNOWN_LIMIT = 4_000_000
+# Shared state parts one end of a channel remembers before both ends forget them (between
+# levels), to bound memory (see codec.py).
+PARTS_LIMIT = 1_000_000
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
@@ -219,37 +230,40 @@ def search(
         if initial_fp in result.parents:
             continue
         result.parents[initial_fp] = None
-        # The multi-process engine keeps its frontier pickled (see _Workers).
-        stored = pickle.dumps(representative, _PROTOCOL) if workers > 1 else representative
-        merger.next_frontier.append((initial_fp, stored))
+        merger.next_frontier.append((initial_fp, representative))
         for problem in invariant_problems(model, initial, initial_fp):
             merger.record(problem, initial_fp)
     result.distinct_states = len(result.parents)
 
-    pool = _Workers(model, workers, record_graph) if workers > 1 else None
+    pool = _Pool(model, workers - 1, record_graph) if workers > 1 else None
     try:
         level = 0
         while merger.next_frontier and not merger.done():
             frontier, merger.next_frontier = merger.next_frontier, []
-            batches = list(_batches(frontier))
+            expanded: Iterator[tuple[BatchResult[S], bool]]
             if pool is not None:
-                expanded: Iterator[BatchResult[S]] = pool.expand_level(batches)
+                expanded = pool.expand_level(frontier, result.parents)
             else:
                 expanded = (
-                    expand_for_merge(
-                        model,
-                        batch,  # type: ignore[arg-type]
-                        result.parents,
-                        set(),
-                        graph=record_graph,
+                    (
+                        expand_for_merge(
+                            model,
+                            batch,  # type: ignore[arg-type]
+                            result.parents,
+                            set(),
+                            graph=record_graph,
+                        ),
+                        True,
                     )
-                    for batch in batches
+                    for batch in _batches(frontier)
                 )
-            for batch_result in expanded:
+            for batch_result, batch_end in expanded:
                 merger.merge(batch_result)
                 if merger.next_frontier:
                     # Depth is that of the deepest state found, even if a stop cuts the level.
                     result.depth = level + 1
+                if not batch_end:
+                    continue  # a chunk of a batch: stops are decided where the batch ends
                 stop = _limit_reached(limits, result, started)
                 if progress:
                     progress(_snapshot(result, merger, started))
@@ -267,65 +281,127 @@ def search(
     return result
 
 
-class _Workers(Generic[S]):
-    """Worker processes that expand batches; results come back in batch order.
+def _chunks(size: int, processes: int) -> list[tuple[int, int, bool]]:
+    """A level of `size` states cut into (start, end, ends_a_batch) chunks for `processes`.
 
-    Workers are forked once per search and keep the model (and so its memo tables) for the
-    whole search, instead of receiving a pickled model with every batch. They take batches from
-    one FIFO queue, so each worker sees its batches in increasing order; since batches are
-    merged in order, a state a worker has already sent is known to the merge by the time any
-    later batch of that worker is merged, and the worker sends only its fingerprint. States
-    travel as pickles, and the merging process never unpickles them: it stores the bytes in
-    the next frontier and forwards them to whichever worker expands them.
+    Chunks never straddle a batch boundary, so the merge can stop exactly where one process
+    would.
+    """
+    length = max(MIN_CHUNK, -(-size // (processes * CHUNKS_PER_PROCESS)))
+    chunks = []
+    for batch_start in range(0, size, BATCH_SIZE):
+        batch_end = min(batch_start + BATCH_SIZE, size)
+        for start in range(batch_start, batch_end, length):
+            end = min(start + length, batch_end)
+            chunks.append((start, end, end == batch_end))
+    return chunks
+
+
+class _Pool(Generic[S]):
+    """Worker processes that expand chunks of each level alongside the merging process.
+
+    The merging process is a worker too: whenever the result it needs next has not arrived, it
+    expands the next chunk nobody has taken, with no copying at all. Worker processes are
+    forked once per search and keep the model (and so its memo tables) for the whole search.
+    Each has its own task queue and a `Channel` to the merging process (see codec.py), so a
+    state costs only its parts the other end has not seen yet. Every process receives its
+    chunks in increasing order and chunks are merged in order, so a state a process has
+    already sent is known to the merge by the time any later chunk of that process is merged,
+    and the process sends only its fingerprint. At the start of each level every worker learns
+    the fingerprints of the level's states, which the merge has all seen.
     """
 
     def __init__(self, model: Model[S], count: int, record_graph: bool) -> None:
+        self.model = model
+        self.record_graph = record_graph
         context = multiprocessing.get_context("fork")
         # Queues pickle in a feeder thread, so neither side blocks on a full pipe while the
         # other is sending.
-        self.tasks: Any = context.Queue()
+        self.tasks: list[Any] = [context.Queue() for _ in range(count)]
         self.results: Any = context.Queue()
+        self.channels = [Channel(0) for _ in range(count)]
         self.processes = [
             context.Process(
                 target=_work,
-                args=(model, record_graph, self.tasks, self.results),
+                args=(model, record_graph, worker, self.tasks[worker], self.results),
                 daemon=True,
             )
-            for _ in range(count)
+            for worker in range(count)
         ]
         for process in self.processes:
             process.start()
-        self.window = count * IN_FLIGHT_PER_WORKER
+        # Fingerprints of states this process sent with their state, in its own chunks.
+        self.shipped: set[int] = set()
 
     def expand_level(
-        self, batches: Sequence[Sequence[tuple[int, object]]]
-    ) -> Iterator[BatchResult[S]]:
-        """Expand every batch of one level, yielding results in batch order."""
-        arrived: dict[int, BatchResult[S]] = {}
-        sent = min(self.window, len(batches))
-        for index in range(sent):
-            self.tasks.put((index, batches[index]))
-        for wanted in range(len(batches)):
-            while wanted not in arrived:
-                index, outcome = self._receive()
-                arrived[index] = outcome
-                if sent < len(batches):
-                    self.tasks.put((sent, batches[sent]))
-                    sent += 1
-            yield arrived.pop(wanted)
+        self, frontier: Sequence[tuple[int, object]], settled: Container[int]
+    ) -> Iterator[tuple[BatchResult[S], bool]]:
+        """Expand one level, yielding each chunk's result in order with whether it ends a batch.
 
-    def _receive(self) -> tuple[int, BatchResult[S]]:
+        `settled` is the merge's seen set, which chunks expanded here consult directly.
+        """
+        fingerprints = array("Q", [fp for fp, _ in frontier]).tobytes()
+        for worker, channel in enumerate(self.channels):
+            reset = channel.known_parts > PARTS_LIMIT
+            if reset:
+                channel.reset()
+            self.tasks[worker].put(("level", reset, fingerprints))
+        chunks = _chunks(len(frontier), len(self.processes) + 1)
+        arrived: dict[int, BatchResult[S]] = {}
+        waiting = [0] * len(self.processes)
+        assigned = 0
+        for wanted in range(len(chunks)):
+            while wanted not in arrived:
+                for worker in range(len(self.processes)):
+                    while waiting[worker] < IN_FLIGHT_PER_WORKER and assigned < len(chunks):
+                        start, end, _ = chunks[assigned]
+                        self._send(worker, assigned, frontier[start:end])
+                        waiting[worker] += 1
+                        assigned += 1
+                self._collect(arrived, waiting, block=False)
+                if wanted in arrived:
+                    break
+                if assigned < len(chunks):
+                    start, end, _ = chunks[assigned]
+                    arrived[assigned] = expand_for_merge(
+                        self.model,
+                        frontier[start:end],  # type: ignore[arg-type]
+                        settled,
+                        self.shipped,
+                        graph=self.record_graph,
+                    )
+                    assigned += 1
+                else:
+                    self._collect(arrived, waiting, block=True)
+            yield arrived.pop(wanted), chunks[wanted][2]
+
+    def _send(self, worker: int, index: int, chunk: Sequence[tuple[int, object]]) -> None:
+        channel = self.channels[worker]
+        fingerprints = array("Q", [fp for fp, _ in chunk]).tobytes()
+        data = channel.encode([channel.envelope(state) for _, state in chunk])
+        self.tasks[worker].put(("chunk", index, fingerprints, data))
+
+    def _collect(self, arrived: dict[int, BatchResult[S]], waiting: list[int], block: bool) -> None:
+        """Receive every result that has arrived (with `block`, at least one)."""
         while True:
             try:
-                index, outcome = self.results.get(timeout=1.0)
+                if block:
+                    worker, index, payload = self.results.get(timeout=1.0)
+                else:
+                    worker, index, payload = self.results.get_nowait()
             except queue.Empty:
+                if not block:
+                    return
                 dead = [p.exitcode for p in self.processes if not p.is_alive()]
                 if dead:
                     raise RuntimeError(f"a worker process died (exit code {dead[0]})") from None
                 continue
-            if isinstance(outcome, BaseException):
-                raise outcome
-            return index, outcome
+            if isinstance(payload, BaseException):
+                raise payload
+            # Decode in arrival order: a message may use parts introduced by the one before.
+            arrived[index] = _unpack(payload, self.channels[worker])
+            waiting[worker] -= 1
+            block = False
 
     def close(self) -> None:
         """Stop the workers and drop whatever is still queued."""
@@ -333,27 +409,84 @@ class _Workers(Generic[S]):
             process.terminate()
         for process in self.processes:
             process.join()
-        for channel in (self.tasks, self.results):
+        for channel in (*self.tasks, self.results):
             channel.cancel_join_thread()
             channel.close()
 
 
-def _work(model: Model[S], record_graph: bool, tasks: Any, results: Any) -> None:
-    """A worker's loop: expand batches of pickled states until the process is stopped."""
-    shipped: set[int] = set()
+def _work(model: Model[S], record_graph: bool, worker: int, tasks: Any, results: Any) -> None:
+    """A worker's loop: expand chunks until the process is stopped."""
+    channel = Channel(1)
+    known: set[int] = set()  # fingerprints the merge will have seen before this worker's next
     while True:
-        index, batch = tasks.get()
+        message = tasks.get()
+        if message[0] == "level":
+            _, reset, fingerprints = message
+            if reset:
+                channel.reset()
+            if len(known) > KNOWN_LIMIT:
+                known.clear()  # only a cache: forgetting makes the worker send some states twice
+            known.update(_fingerprints(fingerprints))
+            continue
+        _, index, fingerprints, data = message
         try:
-            if len(shipped) > SHIPPED_LIMIT:
-                # Only a cache: forgetting makes the worker send some states twice.
-                shipped.clear()
-            states = [(parent, pickle.loads(data)) for parent, data in batch]
-            outcome: object = expand_for_merge(
-                model, states, (), shipped, graph=record_graph, pickled=True
+            parents = _fingerprints(fingerprints)
+            states = [channel.open(envelope) for envelope in channel.decode(data)]
+            known.update(parents)
+            expanded = expand_for_merge(
+                model, list(zip(parents, states, strict=True)), known, known, graph=record_graph
             )
+            outcome: object = _pack(expanded, channel)
         except Exception as error:  # reported to the merging process
             outcome = _portable(error)
-        results.put((index, outcome))
+        results.put((worker, index, outcome))
+
+
+def _fingerprints(data: bytes) -> array[int]:
+    values = array("Q")
+    values.frombytes(data)
+    return values
+
+
+def _pack(batch: BatchResult[S], channel: Channel) -> tuple[object, ...]:
+    """A batch result as plain values and bytes; its states go through the channel."""
+    positions = [i for i, state in enumerate(batch.states) if state is not None]
+    states = channel.encode([channel.envelope(batch.states[i]) for i in positions])
+    return (
+        array("Q", batch.parents).tobytes(),
+        array("Q", batch.offsets).tobytes(),
+        array("Q", batch.targets).tobytes(),
+        array("Q", positions).tobytes(),
+        states,
+        batch.problems,
+        batch.deadlocked,
+        batch.action_counts,
+        batch.rule_counts,
+        batch.kinds,
+        batch.marks,
+    )
+
+
+def _unpack(payload: tuple[Any, ...], channel: Channel) -> BatchResult[S]:
+    parents, offsets, targets, positions, data, problems, deadlocked, actions, rules = payload[:9]
+    kinds, marks = payload[9:]
+    target_fps = _fingerprints(targets)
+    states: list[object] = [None] * len(target_fps)
+    envelopes = channel.decode(data)
+    for position, envelope in zip(_fingerprints(positions), envelopes, strict=True):
+        states[position] = channel.open(envelope)
+    return BatchResult(
+        tuple(_fingerprints(parents)),
+        tuple(_fingerprints(offsets)),
+        tuple(target_fps),
+        tuple(states),
+        problems,
+        deadlocked,
+        actions,
+        rules,
+        kinds,
+        marks,
+    )
 
 
 def _portable(error: Exception) -> Exception:

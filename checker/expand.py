@@ -8,7 +8,6 @@ multi-process engine and the Spark engine all judge states with this one functio
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -17,9 +16,6 @@ from .fingerprint import fingerprint
 from .model import LivenessProperty, Model, liveness_properties
 
 S = TypeVar("S")
-
-# States travel between processes as pickles; the newest protocol is the fastest.
-_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -144,8 +140,7 @@ class BatchResult(Generic[S]):
     Expanded state i has fingerprint `parents[i]` and successors `offsets[i]` to
     `offsets[i + 1]` of `targets` (fingerprints) and `states`. A successor's state is None when
     the expander knows the merge has already seen it (so neither it nor its verdict is needed);
-    otherwise it is the representative, or its pickle when `pickled` was asked for (the
-    multi-process engine forwards those bytes to the next level's workers unread). `problems`
+    otherwise it is the representative. `problems`
     maps i to its problems in the order `expand` finds them; `deadlocked` lists the i that
     deadlock. `kinds` holds each successor's (action kind, label) and `marks` each expanded
     state's liveness marks, both only when the graph is recorded. Action and rule counts are
@@ -171,7 +166,6 @@ def expand_for_merge(
     shipped: set[int],
     *,
     graph: bool = False,
-    pickled: bool = False,
 ) -> BatchResult[S]:
     """Expand a batch like `expand_batch` does, in the compact form the BFS merge reads.
 
@@ -218,7 +212,7 @@ def expand_for_merge(
                 states.append(None)
                 continue
             shipped.add(successor_fp)
-            states.append(pickle.dumps(successor, _PROTOCOL) if pickled else successor)
+            states.append(successor)
             for invariant in invariants:
                 for detail in invariant.check(transition.state):
                     problems.append(Problem("invariant", invariant.name, detail, successor_fp))

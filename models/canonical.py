@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from groupspec.spec.consumer.state import ConsumerState
 from groupspec.spec.log import GroupMetadataValue
@@ -41,7 +40,10 @@ from groupspec.spec.requests import (
 from groupspec.spec.responses import JoinGroupResponse, LeaveGroupResponse
 from groupspec.spec.state import CoordinatorState, Group
 
-from .world_state import ClientSlot, WorldState, canonical_repr, connection_name
+from .memo import Memo
+from .world_state import ClientSlot, WorldState, canonical_repr, connection_name, evolve
+
+T = TypeVar("T")
 
 # Compaction keeps member numbers single-digit so that string order equals creation order.
 MAX_IDS_PER_PREFIX = 10
@@ -100,14 +102,14 @@ def map_coordinator_refs(
             join = rename(member.awaiting_join) if member.awaiting_join is not None else None
             sync = rename(member.awaiting_sync) if member.awaiting_sync is not None else None
             if join != member.awaiting_join or sync != member.awaiting_sync:
-                member = replace(member, awaiting_join=join, awaiting_sync=sync)
+                member = evolve(member, awaiting_join=join, awaiting_sync=sync)
                 group_changed = True
             members.append(member)
         if group_changed:
-            group = replace(group, members=tuple(members))
+            group = evolve(group, members=tuple(members))
             changed = True
         groups.append(group)
-    return replace(state, groups=tuple(groups)) if changed else state
+    return evolve(state, groups=tuple(groups)) if changed else state
 
 
 # -- member ids -------------------------------------------------------------------------------
@@ -145,6 +147,7 @@ def _consumer_member_ids(consumer: ConsumerState) -> Iterable[str]:
     yield from (entry.sent_generation.member_id for entry in consumer.in_flight)
 
 
+# Member-id sets are remembered on the (immutable) objects, like their canonical reprs.
 _IDS_CACHE = "_member_ids"
 
 
@@ -161,8 +164,21 @@ def _coordinator_member_ids(coordinator: CoordinatorState) -> frozenset[str]:
                 ids.add(value.leader)
             ids.update(member.member_id for member in value.members)
     result = frozenset(ids)
-    # Remembered on the (immutable) object, like its canonical repr.
     object.__setattr__(coordinator, _IDS_CACHE, result)
+    return result
+
+
+def _slot_member_ids(slot: ClientSlot) -> frozenset[str]:
+    cached = slot.__dict__.get(_IDS_CACHE)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    ids = set(_consumer_member_ids(slot.consumer))
+    for _, request in slot.outbound:
+        ids.update(_request_member_ids(request))
+    for _, body in slot.inbound:
+        ids.update(_response_member_ids(body))
+    result = frozenset(ids)
+    object.__setattr__(slot, _IDS_CACHE, result)
     return result
 
 
@@ -170,11 +186,7 @@ def member_ids(state: WorldState) -> set[str]:
     """Every member id mentioned anywhere in the world (coordinator, log, clients, messages)."""
     ids = set(_coordinator_member_ids(state.coordinator))
     for slot in state.clients:
-        ids.update(_consumer_member_ids(slot.consumer))
-        for _, request in slot.outbound:
-            ids.update(_request_member_ids(request))
-        for _, body in slot.inbound:
-            ids.update(_response_member_ids(body))
+        ids.update(_slot_member_ids(slot))
     ids.discard("")
     return ids
 
@@ -191,18 +203,19 @@ def compact_member_ids(state: WorldState) -> WorldState:
     sorts after every existing id of its prefix.
     """
     mapping, next_seq = compaction(state)
-    if mapping:
-        state = rewrite_strings(state, mapping)
-    if state.coordinator.next_member_seq != next_seq:
-        state = replace(state, coordinator=replace(state.coordinator, next_member_seq=next_seq))
-    return state
+    return _compact(state, mapping, next_seq)
 
 
 def compaction(state: WorldState) -> tuple[dict[str, str], int]:
     """How `compact_member_ids` renames the world's member ids (only those that change), and the
     coordinator's member counter afterwards."""
+    return _compaction(frozenset(member_ids(state)))
+
+
+def _compaction(ids: frozenset[str]) -> tuple[dict[str, str], int]:
+    """How to compact a world whose member ids are `ids`: the renaming and the next number."""
     by_prefix: dict[str, list[int]] = {}
-    for member_id in member_ids(state):
+    for member_id in ids:
         prefix, number = _split(member_id)
         by_prefix.setdefault(prefix, []).append(number)
     mapping: dict[str, str] = {}
@@ -217,6 +230,14 @@ def compaction(state: WorldState) -> tuple[dict[str, str], int]:
                 mapping[f"{prefix}-{old}"] = f"{prefix}-{new}"
     next_seq = max((len(numbers) for numbers in by_prefix.values()), default=0)
     return mapping, next_seq
+
+
+def _compact(state: WorldState, mapping: dict[str, str], next_seq: int) -> WorldState:
+    if mapping:
+        state = rewrite_strings(state, mapping)
+    if state.coordinator.next_member_seq != next_seq:
+        state = evolve(state, coordinator=evolve(state.coordinator, next_member_seq=next_seq))
+    return state
 
 
 # -- connections, correlation ids, sets, symmetry ---------------------------------------------
@@ -235,15 +256,15 @@ def _normalize_slot(
         and all(old == new for old, new in renumber.items())
     ):
         return None
-    consumer = replace(
+    consumer = evolve(
         consumer,
         in_flight=tuple(
-            replace(entry, correlation_id=renumber[entry.correlation_id])
+            evolve(entry, correlation_id=renumber[entry.correlation_id])
             for entry in consumer.in_flight
         ),
         next_correlation_id=len(ids) + 1,
     )
-    normalized = replace(
+    normalized = evolve(
         slot,
         consumer=consumer,
         incarnation=0,
@@ -255,21 +276,187 @@ def _normalize_slot(
     return normalized, refs
 
 
+def _parked_refs(coordinator: CoordinatorState) -> tuple[RequestRef, ...]:
+    """Every RequestRef the coordinator keeps (parked JoinGroup and SyncGroup requests)."""
+    cached = coordinator.__dict__.get(_PARKED_CACHE)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    refs = tuple(
+        ref
+        for group in coordinator.groups
+        for member in group.members
+        for ref in (member.awaiting_join, member.awaiting_sync)
+        if ref is not None
+    )
+    object.__setattr__(coordinator, _PARKED_CACHE, refs)
+    return refs
+
+
+_PARKED_CACHE = "_parked_refs"
+
+
+class Canonicalizer:
+    """Representatives of world states (connections normalized, then the symmetric minimum).
+
+    A model owns one. With `memoize` it remembers renamed coordinators and normalized slots by
+    their canonical text: the same few slots and coordinators recur in thousands of world
+    states, and a remembered result is one shared object whose own text is already known, so
+    fingerprinting the representative costs little. Without `memoize` every call computes (the
+    module's functions use that form); the results are equal either way.
+    """
+
+    def __init__(self, classes: tuple[tuple[int, ...], ...] = (), memoize: bool = True) -> None:
+        self.classes = classes
+        self._slots: Memo[
+            tuple[int, str], tuple[ClientSlot, dict[RequestRef, RequestRef]] | None
+        ] = Memo(memoize)
+        self._parts: Memo[str, object] = Memo(memoize)
+        self._compactions: Memo[frozenset[str], tuple[dict[str, str], int]] = Memo(memoize)
+        self._renamed: Memo[
+            tuple[str, tuple[tuple[RequestRef, RequestRef], ...]], CoordinatorState
+        ] = Memo(memoize)
+
+    def compact_member_ids(self, state: WorldState) -> WorldState:
+        """`compact_member_ids`, with the renaming remembered by the set of ids in the world."""
+        ids = _coordinator_member_ids(state.coordinator).union(
+            *[_slot_member_ids(slot) for slot in state.clients]
+        )
+        mapping, next_seq = self._compactions.get(ids, lambda: _compaction(ids - {""}))
+        return _compact(state, mapping, next_seq)
+
+    def representative(self, state: WorldState) -> WorldState:
+        """Connections normalized, then (with symmetry classes) the symmetric minimum."""
+        state = self.normalize_connections(state)
+        if self.classes:
+            state = self.symmetric_minimum(state)
+        return self.share_parts(state)
+
+    def share_parts(self, state: WorldState) -> WorldState:
+        """The state with its coordinator, slots and budgets replaced by the first equal ones
+        seen (by canonical text), so equal parts of different states are one object.
+
+        Their texts are needed for the fingerprint anyway. Sharing keeps the frontier small,
+        lets caches on a part serve every state that has it, and lets the multi-process engine
+        send a part once (checker/codec.py). Without `memoize` the state is returned as is.
+        """
+        if not self._parts.enabled:
+            return state
+        coordinator = self._share(state.coordinator)
+        clients = tuple([self._share(slot) for slot in state.clients])
+        budgets = self._share(state.budgets)
+        if (
+            coordinator is state.coordinator
+            and budgets is state.budgets
+            and all(a is b for a, b in zip(clients, state.clients, strict=True))
+        ):
+            return state
+        return evolve(state, coordinator=coordinator, clients=clients, budgets=budgets)
+
+    def _share(self, part: T) -> T:
+        return self._parts.get(canonical_repr(part), lambda: part)  # type: ignore[return-value]
+
+    def rename_refs(
+        self, coordinator: CoordinatorState, mapping: dict[RequestRef, RequestRef]
+    ) -> CoordinatorState:
+        """`map_coordinator_refs` with a table of renamed refs (others stay)."""
+        pairs = tuple((ref, mapping[ref]) for ref in _parked_refs(coordinator) if ref in mapping)
+        if all(old == new for old, new in pairs):
+            return coordinator
+        renames = dict(pairs)
+        return self._renamed.get(
+            (canonical_repr(coordinator), pairs),
+            lambda: map_coordinator_refs(coordinator, lambda ref: renames.get(ref, ref)),
+        )
+
+    def normalize_slot(
+        self, index: int, slot: ClientSlot
+    ) -> tuple[ClientSlot, dict[RequestRef, RequestRef]] | None:
+        """`_normalize_slot`, remembered by the slot's text when there is something to do."""
+        consumer = slot.consumer
+        in_flight = consumer.in_flight
+        if (
+            slot.incarnation == 0
+            and consumer.next_correlation_id == len(in_flight) + 1
+            and all(entry.correlation_id == n for n, entry in enumerate(in_flight, start=1))
+        ):
+            return None
+        return self._slots.get((index, canonical_repr(slot)), lambda: _normalize_slot(index, slot))
+
+    def normalize_connections(self, state: WorldState) -> WorldState:
+        """Correlation ids renumbered 1..k per client in sending order, incarnations set to 0."""
+        refs: dict[RequestRef, RequestRef] = {}
+        clients = list(state.clients)
+        changed = False
+        for index, slot in enumerate(state.clients):
+            normalized = self.normalize_slot(index, slot)
+            if normalized is not None:
+                clients[index], renamed = normalized
+                refs.update(renamed)
+                changed = True
+        if not changed:
+            return state
+        coordinator = self.rename_refs(state.coordinator, refs) if refs else state.coordinator
+        return evolve(state, coordinator=coordinator, clients=tuple(clients))
+
+    def permute_clients(self, state: WorldState, order: tuple[int, ...]) -> WorldState:
+        """The world whose slot j holds old slot `order[j]`; connection names follow their
+        client. Incarnations must already be normalized to 0, so a connection name depends only
+        on the slot."""
+        names = {
+            connection_name(old, 0): connection_name(new, 0)
+            for new, old in enumerate(order)
+            if new != old
+        }
+        if not names:
+            return state
+        refs = {
+            ref: RequestRef(names[ref.connection], ref.correlation_id)
+            for ref in _parked_refs(state.coordinator)
+            if ref.connection in names
+        }
+        coordinator = self.rename_refs(state.coordinator, refs) if refs else state.coordinator
+        clients = tuple(state.clients[old] for old in order)
+        return evolve(state, coordinator=coordinator, clients=clients)
+
+    def symmetric_minimum(self, state: WorldState) -> WorldState:
+        """The canonical member of `state`'s orbit under permutations within each class.
+
+        Slots are sorted within their class by their own repr (which names no connection); only
+        slots that tie are tried in every order, and the world with the smallest repr wins.
+        """
+        slot_keys = [canonical_repr(slot) for slot in state.clients]
+        order = list(range(len(state.clients)))
+        tie_groups: list[list[int]] = []
+        for members in self.classes:
+            ranked = sorted(members, key=lambda index: slot_keys[index])
+            for position, index in zip(sorted(members), ranked, strict=True):
+                order[position] = index
+            for _, tied in itertools.groupby(ranked, key=lambda index: slot_keys[index]):
+                tied_list = list(tied)
+                if len(tied_list) > 1:
+                    tie_groups.append(tied_list)
+        base = self.permute_clients(state, tuple(order))
+        if not tie_groups:
+            return base
+        best = base
+        best_key = canonical_repr(base)
+        # Positions of tied slots in `order` are fixed; try every arrangement of the tied slots.
+        positions = [[order.index(index) for index in tied] for tied in tie_groups]
+        for arrangement in itertools.product(*(itertools.permutations(t) for t in tie_groups)):
+            candidate_order = list(order)
+            for slots, places in zip(arrangement, positions, strict=True):
+                for place, index in zip(places, slots, strict=True):
+                    candidate_order[place] = index
+            candidate = self.permute_clients(state, tuple(candidate_order))
+            key = canonical_repr(candidate)
+            if key < best_key:
+                best, best_key = candidate, key
+        return best
+
+
 def normalize_connections(state: WorldState) -> WorldState:
     """Correlation ids renumbered 1..k per client in sending order, incarnations set to 0."""
-    refs: dict[RequestRef, RequestRef] = {}
-    clients = list(state.clients)
-    for index, slot in enumerate(state.clients):
-        normalized = _normalize_slot(index, slot)
-        if normalized is not None:
-            clients[index], renamed = normalized
-            refs.update(renamed)
-    if not refs and clients == list(state.clients):
-        return state
-    coordinator = state.coordinator
-    if refs:
-        coordinator = map_coordinator_refs(coordinator, lambda ref: refs.get(ref, ref))
-    return replace(state, coordinator=coordinator, clients=tuple(clients))
+    return Canonicalizer(memoize=False).normalize_connections(state)
 
 
 def permute_clients(state: WorldState, order: tuple[int, ...]) -> WorldState:
@@ -277,56 +464,10 @@ def permute_clients(state: WorldState, order: tuple[int, ...]) -> WorldState:
 
     Incarnations must already be normalized to 0, so a connection name depends only on the slot.
     """
-    names = {
-        connection_name(old, 0): connection_name(new, 0)
-        for new, old in enumerate(order)
-        if new != old
-    }
-    if not names:
-        return state
-    coordinator = map_coordinator_refs(
-        state.coordinator,
-        lambda ref: (
-            RequestRef(names[ref.connection], ref.correlation_id)
-            if ref.connection in names
-            else ref
-        ),
-    )
-    clients = tuple(state.clients[old] for old in order)
-    return replace(state, coordinator=coordinator, clients=clients)
+    return Canonicalizer(memoize=False).permute_clients(state, order)
 
 
 def symmetric_minimum(state: WorldState, classes: tuple[tuple[int, ...], ...]) -> WorldState:
-    """The canonical member of `state`'s orbit under permutations within each class.
-
-    Slots are sorted within their class by their own repr (which names no connection); only
-    slots that tie are tried in every order, and the world with the smallest repr wins.
-    """
-    slot_keys = [canonical_repr(slot) for slot in state.clients]
-    order = list(range(len(state.clients)))
-    tie_groups: list[list[int]] = []
-    for members in classes:
-        ranked = sorted(members, key=lambda index: slot_keys[index])
-        for position, index in zip(sorted(members), ranked, strict=True):
-            order[position] = index
-        for _, tied in itertools.groupby(ranked, key=lambda index: slot_keys[index]):
-            tied_list = list(tied)
-            if len(tied_list) > 1:
-                tie_groups.append(tied_list)
-    base = permute_clients(state, tuple(order))
-    if not tie_groups:
-        return base
-    best = base
-    best_key = canonical_repr(base)
-    # Positions of tied slots in `order` are fixed; try every arrangement of the tied slots.
-    positions = [[order.index(index) for index in tied] for tied in tie_groups]
-    for arrangement in itertools.product(*(itertools.permutations(t) for t in tie_groups)):
-        candidate_order = list(order)
-        for slots, places in zip(arrangement, positions, strict=True):
-            for place, index in zip(places, slots, strict=True):
-                candidate_order[place] = index
-        candidate = permute_clients(state, tuple(candidate_order))
-        key = canonical_repr(candidate)
-        if key < best_key:
-            best, best_key = candidate, key
-    return best
+    """The canonical member of `state`'s orbit under permutations within each class (see
+    `Canonicalizer.symmetric_minimum`)."""
+    return Canonicalizer(classes, memoize=False).symmetric_minimum(state)

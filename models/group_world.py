@@ -49,14 +49,13 @@ violation. The consumer's Close and Disconnected events are not used (a crash co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
 from groupspec.spec import (
     CoordinatorConfig,
     FinishLoading,
-    GroupCoordinatorSpec,
     HeartbeatExpired,
     Input,
     OffsetRetentionCheck,
@@ -72,7 +71,6 @@ from groupspec.spec.consumer import (
     ConsumerEvent,
     ConsumerOutcome,
     ConsumerPhase,
-    ConsumerSpec,
     ConsumerState,
     HeartbeatDue,
     MetadataChanged,
@@ -116,12 +114,8 @@ from groupspec.spec.state import CoordinatorState, Group
 from . import fault_switches
 from . import faults as fault_names
 from . import world_properties as props
-from .canonical import (
-    compact_member_ids,
-    map_coordinator_refs,
-    normalize_connections,
-    symmetric_minimum,
-)
+from .canonical import Canonicalizer, map_coordinator_refs
+from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
 from .world_params import WorldParameters, validate
 from .world_state import (
     CLIENT_ID,
@@ -133,6 +127,7 @@ from .world_state import (
     canonical_repr,
     client_name,
     connection_name,
+    evolve,
 )
 
 # Consumer timeouts: the coordinator accepts sessions of 6 s and more; the rebalance timeout is
@@ -249,25 +244,34 @@ class GroupWorld:
     """The coordinator spec, N consumer specs, a network, abstract time and faults, bounded."""
 
     def __init__(
-        self, parameters: WorldParameters, name: str = "group-world", compact_ids: bool = True
+        self,
+        parameters: WorldParameters,
+        name: str = "group-world",
+        memoize: bool = True,
+        compact_ids: bool = True,
     ) -> None:
-        """A world of `parameters`. With `compact_ids` false, member ids are never renumbered:
-        every run is then one the coordinator really takes (the conformance vectors need that),
-        but worlds with unbounded rejoins become infinite, so only guided walks should use it."""
+        """A world of `parameters`. `memoize=False` turns off the memo tables added for speed
+        (tests compare both). With `compact_ids` false, member ids are never renumbered: every
+        run is then one the coordinator really takes (the conformance vectors need that), but
+        worlds with unbounded rejoins become infinite, so only guided walks should use it."""
         validate(parameters)
         self.parameters = parameters
         self._name = name
+        self.memoize = memoize
         self.fault = parameters.fault
-        self._compact = compact_member_ids if compact_ids else _as_is
-        self.coordinator = GroupCoordinatorSpec(CoordinatorConfig())
+        self.compact_ids = compact_ids
+        self.coordinator = MemoCoordinatorSpec(CoordinatorConfig(), memoize=memoize)
         self.group_partition = self.coordinator.partition_for(GROUP_ID)
         self.consumers = tuple(
-            ConsumerSpec(self._consumer_config(index)) for index in range(parameters.clients)
+            MemoConsumerSpec(self._consumer_config(index), memoize=memoize)
+            for index in range(parameters.clients)
         )
         # A fault switch breaks ties by member id, which need not commute with renaming
         # interchangeable clients, so symmetry reduction is off while a fault is on.
         symmetric = parameters.symmetry and not parameters.fault
         self.symmetry_classes = self._classes() if symmetric else ()
+        self._canonical = Canonicalizer(self.symmetry_classes, memoize)
+        self._compact = self._canonical.compact_member_ids if compact_ids else _as_is
         # Clients with equal configurations behave alike: they share memoized steps.
         configs = [spec.config for spec in self.consumers]
         self._config_ids = tuple(configs.index(config) for config in configs)
@@ -282,10 +286,17 @@ class GroupWorld:
     # Closures do not pickle; the engines send models to worker processes, so only the
     # parameters travel and everything else is rebuilt.
     def __getstate__(self) -> dict[str, Any]:
-        return {"parameters": self.parameters, "name": self._name}
+        return {
+            "parameters": self.parameters,
+            "name": self._name,
+            "memoize": self.memoize,
+            "compact_ids": self.compact_ids,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["parameters"], state["name"])  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["parameters"], state["name"], state["memoize"], state["compact_ids"]
+        )
 
     def _consumer_config(self, index: int) -> ConsumerConfig:
         p = self.parameters
@@ -353,10 +364,7 @@ class GroupWorld:
 
     def representative(self, state: WorldState) -> WorldState:
         """The canonical member of the state's class (see canonical.py)."""
-        state = normalize_connections(state)
-        if self.symmetry_classes:
-            state = symmetric_minimum(state, self.symmetry_classes)
-        return state
+        return self._canonical.representative(state)
 
     def is_terminal(self, state: WorldState) -> bool:
         """A converged state, or one whose every step a bound cut, may have no step."""
@@ -612,7 +620,7 @@ class GroupWorld:
                     _Step(
                         f"{name} processes {partition}@{offset}",
                         "Process",
-                        state.with_client(index, replace(slot, positions=tuple(positions))),
+                        state.with_client(index, evolve(slot, positions=tuple(positions))),
                         (),
                     )
                 )
@@ -677,7 +685,7 @@ class GroupWorld:
             inbound=inbound,
             positions=self._positions(slot, consumer.owned, coordinator),
         )
-        new_state = replace(
+        new_state = evolve(
             state.with_client(index, new_slot),
             coordinator=coordinator,
             budgets=budgets,
@@ -732,7 +740,7 @@ class GroupWorld:
             results = []
             for outcome in self.coordinator.step(coordinator, event, 0):
                 if self.fault == fault_names.STATIC_REJOIN_UNFENCED and isinstance(event, Received):
-                    outcome = replace(
+                    outcome = evolve(
                         outcome,
                         state=fault_switches.keep_replaced_static_member(
                             coordinator, event.request, outcome.state
@@ -779,10 +787,10 @@ class GroupWorld:
             self.consumers[index].initial_state(state.cluster),
             incarnation=slot.incarnation + 1,
         )
-        if replace(fresh, incarnation=slot.incarnation) == slot:
+        if evolve(fresh, incarnation=slot.incarnation) == slot:
             return _Step("", "", state, ())  # a crash before doing anything changes nothing
         coordinator = _close_connection(state.coordinator, connection_name(index, slot.incarnation))
-        new_state = replace(
+        new_state = evolve(
             state.with_client(index, fresh),
             coordinator=coordinator,
             budgets=state.budgets.spend("crashes"),
@@ -806,7 +814,7 @@ class GroupWorld:
             else request
         )
         event = Received(ref, seen)
-        base = state.with_client(index, replace(slot, outbound=slot.outbound[1:]))
+        base = state.with_client(index, evolve(slot, outbound=slot.outbound[1:]))
         label = f"coordinator handles {client_name(index)} {describe_request(request)} #{cid}"
         action = "Handle" + type(request).__name__.removesuffix("Request")
         steps: list[_Candidate] = [
@@ -820,7 +828,7 @@ class GroupWorld:
         ):
             # KAFKA-12890: the follower's SyncGroup never reaches the coordinator (in Kafka the
             # follower was stuck between JoinGroup and SyncGroup while it kept heartbeating).
-            lost = replace(base, step_problems=())
+            lost = evolve(base, step_problems=())
             steps.append(
                 _Step(
                     f"fault {client_name(index)} SyncGroup #{cid} is never sent",
@@ -861,7 +869,7 @@ class GroupWorld:
                     # The client is alive: it must have stalled for a whole timeout.
                     if not state.budgets.evictions:
                         continue
-                    base = replace(state, budgets=state.budgets.spend("evictions"))
+                    base = evolve(state, budgets=state.budgets.spend("evictions"))
                     fault = f"fault {label} evicts live {', '.join(evicted)}"
                 steps.append(
                     self._coordinator_outcome(
@@ -902,7 +910,7 @@ class GroupWorld:
             event, spend = Unload(partition), "failovers"
         steps: list[_Candidate] = []
         if event is not None:
-            base = replace(state, budgets=state.budgets.spend(spend)) if spend else state
+            base = evolve(state, budgets=state.budgets.spend(spend)) if spend else state
             label = ("fault " if spend else "") + f"{type(event).__name__}"
             for outcome, found in self._coordinator_step(coordinator, event, None):
                 steps.append(
@@ -937,11 +945,11 @@ class GroupWorld:
                 continue  # the connection is closed: nobody reads this response
             slot = clients[target]
             message = (response.ref.correlation_id, response.body)
-            clients[target] = replace(slot, inbound=(*slot.inbound, message))
+            clients[target] = evolve(slot, inbound=(*slot.inbound, message))
         acknowledged = base.acknowledged
         if handled is not None and isinstance(handled[1], OffsetCommitRequest):
             acknowledged = _acknowledge(acknowledged, handled, outcome)
-        new_state = replace(
+        new_state = evolve(
             base,
             coordinator=outcome.state,
             clients=tuple(clients),
@@ -958,9 +966,7 @@ class GroupWorld:
         counts = dict(state.cluster.partitions_per_topic)
         counts[topic] += 1
         cluster = Cluster.of(counts)
-        new_state = replace(
-            state, cluster=cluster, budgets=state.budgets.spend("partition_growths")
-        )
+        new_state = evolve(state, cluster=cluster, budgets=state.budgets.spend("partition_growths"))
         rules: list[str] = []
         problems: list[tuple[str, str]] = []
         event = MetadataChanged(cluster)
@@ -972,8 +978,8 @@ class GroupWorld:
             assert not outcome.sends, "a metadata update sends nothing"
             rules += outcome.rules
             problems += [(which, f"{client_name(index)}: {detail}") for which, detail in found]
-            new_state = new_state.with_client(index, replace(slot, consumer=outcome.state))
-        new_state = replace(new_state, step_problems=tuple(problems))
+            new_state = new_state.with_client(index, evolve(slot, consumer=outcome.state))
+        new_state = evolve(new_state, step_problems=tuple(problems))
         label = f"fault partitions added to {topic} ({counts[topic]})"
         return _Step(label, "PartitionsAdded", new_state, tuple(rules))
 

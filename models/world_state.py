@@ -23,7 +23,7 @@ outbound queue, parked at the coordinator (its RequestRef is in a member's `awai
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from groupspec.spec.assignment import Cluster, TopicPartition
 from groupspec.spec.consumer import ConsumerState
@@ -39,6 +39,8 @@ CLOSED_REF = RequestRef(CLOSED_CONNECTION, 0)
 # A budget of -1 never runs out.
 UNBOUNDED = -1
 
+T = TypeVar("T")
+
 
 _REPR_CACHE = "_canonical_repr"
 
@@ -52,28 +54,72 @@ def canonical_repr(value: Any) -> str:
     is mostly assembled from texts already computed.
     """
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None or kind is bytes:
-        return repr(value)
     if kind is tuple:
-        if len(value) == 1:
-            return f"({canonical_repr(value[0])},)"
-        return "(" + ", ".join([canonical_repr(item) for item in value]) + ")"
+        return _tuple_repr(value)
+    fields = getattr(kind, "__dataclass_fields__", None)
+    if fields is not None:
+        cached = value.__dict__.get(_REPR_CACHE)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        return _dataclass_repr(value, kind, fields)
     if isinstance(value, frozenset):
         return "frozenset({" + ", ".join(sorted(canonical_repr(item) for item in value)) + "})"
-    fields = getattr(kind, "__dataclass_fields__", None)
-    if fields is None:
-        return repr(value)
-    cached = value.__dict__.get(_REPR_CACHE)
-    if cached is not None:
-        return cached
+    return repr(value)
+
+
+def _tuple_repr(value: tuple[Any, ...]) -> str:
+    texts = [_item_repr(item) for item in value]
+    if len(texts) == 1:
+        return f"({texts[0]},)"
+    return "(" + ", ".join(texts) + ")"
+
+
+def _item_repr(item: Any) -> str:
+    # Inlined for the leaves that make up most of a state; the rest recurses.
+    kind = type(item)
+    if kind is str or kind is int or kind is bool or item is None:
+        return repr(item)
+    if kind is not tuple and hasattr(kind, "__dataclass_fields__"):
+        cached = item.__dict__.get(_REPR_CACHE)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+    return canonical_repr(item)
+
+
+def _dataclass_repr(value: Any, kind: type, fields: dict[str, Any]) -> str:
     text = (
         kind.__qualname__
         + "("
-        + ", ".join([f"{name}={canonical_repr(getattr(value, name))}" for name in fields])
+        + ", ".join([name + "=" + _item_repr(getattr(value, name)) for name in fields])
         + ")"
     )
     object.__setattr__(value, _REPR_CACHE, text)
     return text
+
+
+def evolve(value: T, **changes: Any) -> T:
+    """`dataclasses.replace` for the world's frozen dataclasses, several times faster.
+
+    The copy gets the fields (never the remembered texts and sets, which describe the old
+    value) with `changes` applied. Classes with a `__post_init__` go through
+    `dataclasses.replace`, so their checks still run.
+    """
+    kind = type(value)
+    if hasattr(kind, "__post_init__"):
+        return replace(value, **changes)  # type: ignore[type-var]
+    fields = kind.__dataclass_fields__  # type: ignore[attr-defined]
+    namespace = value.__dict__
+    if len(namespace) == len(fields):
+        state = namespace.copy()
+    else:
+        state = {name: namespace[name] for name in fields}
+    for name in changes:
+        if name not in fields:
+            raise TypeError(f"{kind.__name__} has no field {name!r}")
+    state.update(changes)
+    copy = object.__new__(kind)
+    copy.__dict__.update(state)
+    return copy
 
 
 def connection_name(index: int, incarnation: int) -> str:
@@ -123,7 +169,7 @@ class Budgets:
         if left == UNBOUNDED:
             return self
         assert left > 0, name
-        return replace(self, **{name: left - 1})
+        return evolve(self, **{name: left - 1})
 
     def exhausted(self) -> bool:
         """Whether no fault of any kind is left (commits are not faults)."""
@@ -157,7 +203,7 @@ class WorldState:
     def with_client(self, index: int, slot: ClientSlot) -> WorldState:
         """The world with client `index`'s slot replaced."""
         clients = (*self.clients[:index], slot, *self.clients[index + 1 :])
-        return replace(self, clients=clients)
+        return evolve(self, clients=clients)
 
     def live_connections(self) -> dict[str, int]:
         """Connection name -> client index, for every open connection."""

@@ -153,6 +153,25 @@ def test_worker_counts_agree_on_a_group_preset():
 
 
 @pytest.mark.parametrize("workers", [2, 3])
+@pytest.mark.parametrize(
+    ("overrides", "limits"),
+    [
+        ({"fault": "KAFKA-2555"}, Limits()),  # stops at the first violation, mid-level
+        ({}, Limits(max_states=2_000)),  # stops at a state limit, mid-level
+    ],
+)
+def test_worker_counts_stop_alike_on_a_group_preset(workers, overrides, limits):
+    # Worker processes take small chunks of a level, but the search stops only where one
+    # process would (after the same batch), so early stops explore the same states.
+    from groupspec.models.catalog import load_model
+
+    model = load_model("eager-2", overrides).model
+    single = search(model, limits=limits)
+    assert not single.complete
+    assert _outcome(search(model, workers=workers, limits=limits)) == _outcome(single)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
 def test_worker_counts_agree_on_every_violation(workers):
     model = TwoPhaseModel(4, tm_commits_early=True)
     limits = Limits(all_violations=True)
