@@ -120,6 +120,7 @@ from .world_state import (
     CLIENT_ID,
     CLOSED_REF,
     GROUP_ID,
+    PROBLEMS_CACHE,
     Budgets,
     ClientSlot,
     WorldState,
@@ -446,6 +447,12 @@ class GroupWorld:
         return tuple(result)
 
     def _coordinator_invariants(self, coordinator: CoordinatorState) -> dict[str, list[str]]:
+        # Every coordinator invariant asks for these: remembered on the state itself, the
+        # answer costs one lookup (check_state depends on nothing but the state).
+        remembered = coordinator.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
+        if remembered is not None:
+            return remembered  # type: ignore[no-any-return]
+
         def compute() -> dict[str, list[str]]:
             found: dict[str, list[str]] = {}
             for name, problem in check_state(coordinator):
@@ -453,9 +460,16 @@ class GroupWorld:
             return found
 
         key = ("coordinator invariants", canonical_repr(coordinator))
-        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+        found = self._memo.get(key, compute)
+        if self.memoize:
+            object.__setattr__(coordinator, PROBLEMS_CACHE, found)
+        return found  # type: ignore[no-any-return]
 
     def _consumer_invariants(self, consumer: ConsumerState) -> dict[str, list[str]]:
+        remembered = consumer.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
+        if remembered is not None:
+            return remembered  # type: ignore[no-any-return]
+
         def compute() -> dict[str, list[str]]:
             found: dict[str, list[str]] = {}
             for name, problem in check_consumer_state(consumer):
@@ -463,7 +477,10 @@ class GroupWorld:
             return found
 
         key = ("consumer invariants", canonical_repr(consumer))
-        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+        found = self._memo.get(key, compute)
+        if self.memoize:
+            object.__setattr__(consumer, PROBLEMS_CACHE, found)
+        return found  # type: ignore[no-any-return]
 
     def _build_action_properties(self) -> tuple[ActionProperty[WorldState], ...]:
         names: list[str] = []
