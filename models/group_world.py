@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
 from groupspec.spec import (
@@ -683,7 +683,7 @@ class GroupWorld:
                         )
             return outcome, tuple(problems)
 
-        key = ("consumer", self._config_ids[index], canonical_repr(consumer), canonical_repr(event))
+        key = ("consumer", self._config_ids[index], canonical_repr(consumer), _event_key(event))
         return self._memo.get(key, compute)  # type: ignore[no-any-return]
 
     def _faulty_consumer_outcome(
@@ -726,11 +726,7 @@ class GroupWorld:
                 results.append((outcome, tuple(problems)))
             return tuple(results)
 
-        key: tuple[object, ...] = (
-            "coordinator",
-            canonical_repr(coordinator),
-            canonical_repr(event),
-        )
+        key: tuple[object, ...] = ("coordinator", canonical_repr(coordinator), _event_key(event))
         if handled is not None and self.fault == fault_names.UNFENCED_COMMIT:
             key += (canonical_repr(handled[1]),)  # the event may differ from what was sent
         return self._memo.get(key, compute)  # type: ignore[no-any-return]
@@ -955,6 +951,21 @@ class GroupWorld:
         new_state = evolve(new_state, step_problems=tuple(problems))
         label = f"fault partitions added to {topic} ({counts[topic]})"
         return _Step(label, "PartitionsAdded", new_state, tuple(rules))
+
+
+def _event_key(event: object) -> object:
+    """A memo key for an event: its canonical text, except that the two events built anew for
+    every step (a response read, a request handled) are keyed by their parts' texts, which are
+    already known, instead of printing them."""
+    kind = type(event)
+    if kind is ResponseReceived:
+        received = cast(ResponseReceived, event)
+        return (kind, received.correlation_id, canonical_repr(received.body))
+    if kind is Received:
+        handled = cast(Received, event)
+        ref = handled.ref
+        return (kind, ref.connection, ref.correlation_id, canonical_repr(handled.request))
+    return canonical_repr(event)
 
 
 def _member_ids(group: Group | None) -> set[str]:
