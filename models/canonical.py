@@ -41,9 +41,19 @@ from groupspec.spec.responses import JoinGroupResponse, LeaveGroupResponse
 from groupspec.spec.state import CoordinatorState, Group
 
 from .memo import Memo
-from .world_state import ClientSlot, WorldState, canonical_repr, connection_name, evolve
+from .world_state import (
+    IDS_CACHE,
+    PARKED_CACHE,
+    ClientSlot,
+    WorldState,
+    canonical_repr,
+    connection_name,
+    evolve,
+)
 
 T = TypeVar("T")
+# `Canonicalizer._order`'s answer when interchangeable slots tie.
+_TIED = object()
 
 # Compaction keeps member numbers single-digit so that string order equals creation order.
 MAX_IDS_PER_PREFIX = 10
@@ -148,7 +158,7 @@ def _consumer_member_ids(consumer: ConsumerState) -> Iterable[str]:
 
 
 # Member-id sets are remembered on the (immutable) objects, like their canonical reprs.
-_IDS_CACHE = "_member_ids"
+_IDS_CACHE = IDS_CACHE
 
 
 def _coordinator_member_ids(coordinator: CoordinatorState) -> frozenset[str]:
@@ -168,18 +178,27 @@ def _coordinator_member_ids(coordinator: CoordinatorState) -> frozenset[str]:
     return result
 
 
+def _cached_ids(part: Any, ids_of: Callable[[Any], Iterable[str]]) -> frozenset[str]:
+    cached = part.__dict__.get(_IDS_CACHE)
+    if cached is None:
+        cached = frozenset(ids_of(part))
+        object.__setattr__(part, _IDS_CACHE, cached)
+    return cached  # type: ignore[no-any-return]
+
+
 def _slot_member_ids(slot: ClientSlot) -> frozenset[str]:
     cached = slot.__dict__.get(_IDS_CACHE)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    ids = set(_consumer_member_ids(slot.consumer))
-    for _, request in slot.outbound:
-        ids.update(_request_member_ids(request))
-    for _, body in slot.inbound:
-        ids.update(_response_member_ids(body))
-    result = frozenset(ids)
-    object.__setattr__(slot, _IDS_CACHE, result)
-    return result
+    # A new slot is mostly old parts (its consumer, its messages): their ids are remembered.
+    ids = _cached_ids(slot.consumer, _consumer_member_ids)
+    if slot.outbound or slot.inbound:
+        ids = ids.union(
+            *[_cached_ids(request, _request_member_ids) for _, request in slot.outbound],
+            *[_cached_ids(body, _response_member_ids) for _, body in slot.inbound],
+        )
+    object.__setattr__(slot, _IDS_CACHE, ids)
+    return ids
 
 
 def member_ids(state: WorldState) -> set[str]:
@@ -278,7 +297,7 @@ def _normalize_slot(
 
 def _parked_refs(coordinator: CoordinatorState) -> tuple[RequestRef, ...]:
     """Every RequestRef the coordinator keeps (parked JoinGroup and SyncGroup requests)."""
-    cached = coordinator.__dict__.get(_PARKED_CACHE)
+    cached = coordinator.__dict__.get(PARKED_CACHE)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     refs = tuple(
@@ -288,11 +307,8 @@ def _parked_refs(coordinator: CoordinatorState) -> tuple[RequestRef, ...]:
         for ref in (member.awaiting_join, member.awaiting_sync)
         if ref is not None
     )
-    object.__setattr__(coordinator, _PARKED_CACHE, refs)
+    object.__setattr__(coordinator, PARKED_CACHE, refs)
     return refs
-
-
-_PARKED_CACHE = "_parked_refs"
 
 
 class Canonicalizer:
@@ -307,10 +323,17 @@ class Canonicalizer:
 
     def __init__(self, classes: tuple[tuple[int, ...], ...] = (), memoize: bool = True) -> None:
         self.classes = classes
+        self._class_lists = [sorted(members) for members in classes]
+        self.memoize = memoize
         self._slots: Memo[
             tuple[int, str], tuple[ClientSlot, dict[RequestRef, RequestRef]] | None
         ] = Memo(memoize)
+        # (slot index, slot text) -> normalized slot (shared), its text, the renamed refs.
+        self._normal: Memo[
+            tuple[int, str], tuple[ClientSlot, str, dict[RequestRef, RequestRef]]
+        ] = Memo(memoize)
         self._parts: Memo[str, object] = Memo(memoize)
+        self._rewritten: Memo[tuple[str, tuple[tuple[str, str], ...]], Any] = Memo(memoize)
         self._compactions: Memo[frozenset[str], tuple[dict[str, str], int]] = Memo(memoize)
         self._renamed: Memo[
             tuple[str, tuple[tuple[RequestRef, RequestRef], ...]], CoordinatorState
@@ -322,14 +345,125 @@ class Canonicalizer:
             *[_slot_member_ids(slot) for slot in state.clients]
         )
         mapping, next_seq = self._compactions.get(ids, lambda: _compaction(ids - {""}))
+        if mapping and self.memoize:
+            state = self._rename_member_ids(state, mapping)
+            mapping = {}
         return _compact(state, mapping, next_seq)
 
+    def _rename_member_ids(self, state: WorldState, mapping: dict[str, str]) -> WorldState:
+        """`rewrite_strings(state, mapping)`, with the coordinator and the slots remembered by
+        their text: a rewrite walks every field of every part, and the same parts are renamed
+        the same way in many states."""
+        key = tuple(sorted(mapping.items()))
+        changes: dict[str, Any] = {}
+        for name in state.__dataclass_fields__:
+            value = getattr(state, name)
+            if name == "coordinator":
+                new = self._rewrite(value, key, mapping)
+            elif name == "clients":
+                slots = tuple([self._rewrite(slot, key, mapping) for slot in value])
+                new = value if all(a is b for a, b in zip(slots, value, strict=True)) else slots
+            else:
+                new = rewrite_strings(value, mapping)
+            if new is not value:
+                changes[name] = new
+        return evolve(state, **changes) if changes else state
+
+    def _rewrite(self, part: T, key: tuple[tuple[str, str], ...], mapping: dict[str, str]) -> T:
+        return self._rewritten.get(  # type: ignore[no-any-return]
+            (canonical_repr(part), key), lambda: rewrite_strings(part, mapping)
+        )
+
     def representative(self, state: WorldState) -> WorldState:
-        """Connections normalized, then (with symmetry classes) the symmetric minimum."""
-        state = self.normalize_connections(state)
-        if self.classes:
-            state = self.symmetric_minimum(state)
-        return self.share_parts(state)
+        """Connections normalized, then (with symmetry classes) the symmetric minimum, with
+        equal parts shared (see `share_parts`)."""
+        if not self.memoize:
+            state = self.normalize_connections(state)
+            return self.symmetric_minimum(state) if self.classes else state
+        # One pass over the slots does the work of normalize_connections and share_parts, and
+        # keeps each slot's text for the symmetric minimum: remembered normalized slots are
+        # shared objects whose texts are known.
+        slots: list[ClientSlot] = []
+        texts: list[str] = []
+        refs: dict[RequestRef, RequestRef] = {}
+        for index, slot in enumerate(state.clients):
+            text = canonical_repr(slot)
+            consumer = slot.consumer
+            in_flight = consumer.in_flight
+            if (
+                slot.incarnation == 0
+                and consumer.next_correlation_id == len(in_flight) + 1
+                and all(entry.correlation_id == n for n, entry in enumerate(in_flight, start=1))
+            ):
+                shared = self._parts.lookup(text)
+                if shared is None:
+                    shared = self._parts.store(text, slot)
+                slots.append(shared)  # type: ignore[arg-type]
+                texts.append(text)
+                continue
+            entry = self._normal.lookup((index, text))
+            if entry is None:
+                normalized, renamed = _normalize_slot(index, slot)  # type: ignore[misc]
+                normalized = self._share(normalized)
+                entry = (normalized, canonical_repr(normalized), renamed)
+                self._normal.store((index, text), entry)
+            slots.append(entry[0])
+            texts.append(entry[1])
+            refs.update(entry[2])
+        coordinator = self.rename_refs(state.coordinator, refs) if refs else state.coordinator
+        order = self._order(texts) if self.classes else None
+        if order is not None:
+            if order is _TIED:
+                # Rare (interchangeable slots with equal texts): compare whole worlds.
+                partial = evolve(state, coordinator=coordinator, clients=tuple(slots))
+                return self.share_parts(self.symmetric_minimum(partial))
+            coordinator = self._permuted_coordinator(coordinator, order)
+            slots = [slots[old] for old in order]
+        coordinator = self._share(coordinator)
+        budgets = self._share(state.budgets)
+        clients = state.clients
+        if (
+            coordinator is state.coordinator
+            and budgets is state.budgets
+            and all(a is b for a, b in zip(slots, clients, strict=True))
+        ):
+            return state
+        return evolve(state, coordinator=coordinator, clients=tuple(slots), budgets=budgets)
+
+    def _order(self, texts: list[str]) -> tuple[int, ...] | object | None:
+        """Which old slot each position of the symmetric minimum holds, None when that is the
+        identity, `_TIED` when interchangeable slots have equal texts (as symmetric_minimum)."""
+        order: list[int] | None = None
+        for members in self._class_lists:
+            ranked = sorted(members, key=texts.__getitem__)
+            previous = None
+            for index in ranked:
+                text = texts[index]
+                if text == previous:
+                    return _TIED
+                previous = text
+            if ranked != members:
+                if order is None:
+                    order = list(range(len(texts)))
+                for position, index in zip(members, ranked, strict=True):
+                    order[position] = index
+        return None if order is None else tuple(order)
+
+    def _permuted_coordinator(
+        self, coordinator: CoordinatorState, order: tuple[int, ...]
+    ) -> CoordinatorState:
+        """The coordinator of `permute_clients`: parked refs follow their client."""
+        names = {
+            connection_name(old, 0): connection_name(new, 0)
+            for new, old in enumerate(order)
+            if new != old
+        }
+        refs = {
+            ref: RequestRef(names[ref.connection], ref.correlation_id)
+            for ref in _parked_refs(coordinator)
+            if ref.connection in names
+        }
+        return self.rename_refs(coordinator, refs) if refs else coordinator
 
     def share_parts(self, state: WorldState) -> WorldState:
         """The state with its coordinator, slots and budgets replaced by the first equal ones
@@ -339,7 +473,7 @@ class Canonicalizer:
         lets caches on a part serve every state that has it, and lets the multi-process engine
         send a part once (checker/codec.py). Without `memoize` the state is returned as is.
         """
-        if not self._parts.enabled:
+        if not self.memoize:
             return state
         coordinator = self._share(state.coordinator)
         clients = tuple([self._share(slot) for slot in state.clients])
@@ -353,7 +487,11 @@ class Canonicalizer:
         return evolve(state, coordinator=coordinator, clients=clients, budgets=budgets)
 
     def _share(self, part: T) -> T:
-        return self._parts.get(canonical_repr(part), lambda: part)  # type: ignore[return-value]
+        text = canonical_repr(part)
+        shared = self._parts.lookup(text)
+        if shared is None:
+            return self._parts.store(text, part)  # type: ignore[return-value]
+        return shared  # type: ignore[return-value]
 
     def rename_refs(
         self, coordinator: CoordinatorState, mapping: dict[RequestRef, RequestRef]

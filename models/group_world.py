@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
 from groupspec.spec import (
@@ -121,6 +121,7 @@ from .world_state import (
     CLIENT_ID,
     CLOSED_REF,
     GROUP_ID,
+    PROBLEMS_CACHE,
     Budgets,
     ClientSlot,
     WorldState,
@@ -487,6 +488,12 @@ class GroupWorld:
         return tuple(result)
 
     def _coordinator_invariants(self, coordinator: CoordinatorState) -> dict[str, list[str]]:
+        # Every coordinator invariant asks for these: remembered on the state itself, the
+        # answer costs one lookup (check_state depends on nothing but the state).
+        remembered = coordinator.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
+        if remembered is not None:
+            return remembered  # type: ignore[no-any-return]
+
         def compute() -> dict[str, list[str]]:
             found: dict[str, list[str]] = {}
             for name, problem in check_state(coordinator):
@@ -494,9 +501,16 @@ class GroupWorld:
             return found
 
         key = ("coordinator invariants", canonical_repr(coordinator))
-        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+        found = self._memo.get(key, compute)
+        if self.memoize:
+            object.__setattr__(coordinator, PROBLEMS_CACHE, found)
+        return found  # type: ignore[no-any-return]
 
     def _consumer_invariants(self, consumer: ConsumerState) -> dict[str, list[str]]:
+        remembered = consumer.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
+        if remembered is not None:
+            return remembered  # type: ignore[no-any-return]
+
         def compute() -> dict[str, list[str]]:
             found: dict[str, list[str]] = {}
             for name, problem in check_consumer_state(consumer):
@@ -504,7 +518,10 @@ class GroupWorld:
             return found
 
         key = ("consumer invariants", canonical_repr(consumer))
-        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+        found = self._memo.get(key, compute)
+        if self.memoize:
+            object.__setattr__(consumer, PROBLEMS_CACHE, found)
+        return found  # type: ignore[no-any-return]
 
     def _build_action_properties(self) -> tuple[ActionProperty[WorldState], ...]:
         names: list[str] = []
@@ -710,7 +727,7 @@ class GroupWorld:
                         )
             return outcome, tuple(problems)
 
-        key = ("consumer", self._config_ids[index], canonical_repr(consumer), canonical_repr(event))
+        key = ("consumer", self._config_ids[index], canonical_repr(consumer), _event_key(event))
         return self._memo.get(key, compute)  # type: ignore[no-any-return]
 
     def _faulty_consumer_outcome(
@@ -753,11 +770,7 @@ class GroupWorld:
                 results.append((outcome, tuple(problems)))
             return tuple(results)
 
-        key: tuple[object, ...] = (
-            "coordinator",
-            canonical_repr(coordinator),
-            canonical_repr(event),
-        )
+        key: tuple[object, ...] = ("coordinator", canonical_repr(coordinator), _event_key(event))
         if handled is not None and self.fault == fault_names.UNFENCED_COMMIT:
             key += (canonical_repr(handled[1]),)  # the event may differ from what was sent
         return self._memo.get(key, compute)  # type: ignore[no-any-return]
@@ -996,6 +1009,21 @@ def _main_thread_requests(consumer: ConsumerState) -> int:
 def _only_heartbeats(queue: tuple[tuple[int, object], ...]) -> bool:
     """Whether every queued message is a Heartbeat request or response."""
     return all(isinstance(body, HeartbeatRequest | HeartbeatResponse) for _, body in queue)
+
+
+def _event_key(event: object) -> object:
+    """A memo key for an event: its canonical text, except that the two events built anew for
+    every step (a response read, a request handled) are keyed by their parts' texts, which are
+    already known, instead of printing them."""
+    kind = type(event)
+    if kind is ResponseReceived:
+        received = cast(ResponseReceived, event)
+        return (kind, received.correlation_id, canonical_repr(received.body))
+    if kind is Received:
+        handled = cast(Received, event)
+        ref = handled.ref
+        return (kind, ref.connection, ref.correlation_id, canonical_repr(handled.request))
+    return canonical_repr(event)
 
 
 def _member_ids(group: Group | None) -> set[str]:

@@ -42,5 +42,18 @@ class Memo(Generic[K, V]):
         value = table[key] = compute()
         return value
 
+    def lookup(self, key: K) -> V | None:
+        """The remembered value for `key`, or None (always None when disabled)."""
+        return self._table.get(key)
+
+    def store(self, key: K, value: V) -> V:
+        """Remember `value` for `key` (unless disabled) and return it."""
+        if self.enabled:
+            table = self._table
+            if len(table) >= self.limit:
+                table.clear()
+            table[key] = value
+        return value
+
     def __len__(self) -> int:
         return len(self._table)

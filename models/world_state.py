@@ -22,7 +22,9 @@ outbound queue, parked at the coordinator (its RequestRef is in a member's `awai
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from groupspec.spec.assignment import Cluster, TopicPartition
@@ -42,7 +44,14 @@ UNBOUNDED = -1
 T = TypeVar("T")
 
 
+# Everything the models remember on their immutable values, outside the fields (equality and
+# hashing ignore it): the canonical text here, member ids and parked refs in canonical.py, the
+# state invariants' findings of a coordinator or consumer state in group_world.py.
 _REPR_CACHE = "_canonical_repr"
+IDS_CACHE = "_member_ids"
+PARKED_CACHE = "_parked_refs"
+PROBLEMS_CACHE = "_state_problems"
+REMEMBERED = (_REPR_CACHE, IDS_CACHE, PARKED_CACHE, PROBLEMS_CACHE)
 
 
 def canonical_repr(value: Any) -> str:
@@ -87,38 +96,61 @@ def _item_repr(item: Any) -> str:
 
 
 def _dataclass_repr(value: Any, kind: type, fields: dict[str, Any]) -> str:
-    text = (
-        kind.__qualname__
+    special = _TEXT_OF.get(kind)
+    text = special(value) if special is not None else generic_dataclass_text(value, fields)
+    object.__setattr__(value, _REPR_CACHE, text)
+    return text
+
+
+def generic_dataclass_text(value: Any, fields: dict[str, Any]) -> str:
+    """`Name(field=value, ...)` over all fields, each printed by `canonical_repr`."""
+    return (
+        type(value).__qualname__
         + "("
         + ", ".join([name + "=" + _item_repr(getattr(value, name)) for name in fields])
         + ")"
     )
-    object.__setattr__(value, _REPR_CACHE, text)
-    return text
+
+
+def _pairs_text(pairs: tuple[Any, ...]) -> str:
+    # The text of a tuple of pairs (messages, positions, problems), as _tuple_repr prints it.
+    if not pairs:
+        return "()"
+    texts = [
+        "(" + _item_repr(item[0]) + ", " + _item_repr(item[1]) + ")"
+        if type(item) is tuple and len(item) == 2
+        else _item_repr(item)
+        for item in pairs
+    ]
+    if len(texts) == 1:
+        return "(" + texts[0] + ",)"
+    return "(" + ", ".join(texts) + ")"
 
 
 def evolve(value: T, **changes: Any) -> T:
     """`dataclasses.replace` for the world's frozen dataclasses, several times faster.
 
-    The copy gets the fields (never the remembered texts and sets, which describe the old
-    value) with `changes` applied. Classes with a `__post_init__` go through
-    `dataclasses.replace`, so their checks still run.
+    The copy gets the fields (never what was remembered about the old value, see
+    `REMEMBERED`) with `changes` applied, without running `__init__`. Classes with a
+    `__post_init__` go through `dataclasses.replace`, so their checks still run.
     """
     kind = type(value)
-    if hasattr(kind, "__post_init__"):
-        return replace(value, **changes)  # type: ignore[type-var]
+    for base in kind.__mro__:
+        if "__post_init__" in base.__dict__:
+            return replace(value, **changes)  # type: ignore[type-var]
     fields = kind.__dataclass_fields__  # type: ignore[attr-defined]
-    namespace = value.__dict__
-    if len(namespace) == len(fields):
-        state = namespace.copy()
-    else:
-        state = {name: namespace[name] for name in fields}
-    for name in changes:
-        if name not in fields:
-            raise TypeError(f"{kind.__name__} has no field {name!r}")
+    state = value.__dict__.copy()
+    if len(state) != len(fields):
+        for name in REMEMBERED:
+            state.pop(name, None)
+        if len(state) != len(fields):
+            state = {name: state[name] for name in fields}
     state.update(changes)
+    if len(state) != len(fields):
+        unknown = sorted(changes.keys() - fields.keys())
+        raise TypeError(f"{kind.__name__} has no fields {unknown}")
     copy = object.__new__(kind)
-    copy.__dict__.update(state)
+    object.__setattr__(copy, "__dict__", state)
     return copy
 
 
@@ -211,3 +243,52 @@ class WorldState:
             connection_name(index, slot.incarnation): index
             for index, slot in enumerate(self.clients)
         }
+
+
+# A client slot and a world state are new objects in almost every transition, so their texts
+# (needed for the symmetric minimum and the fingerprint) are printed without the generic
+# recursion. They are exactly `generic_dataclass_text` (tests compare them); the field lists
+# are checked here so that a new field cannot be silently left out.
+_SLOT_FIELDS = ("consumer", "incarnation", "outbound", "inbound", "positions")
+_WORLD_FIELDS = ("coordinator", "clients", "cluster", "budgets", "acknowledged", "step_problems")
+assert tuple(ClientSlot.__dataclass_fields__) == _SLOT_FIELDS
+assert tuple(WorldState.__dataclass_fields__) == _WORLD_FIELDS
+
+
+def _slot_text(slot: ClientSlot) -> str:
+    return (
+        "ClientSlot(consumer="
+        + _item_repr(slot.consumer)
+        + ", incarnation="
+        + _item_repr(slot.incarnation)
+        + ", outbound="
+        + _pairs_text(slot.outbound)
+        + ", inbound="
+        + _pairs_text(slot.inbound)
+        + ", positions="
+        + _pairs_text(slot.positions)
+        + ")"
+    )
+
+
+def _world_text(state: WorldState) -> str:
+    return (
+        "WorldState(coordinator="
+        + _item_repr(state.coordinator)
+        + ", clients="
+        + _tuple_repr(state.clients)
+        + ", cluster="
+        + _item_repr(state.cluster)
+        + ", budgets="
+        + _item_repr(state.budgets)
+        + ", acknowledged="
+        + _pairs_text(state.acknowledged)
+        + ", step_problems="
+        + _pairs_text(state.step_problems)
+        + ")"
+    )
+
+
+_TEXT_OF: Mapping[type, Callable[[Any], str]] = MappingProxyType(
+    {ClientSlot: _slot_text, WorldState: _world_text}
+)
