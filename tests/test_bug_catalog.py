@@ -20,7 +20,13 @@ def test_each_bug_is_found_with_its_property_and_length(bug: Bug) -> None:
     assert run.length == bug.counterexample_length
 
 
-@pytest.mark.parametrize("bug", [b for b in BUGS if not b.expected], ids=lambda bug: bug.name)
+# A bug found with a preset's own bounds needs no run here: the preset test explores that
+# preset exhaustively without faults already.
+@pytest.mark.parametrize(
+    "bug",
+    [b for b in BUGS if not b.expected and set(b.overrides) - {"check_convergence"}],
+    ids=lambda bug: bug.name,
+)
 def test_same_bounds_pass_without_the_fault(bug: Bug) -> None:
     overrides = {k: v for k, v in bug.overrides.items() if k != "check_convergence"}
     loaded = load_model(bug.preset, overrides)

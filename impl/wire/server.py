@@ -227,6 +227,10 @@ class WireServer:
         except CoordinatorInputError as error:
             # Fields no real client sends (negative timeouts, duplicate protocols, ...).
             raise FrameError(f"invalid request: {error}") from error
+        except TypeError as error:
+            # The wire lets any array be null (length -1); where the message needs one, the
+            # handlers' iteration fails here, and the request is malformed, not the server.
+            raise FrameError(f"invalid request (a null array?): {error}") from error
         if reply is None:
             return _done(loop, None)
         if isinstance(reply, dict):
