@@ -95,6 +95,8 @@ def test_without_the_naive_property_the_same_world_checks_no_zombie_commit():
     assert world.expected_failures == ()
 
 
+# A measurement more than a check (about a minute, two full searches): `pytest -m bench` runs it.
+@pytest.mark.bench
 def test_symmetry_reduces_three_interchangeable_clients_close_to_six_fold():
     overrides = {"max_generation": "1"}
     reduced = search(load_preset("eager-3", overrides))

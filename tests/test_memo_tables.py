@@ -17,7 +17,6 @@ CASES = [
     ("eager-2", {"fault": "KAFKA-2555"}),
     ("cooperative-3", {"clients": "2", "partition_growths": "1", "fault": "KAFKA-12984"}),
     ("failover", {"clients": "1"}),
-    ("eager-3", {"max_generation": "1"}),
 ]
 
 
