@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         reference_command,
         replay_command,
         simulate_command,
+        validate_command,
         vectors_command,
     )
 
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     diagram_command.register(commands)
     reference_command.register(commands)
     serve_command.register(commands)
+    validate_command.register(commands)
     return parser
 
 
