@@ -38,6 +38,10 @@ class Binding:
     def __len__(self) -> int:
         return len(self._forward)
 
+    def observed_spelling(self) -> dict[str, str]:
+        """Specification id -> observed id, for every bound id."""
+        return self._forward
+
     def to_spec(self, observed: str) -> str:
         """The specification's spelling of an observed member id."""
         if observed == "":

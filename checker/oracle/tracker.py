@@ -31,6 +31,8 @@ from groupspec.spec.events import TimerEvent
 from groupspec.spec.responses import ResponseBody
 from groupspec.spec.state import CoordinatorState
 
+from groupspec.models.canonical import rewrite_strings
+
 from ..conformance import translate_request
 from .binding import Binding
 from .kafka_shape import comparable, response_body
@@ -82,8 +84,17 @@ class Hypothesis:
         return None
 
     def key(self) -> tuple[Any, ...]:
-        """What tells two hypotheses apart."""
-        return (self.state, self.clock, self.queues, self.outbox, self.binding, self.closed)
+        """What tells two hypotheses apart: the state and pending responses with every bound id
+        spelled the observed way, so hypotheses whose specification numbered the same members
+        differently (requests taking effect in another order) are one."""
+        spelled = self.binding.observed_spelling()
+        return (
+            rewrite_strings(self.state, spelled),
+            self.clock,
+            self.queues,
+            rewrite_strings(self.outbox, spelled),
+            self.closed,
+        )
 
 
 class TooAmbiguous(Exception):
