@@ -125,6 +125,8 @@ def all_outcomes(
             rules=tuple(step.rules),
             choices=tuple(step.choices),
         )
+        if not forced and not chooser.widths:
+            return (outcome,)  # the handler took no choice: this run is the only outcome
         if outcome not in seen:
             seen.add(outcome)
             outcomes.append(outcome)

@@ -70,7 +70,6 @@ class Hypothesis:
     """
 
     state: CoordinatorState
-    clock: int
     queues: tuple[tuple[str, tuple[Pending, ...]], ...] = ()
     outbox: tuple[tuple[Ref, tuple[ResponseBody, ...]], ...] = ()
     binding: Binding = field(default_factory=Binding)
@@ -90,7 +89,6 @@ class Hypothesis:
         spelled = self.binding.observed_spelling()
         return (
             rewrite_strings(self.state, spelled),
-            self.clock,
             self.queues,
             rewrite_strings(self.outbox, spelled),
             self.closed,
@@ -107,7 +105,7 @@ class Tracker:
     def __init__(self, config: CoordinatorConfig, settings: OracleSettings) -> None:
         self.spec = GroupCoordinatorSpec(config)
         self.settings = settings
-        self.hypotheses: list[Hypothesis] = [Hypothesis(self.spec.initial_state(), 0)]
+        self.hypotheses: list[Hypothesis] = [Hypothesis(self.spec.initial_state())]
 
     # -- observations -----------------------------------------------------------------------
 
@@ -146,9 +144,8 @@ class Tracker:
 
     def keep(self, ref: Ref, survivors: list[Hypothesis]) -> None:
         """The hypotheses left after the response to `ref` was observed."""
-        self.hypotheses = _unique(
-            replace(h, outbox=tuple(e for e in h.outbox if e[0] != ref)) for h in survivors
-        )
+        left = [replace(h, outbox=tuple(e for e in h.outbox if e[0] != ref)) for h in survivors]
+        self.hypotheses = _unique(left) if len(left) > 1 else left
 
     # -- the search ---------------------------------------------------------------------------
 
@@ -202,7 +199,10 @@ class Tracker:
                 yield from self._fire(hypothesis, deadline, event)
 
     def _take(self, hypothesis: Hypothesis, connection: str, head: Pending) -> Iterator[Hypothesis]:
-        at = max(hypothesis.clock, head.ts)
+        # A request acts at the time it was seen and a timer at its deadline, whichever order
+        # they take effect in: the outcome of a move then does not depend on how late the
+        # tracker made it, so hypotheses that differ only in that coincide.
+        at = head.ts
         queues = tuple(
             (c, q[1:] if c == connection else q)
             for c, q in hypothesis.queues
@@ -234,23 +234,21 @@ class Tracker:
             produced = list(others)
             if own:
                 produced.append((head.ref, own[0]) if len(own) == 1 else (head.ref, own))  # type: ignore[arg-type]
-            yield self._after(hypothesis, state, at, queues, produced)
+            yield self._after(hypothesis, state, queues, produced)
 
     def _fire(
         self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
     ) -> Iterator[Hypothesis]:
-        at = max(hypothesis.clock, deadline)
-        for outcome in self.spec.step(hypothesis.state, event, at):
+        for outcome in self.spec.step(hypothesis.state, event, deadline):
             produced = [
                 ((r.ref.connection, r.ref.correlation_id), r.body) for r in outcome.responses
             ]
-            yield self._after(hypothesis, outcome.state, at, hypothesis.queues, produced)
+            yield self._after(hypothesis, outcome.state, hypothesis.queues, produced)
 
     def _after(
         self,
         hypothesis: Hypothesis,
         state: CoordinatorState,
-        at: int,
         queues: tuple[tuple[str, tuple[Pending, ...]], ...],
         produced: Iterable[tuple[Ref, Any]],
     ) -> Hypothesis:
@@ -260,7 +258,7 @@ class Tracker:
                 continue
             bodies = body if isinstance(body, tuple) else (body,)
             outbox.append((ref, bodies))
-        return Hypothesis(state, at, queues, tuple(outbox), hypothesis.binding, hypothesis.closed)
+        return Hypothesis(state, queues, tuple(outbox), hypothesis.binding, hypothesis.closed)
 
 
 def expected_shape(api_key: int, version: int, bodies: tuple[ResponseBody, ...]) -> Any:
