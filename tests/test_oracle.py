@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groupspec.checker.oracle.impl_traces import write_impl_trace
-from groupspec.checker.oracle.kafka_shape import HEARTBEAT, JOIN_GROUP, b64
+from groupspec.checker.oracle.kafka_shape import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, b64
 from groupspec.checker.oracle.oracle import Oracle
 from groupspec.checker.oracle.tracker import OracleSettings
 from groupspec.checker.oracle.validate import DIVERGED, PASS, validate_trace
@@ -40,7 +40,9 @@ def impl_trace(path: Path, seed: int, minutes: int = 10, consumers: int = 4) -> 
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 10_000), consumers=st.integers(1, 5))
 def test_traces_of_the_impl_pass(tmp_path_factory, seed, consumers):
-    path = impl_trace(tmp_path_factory.mktemp("t") / "t.jsonl", seed, minutes=6, consumers=consumers)
+    path = impl_trace(
+        tmp_path_factory.mktemp("t") / "t.jsonl", seed, minutes=6, consumers=consumers
+    )
     verdict = validate_trace(path, shrink=False)
     assert verdict.status == PASS, verdict.divergence
     # Every request was answered and checked, but those still parked when the trace ends.
@@ -174,20 +176,38 @@ def test_either_leader_and_any_member_id_spelling_is_accepted(leader):
 
 
 def heartbeat(member: str, generation: int = 1) -> dict:
-    return {"group_id": "g", "generation_id": generation, "member_id": member, "group_instance_id": None}
+    return {
+        "group_id": "g",
+        "generation_id": generation,
+        "member_id": member,
+        "group_instance_id": None,
+    }
 
 
 def test_requests_racing_on_two_connections_may_take_effect_in_either_order():
     oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
-    two_members_join(oracle, "c-b-uuid")
-    # b's JoinGroup (the leader rejoins: a rebalance) is seen before a's heartbeat, but a's heartbeat
-    # took effect first: it is answered NONE, not REBALANCE_IN_PROGRESS.
-    oracle.request("b", 3, JOIN_GROUP, 9, join_body("c-b-uuid"), 100, client_id="c")
+    two_members_join(oracle, "c-a-uuid")
+    leave = {"group_id": "g", "members": [{"member_id": "c-b-uuid", "group_instance_id": None}]}
+    # b's LeaveGroup (a rebalance) is seen before a's heartbeat, but the heartbeat took effect
+    # first: it is answered NONE, not REBALANCE_IN_PROGRESS.
+    oracle.request("b", 3, LEAVE_GROUP, 4, leave, 100)
     oracle.request("a", 3, HEARTBEAT, 4, heartbeat("c-a-uuid"), 101)
     assert oracle.response("a", 3, HEARTBEAT, 4, {"error_code": 0}, 102) is None
-    # The next heartbeat is after the rejoin: the rebalance is visible.
+    left = {
+        "error_code": 0,
+        "members": [{"member_id": "c-b-uuid", "group_instance_id": None, "error_code": 0}],
+    }
+    assert oracle.response("b", 3, LEAVE_GROUP, 4, left, 103) is None
+    # The next heartbeat comes after the leave: the rebalance shows.
     oracle.request("a", 4, HEARTBEAT, 4, heartbeat("c-a-uuid"), 200)
     assert oracle.response("a", 4, HEARTBEAT, 4, {"error_code": 27}, 201) is None
+    divergence = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    two_members_join(divergence, "c-a-uuid")
+    divergence.request("b", 3, LEAVE_GROUP, 4, leave, 100)
+    assert divergence.response("b", 3, LEAVE_GROUP, 4, left, 101) is None
+    divergence.request("a", 3, HEARTBEAT, 4, heartbeat("c-a-uuid"), 102)
+    # Seen after the leave was answered, the heartbeat cannot have gone first.
+    assert divergence.response("a", 3, HEARTBEAT, 4, {"error_code": 0}, 103) is not None
 
 
 def test_a_session_must_expire_once_its_deadline_and_the_slack_have_passed():
@@ -226,18 +246,31 @@ REQUEST = (
     '{"ts":%d,"conn":"a","dir":"request","key":12,"ver":4,"corr":%d,'
     '"body":{"group_id":"g","generation_id":1,"member_id":"m","group_instance_id":null}}\n'
 )
-RESPONSE = '{"ts":%d,"conn":"a","dir":"response","key":12,"ver":4,"corr":%d,"body":{"error_code":25}}\n'
+RESPONSE = (
+    '{"ts":%d,"conn":"a","dir":"response","key":12,"ver":4,"corr":%d,"body":{"error_code":25}}\n'
+)
 
 
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [
         (HEADER + REQUEST % (5, 1) + "{not json\n", 3, "not JSON"),
-        (HEADER + '{"ts":1,"conn":"a","dir":"request","key":99,"ver":0,"corr":1,"body":{}}\n', 2, "unknown API key 99"),
+        (
+            HEADER + '{"ts":1,"conn":"a","dir":"request","key":99,"ver":0,"corr":1,"body":{}}\n',
+            2,
+            "unknown API key 99",
+        ),
         (HEADER + REQUEST % (5, 1) + RESPONSE % (4, 1), 3, "out of order"),
         (HEADER + RESPONSE % (4, 1), 2, "no request before it"),
         ('{"format":"other"}\n', 1, "header"),
-        (HEADER + REQUEST % (5, 1) + RESPONSE % (6, 1) + REQUEST.replace('"member_id":"m",', "") % (7, 2), 4, "member_id"),
+        (
+            HEADER
+            + REQUEST % (5, 1)
+            + RESPONSE % (6, 1)
+            + REQUEST.replace('"member_id":"m",', "") % (7, 2),
+            4,
+            "member_id",
+        ),
         (HEADER + '{"ts":1,"conn":"a","dir":"sideways"}\n', 2, '"dir"'),
         ("", 1, "empty"),
     ],

@@ -24,14 +24,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupspec.models.canonical import rewrite_strings
 from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.coordinator import GroupCoordinatorSpec
 from groupspec.spec.events import TimerEvent
 from groupspec.spec.responses import ResponseBody
 from groupspec.spec.state import CoordinatorState
-
-from groupspec.models.canonical import rewrite_strings
 
 from ..conformance import translate_request
 from .binding import Binding
