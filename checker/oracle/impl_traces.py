@@ -142,11 +142,13 @@ def write_impl_trace(
     duration_ms: int,
     consumers: int = 3,
     churn: bool = True,
+    max_events: int | None = None,
     config: CoordinatorConfig | None = None,
     coordinator_factory: Callable[[CoordinatorConfig, ManualClock], Coordinator] | None = None,
 ) -> TraceStats:
-    """Simulate `consumers` consumers of one group for `duration_ms` against the impl and write
-    the trace to `out`. With `churn`, members leave, crash, arrive and commit stale offsets."""
+    """Simulate `consumers` consumers of one group for `duration_ms` (or until `max_events`)
+    against the impl and write the trace to `out`. With `churn`, members leave, crash, arrive,
+    restart, stall and commit stale offsets."""
     config = config or CoordinatorConfig(group_initial_rebalance_delay_ms=0)
     clock = ManualClock(START_MS)
     factory = coordinator_factory or (
@@ -160,7 +162,7 @@ def write_impl_trace(
     for index in range(consumers):
         _arrive(run, index)
     end = START_MS + duration_ms
-    while run.now < end:
+    while run.now < end and (max_events is None or run.stats.events < max_events):
         clock.advance(run.rng.choice((20, 50, 100, 250)))
         run.coordinator.advance()
         run.deliver()
