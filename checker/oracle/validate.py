@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from groupspec.impl.wire.trace_format import (
     TraceFormatError,
     TraceHeader,
     TraceReading,
-    read_trace,
+    parse_lines,
 )
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.errors import InvalidConfigError
@@ -99,19 +99,43 @@ def validate_trace(
 ) -> Verdict:
     """Replay the trace at `path` against the specification.
 
-    Raises `TraceInputError` for a trace that is not in the format (naming the line); a trace
-    cut while being written validates up to the cut.
+    Raises `TraceInputError` for a trace that is not in the format (naming the line), or that
+    cannot be read; a trace cut while being written validates up to the cut.
     """
-    source = str(path)
+    trace = Path(path)
+    return validate_lines(lambda: _file_lines(trace), str(trace), overrides, settings, shrink)
+
+
+def _file_lines(path: Path) -> Iterator[str]:
+    number = 0
+    try:
+        with path.open("r", encoding="utf-8", errors="strict") as handle:
+            for number, line in enumerate(handle, start=1):  # noqa: B007 (read after the loop)
+                yield line
+    except UnicodeDecodeError:
+        raise TraceFormatError(str(path), number + 1, "not UTF-8 text") from None
+    except OSError as error:
+        raise TraceInputError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def validate_lines(
+    open_lines: Callable[[], Iterator[str]],
+    source: str,
+    overrides: dict[str, Any] | None = None,
+    settings: OracleSettings | None = None,
+    shrink: bool = True,
+) -> Verdict:
+    """Replay a trace given as lines (`open_lines()` reads them afresh each call) against the
+    specification; `source` names it in messages. See `validate_trace`."""
     reading = TraceReading()
     started = time.perf_counter()
     settings = settings or OracleSettings()
-    events = read_trace(path, reading)
+    events = parse_lines(open_lines(), source, reading)
+    line = 1
     try:
         first = next(events, None)
         config = coordinator_config(reading.header, overrides or {}, source)
         oracle = Oracle(config, settings)
-        line = 1
         for event in _chain(first, events):
             line += 1
             if oracle.observe(event, line) is not None:
@@ -134,7 +158,10 @@ def validate_trace(
     excerpt: tuple[str, ...] = ()
     divergence = oracle.divergence
     if divergence is not None:
-        excerpt = _excerpt(path, divergence, config, settings, shrink)
+        try:
+            excerpt = _excerpt(open_lines, source, divergence, config, settings, shrink)
+        except TraceFormatError as error:
+            raise TraceInputError(str(error)) from None
     status = PASS if divergence is None else DIVERGED
     return Verdict(
         source,
@@ -158,7 +185,8 @@ def _chain(first: TraceEvent | None, rest: Iterable[TraceEvent]) -> Iterable[Tra
 
 
 def _excerpt(
-    path: Path | str,
+    open_lines: Callable[[], Iterator[str]],
+    source: str,
     divergence: Divergence,
     config: CoordinatorConfig,
     settings: OracleSettings,
@@ -167,7 +195,7 @@ def _excerpt(
     """The trace lines up to the divergence that touch its group, shrunk while it still diverges."""
     lines: list[tuple[int, TraceEvent]] = []
     reading = TraceReading()
-    for number, event in enumerate(read_trace(path, reading), start=2):
+    for number, event in enumerate(parse_lines(open_lines(), source, reading), start=2):
         if number > divergence.line:
             break
         lines.append((number, event))
