@@ -1,0 +1,75 @@
+"""`groupspec check --engine spark`: the check command's search, run on Spark.
+
+Spark's modules are imported only here and only when the Spark engine is asked for, so the
+in-process check starts as fast as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from groupspec.checker.bfs import Limits, ProgressCallback, SearchResult
+from groupspec.models.catalog import LoadedModel
+
+
+class SparkRunError(Exception):
+    """The Spark engine cannot run as asked (no Java, no pyspark, an unusable checkpoint)."""
+
+
+def validate(args: argparse.Namespace) -> str | None:
+    """What is wrong with the Spark options of `args`, or None."""
+    if args.workers != 1:
+        return "--workers is an option of the in-process engine; Spark uses its executors' cores"
+    if args.partitions is not None and args.partitions < 1:
+        return f"--partitions must be at least 1, got {args.partitions}"
+    if args.resume and args.checkpoint is None:
+        return "--resume needs --checkpoint DIR"
+    if args.checkpoint is not None and args.checkpoint.exists() and not args.checkpoint.is_dir():
+        return f"--checkpoint: {args.checkpoint} is not a directory"
+    return None
+
+
+def search(
+    loaded: LoadedModel,
+    args: argparse.Namespace,
+    limits: Limits,
+    *,
+    progress: ProgressCallback,
+    record_graph: bool,
+) -> SearchResult[Any]:
+    """Check `loaded` on Spark as `args` says; raises SparkRunError when it cannot run."""
+    from groupspec.checker.spark_bfs import SparkOptions, spark_search
+    from groupspec.checker.spark_checkpoint import CheckpointError
+    from groupspec.checker.spark_session import (
+        DEFAULT_MASTER,
+        SparkSettings,
+        SparkUnavailable,
+        spark_context,
+    )
+
+    options = SparkOptions(
+        partitions=args.partitions,
+        checkpoint=args.checkpoint,
+        resume=args.resume,
+        identity={
+            "preset": loaded.preset,
+            "preset_file": str(loaded.path),
+            "overrides": dict(loaded.overrides),
+            "parameters": dict(loaded.parameters),
+            "liveness": record_graph,
+            "all_violations": limits.all_violations,
+        },
+    )
+    try:
+        with spark_context(SparkSettings(master=args.master or DEFAULT_MASTER)) as context:
+            return spark_search(
+                context,
+                loaded.model,
+                limits=limits,
+                progress=progress,
+                record_graph=record_graph,
+                options=options,
+            )
+    except (SparkUnavailable, CheckpointError) as error:
+        raise SparkRunError(str(error)) from None
