@@ -14,8 +14,8 @@ order: the same counts, depth, verdicts and counterexamples. A counterexample's 
 from the parents kept in the visited set (or on the driver, when liveness needs the whole
 graph there), then replayed by `counterexample.reconstruct` like the in-process engine's.
 
-Each level's result is cached on the executors (and the lineage cut there), so Spark retries a
-failed task from the cached level. With a checkpoint directory each complete level is also
+Each level's result is cached on the executors (and every few levels the lineage is cut there),
+so Spark retries a failed task from the cached level. With a checkpoint directory each complete level is also
 written to disk (spark_checkpoint.py), and a later run resumes from the newest one.
 """
 
@@ -38,7 +38,7 @@ from .bfs import (
 )
 from .graph import StateGraph
 from .model import Model, liveness_properties
-from .spark_checkpoint import Checkpoint, LevelSummary
+from .spark_checkpoint import Checkpoint, LevelSummary, read_part, write_part
 from .spark_tasks import (
     REPORT,
     VISITED,
@@ -55,6 +55,9 @@ from .spark_tasks import (
 from .state_pickle import encode_state
 
 S = TypeVar("S")
+# Every this many levels the level's cached result becomes a local checkpoint, which cuts the
+# lineage (so Spark can drop old shuffle files) without a job of its own.
+LINEAGE_LEVELS = 8
 
 
 @dataclass(frozen=True)
@@ -84,11 +87,6 @@ def _is_visited(record: tuple[Any, Any]) -> bool:
 
 def _is_report(record: tuple[Any, Any]) -> bool:
     return type(record[0]) is tuple and record[0][0] == REPORT
-
-
-def _parent_record(record: tuple[int, tuple[bytes, int, str, bytes]]) -> tuple[int, int, str]:
-    fingerprint, (_, parent, label, _) = record
-    return fingerprint, parent, label
 
 
 class _SparkSearch(Generic[S]):
@@ -143,11 +141,13 @@ class _SparkSearch(Generic[S]):
                 both = winners.union(visited)
                 if both.getNumPartitions() != self.partitions:
                     raise RuntimeError("Spark did not keep the visited set co-partitioned")
+                save_to = self.checkpoint.begin(level + 1) if self.checkpoint else None
                 out = both.mapPartitionsWithIndex(
-                    Deduplicate(level + 1, self.record_graph), preservesPartitioning=True
+                    Deduplicate(level + 1, self.record_graph, save_to), preservesPartitioning=True
                 )
                 out.persist(StorageLevel.MEMORY_AND_DISK)
-                out.localCheckpoint()
+                if (level + 1) % LINEAGE_LEVELS == 0:
+                    out.localCheckpoint()
                 reports = out.filter(_is_report).values().collect()
                 frontier, visited = out.filter(_is_state), out.filter(_is_visited)
                 self._release()
@@ -156,8 +156,10 @@ class _SparkSearch(Generic[S]):
                 size = self._merge(reports, level, visited)
                 if size:
                     result.depth = level
-                    if self.checkpoint is not None:
-                        self._save(level, frontier, reports)
+                if self.checkpoint is not None and size:
+                    self._commit(level)
+                elif self.checkpoint is not None:
+                    self.checkpoint.abandon(level)
                 if progress:
                     progress(
                         Progress(
@@ -206,8 +208,10 @@ class _SparkSearch(Generic[S]):
             self.partitions, route
         )
         if self.checkpoint is not None:
+            directory = self.checkpoint.begin(0)
+            write_part(directory, 0, records, [(fp, fp, "") for fp, _ in records])
             roots = [(fp, fp) for fp, _ in records]
-            self._write(LevelSummary(0, len(records), 0, 0, {}, {}, [], [], roots), frontier)
+            self.checkpoint.commit(LevelSummary(0, len(records), 0, 0, {}, {}, [], [], roots))
         return 0, len(records), frontier, visited
 
     def _resume(self, level: int) -> tuple[int, int, Any, Any]:
@@ -225,12 +229,12 @@ class _SparkSearch(Generic[S]):
             for fp, parent in summary.parents:
                 result.parents[fp] = None if summary.level == 0 else parent
             self._add_graph(summary.graph)
-        frontier = self.context.pickleFile(self.checkpoint.states_uri(level))
-        levels = [
-            self.context.pickleFile(uri).map(lambda record, depth=depth: (record[0], depth, record))
-            for depth, uri in enumerate(self.checkpoint.parents_uris(level))
-        ]
-        entries = self.context.union(levels).map(lambda e: (e[0], (e[2][1], e[1])))
+        files = self.checkpoint.state_files(level)
+        frontier = self.context.parallelize(files, len(files)).flatMap(read_part)
+        parents = self.checkpoint.parent_files(level)
+        entries = self.context.parallelize(parents, len(parents)).flatMap(
+            lambda part: [(fp, (parent, part[0])) for fp, parent, _ in read_part(part[1])]
+        )
         partitions = self.partitions
 
         def blocks(index: int, records: Any) -> Any:
@@ -301,7 +305,9 @@ class _SparkSearch(Generic[S]):
 
     # -- checkpoints ----------------------------------------------------------------------
 
-    def _save(self, level: int, frontier: Any, reports: Sequence[LevelReport]) -> None:
+    def _commit(self, level: int) -> None:
+        """Finish checkpoint level `level` (the executors wrote its states and parents)."""
+        assert self.checkpoint is not None
         result = self.result
         summary = LevelSummary(
             level,
@@ -314,11 +320,7 @@ class _SparkSearch(Generic[S]):
             self.level_graph,
             self.level_parents,
         )
-        self._write(summary, frontier)
-
-    def _write(self, summary: LevelSummary, frontier: Any) -> None:
-        assert self.checkpoint is not None
-        self.checkpoint.save(summary, frontier, frontier.map(_parent_record))
+        self.checkpoint.commit(summary)
 
 
 def spark_search(

@@ -3,18 +3,21 @@
 A checkpoint directory holds `run.json` (what is being checked, so a resume cannot continue a
 different model) and, for every level k the search completed, `level-<k>/` with
 
-- `parents/`: (fingerprint, BFS parent, label of the step that found it) of the level's states,
-  written by the executors (Spark pickle files); the visited set is rebuilt from these;
-- `states/`: the level's states with their discovery paths, the frontier to expand next (kept
-  for the newest level only: older ones are deleted once a newer level is complete);
+- `parents-<i>.pkl`: (fingerprint, BFS parent, label of the step that found it) of the level's
+  states in partition i; the visited set is rebuilt from these;
+- `states-<i>.pkl`: the level's states in partition i with their discovery paths, the
+  frontier to expand next (kept for the newest level only: older ones are deleted once a newer
+  level is complete);
 - `summary.pkl`: what the driver knew after the level: counts, problems found, and this
   level's liveness edges and parents when the graph is recorded.
 
-A level is written into `level-<k>.partial/` and renamed to `level-<k>/` once everything in it
-is complete, and `summary.pkl` itself is written to a temporary file first, so a run killed at
-any point leaves only complete levels behind (and perhaps a `.partial` directory, which the
-next run deletes). The directory must be visible at the same path to the driver and every
-executor: a local directory in local mode, a shared mount on a cluster.
+The executors write their partitions' files in the task that forms the level (no extra Spark
+job), each to a temporary file renamed into place, so a retried task overwrites a file whole.
+The level is written into `level-<k>.partial/`, which the driver renames to `level-<k>/` once
+every task and the summary are written, so a run killed at any point leaves only complete
+levels behind (and perhaps a `.partial` directory, which the next run deletes). The directory
+must be visible at the same path to the driver and every executor: a local directory in local
+mode, a shared mount on a cluster.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bfs import FoundProblem
-from .spark_tasks import GraphRecord
+
+if TYPE_CHECKING:
+    from .spark_tasks import GraphRecord
 
 FORMAT = 1
 RUN_FILE = "run.json"
@@ -115,19 +120,27 @@ class Checkpoint:
         """The directory of a complete level."""
         return self.directory / f"level-{level:05d}"
 
-    def save(self, summary: LevelSummary, states: Any, parents: Any) -> None:
-        """Write level `summary.level`: its `states` and `parents` RDDs and the summary."""
-        final = self.level_path(summary.level)
-        partial = final.with_name(final.name + ".partial")
+    def begin(self, level: int) -> str:
+        """Start writing `level`: the (empty) directory its parts go to, as executors see it."""
+        partial = self.level_path(level).with_name(f"level-{level:05d}.partial")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir()
-        states.saveAsPickleFile((partial / "states").as_uri())
-        parents.saveAsPickleFile((partial / "parents").as_uri())
+        return str(partial)
+
+    def commit(self, summary: LevelSummary) -> None:
+        """Finish level `summary.level` (begun with `begin`, its parts written)."""
+        final = self.level_path(summary.level)
+        partial = final.with_name(final.name + ".partial")
         _write_bytes_atomically(partial / SUMMARY_FILE, pickle.dumps(summary))
         os.replace(partial, final)
         for level in self.levels():
             if level < summary.level:
-                shutil.rmtree(self.level_path(level) / "states", ignore_errors=True)
+                for path in self.level_path(level).glob("states-*.pkl"):
+                    path.unlink()
+
+    def abandon(self, level: int) -> None:
+        """Drop a begun level that turned out empty (the search is over)."""
+        shutil.rmtree(self.level_path(level).with_name(f"level-{level:05d}.partial"))
 
     def summaries(self, upto: int) -> list[LevelSummary]:
         """The summaries of levels 0 to `upto`, in order."""
@@ -136,10 +149,26 @@ class Checkpoint:
             for level in range(upto + 1)
         ]
 
-    def states_uri(self, level: int) -> str:
-        """Where level `level`'s states are (only the newest level keeps them)."""
-        return (self.level_path(level) / "states").as_uri()
+    def state_files(self, level: int) -> list[str]:
+        """The files of level `level`'s states (only the newest level keeps them)."""
+        return sorted(str(path) for path in self.level_path(level).glob("states-*.pkl"))
 
-    def parents_uris(self, upto: int) -> list[str]:
-        """Where the parents of levels 0 to `upto` are."""
-        return [(self.level_path(level) / "parents").as_uri() for level in range(upto + 1)]
+    def parent_files(self, upto: int) -> list[tuple[int, str]]:
+        """(depth, file) of the parents of levels 0 to `upto`."""
+        return [
+            (level, str(path))
+            for level in range(upto + 1)
+            for path in sorted(self.level_path(level).glob("parents-*.pkl"))
+        ]
+
+
+def write_part(directory: str, index: int, states: list[Any], parents: list[Any]) -> None:
+    """Write partition `index`'s states and parents of a level begun in `directory`."""
+    folder = Path(directory)
+    _write_bytes_atomically(folder / f"states-{index:05d}.pkl", pickle.dumps(states))
+    _write_bytes_atomically(folder / f"parents-{index:05d}.pkl", pickle.dumps(parents))
+
+
+def read_part(path: str) -> list[Any]:
+    """The records of one part file."""
+    return pickle.loads(Path(path).read_bytes())  # type: ignore[no-any-return]

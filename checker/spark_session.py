@@ -113,11 +113,13 @@ def package_zip(directory: Path) -> Path:
     """A zip of the `groupspec` package (every subpackage, with its data files) in `directory`.
 
     The zip holds `groupspec/spec/...`, `groupspec/models/...` and so on, whatever folders the
-    installation maps them from, and no `groupspec/__init__.py` (it is a namespace package), so
+    installation maps them from. Installed, `groupspec` is a namespace package; zipimport does
+    not find namespace packages, so the zip has an empty `groupspec/__init__.py`, and
     `import groupspec.models` works on an executor that has the zip on its path.
     """
     target = directory / "groupspec.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("groupspec/__init__.py", "")
         for name in PACKAGES:
             module = importlib.import_module(f"groupspec.{name}")
             root = Path(module.__file__ or "").parent
@@ -128,13 +130,18 @@ def package_zip(directory: Path) -> Path:
     return target
 
 
-def _forward(stream: IO[bytes], sink: IO[str]) -> None:
-    """Copy the JVM's standard error to ours, leaving out its start-up noise."""
+def _forward(stream: IO[bytes]) -> None:
+    """Copy the JVM's standard error to ours (whatever `sys.stderr` is at the time), leaving
+    out its start-up noise."""
     for raw in iter(stream.readline, b""):
         line = raw.decode("utf-8", "replace")
-        if not line.startswith(_JVM_NOISE):
-            sink.write(line)
-            sink.flush()
+        if line.startswith(_JVM_NOISE):
+            continue
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except ValueError:  # a closed stream (a test's captured one): the line is dropped
+            pass
 
 
 def _start(settings: SparkSettings, scratch: Path) -> Any:
@@ -153,9 +160,7 @@ def _start(settings: SparkSettings, scratch: Path) -> Any:
         gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
         process = getattr(gateway, "proc", None)
         if process is not None and process.stderr is not None:
-            threading.Thread(
-                target=_forward, args=(process.stderr, sys.stderr), daemon=True
-            ).start()
+            threading.Thread(target=_forward, args=(process.stderr,), daemon=True).start()
     context = SparkContext(conf=conf, gateway=gateway)
     context.setLogLevel(settings.log_level.upper())
     if not is_local_master(settings.master):

@@ -33,6 +33,7 @@ import numpy as np
 
 from .expand import Problem, expand_for_merge
 from .model import Model
+from .spark_checkpoint import write_part
 from .state_pickle import decode_state, encode_state
 
 # A discovery path spends this many bytes per step, so a state may have 65,536 successors.
@@ -267,11 +268,13 @@ class Deduplicate:
     """Keep a fingerprint partition's candidates its visited set lacks (module docstring).
 
     `depth` is the depth of the level being formed; `parents` asks for the new states' BFS
-    parents in the report (the driver needs them for liveness).
+    parents in the report (the driver needs them for liveness); `save_to` is the checkpoint
+    directory the level's parts go to (spark_checkpoint.py), if any.
     """
 
     depth: int
     parents: bool
+    save_to: str | None = None
 
     def __call__(self, index: int, records: Iterable[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
         candidates: dict[int, Candidate] = {}
@@ -288,11 +291,20 @@ class Deduplicate:
         new = fingerprints[visited.missing(fingerprints)]
         problems: list[KeyedProblem] = []
         entries: list[tuple[int, int, int]] = []
+        frontier: list[tuple[int, FrontierRecord]] = []
+        labels: list[str] = []
         for key in new.tolist():
             path, parent, label, data, judged = candidates[key]
             entries.append((key, parent, self.depth))
+            labels.append(label)
             problems.extend(judged)
-            yield key, (path, parent, label, data)
+            frontier.append((key, (path, parent, label, data)))
+        if self.save_to is not None:
+            parents = [
+                (fp, parent, label) for (fp, parent, _), label in zip(entries, labels, strict=True)
+            ]
+            write_part(self.save_to, index, frontier, parents)
+        yield from frontier
         yield (VISITED, index), visited.merged(VisitedBlock.of(entries))
         parents = tuple((fp, parent) for fp, parent, _ in entries) if self.parents else ()
         yield (

@@ -22,15 +22,12 @@ from groupspec.checker.model import liveness_properties
 from groupspec.checker.sequence_diagram import render_svg
 from groupspec.checker.sequence_events import counterexample_diagram
 from groupspec.cli import check_spark
+from groupspec.cli.check_spark import DEFAULT_MASTER, ENGINES, IN_PROCESS, SPARK
 from groupspec.cli.output import ProgressLine, write_atomically
 from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.models.faults import FAULTS, unknown_fault_message
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
-IN_PROCESS, SPARK = "inprocess", "spark"
-ENGINES = (IN_PROCESS, SPARK)
-# spark_session.DEFAULT_MASTER; not imported from there, so `check` starts without pyspark.
-DEFAULT_MASTER = "local[*]"
 # The main job (`make run`): the reference classic preset with its embedded settings.
 DEFAULT_PRESET = "eager-2"
 

@@ -1,4 +1,4 @@
-"""`groupspec check --engine spark`: the check command's search, run on Spark.
+"""`--engine spark` of `groupspec check` and `groupspec simulate`: their work, run on Spark.
 
 Spark's modules are imported only here and only when the Spark engine is asked for, so the
 in-process check starts as fast as before.
@@ -7,10 +7,18 @@ in-process check starts as fast as before.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from groupspec.checker.bfs import Limits, ProgressCallback, SearchResult
+from groupspec.checker.walk import WalkReport
 from groupspec.models.catalog import LoadedModel
+
+IN_PROCESS, SPARK = "inprocess", "spark"
+ENGINES = (IN_PROCESS, SPARK)
+# spark_session.DEFAULT_MASTER, repeated so that the commands' help needs no pyspark.
+DEFAULT_MASTER = "local[*]"
 
 
 class SparkRunError(Exception):
@@ -41,12 +49,6 @@ def search(
     """Check `loaded` on Spark as `args` says; raises SparkRunError when it cannot run."""
     from groupspec.checker.spark_bfs import SparkOptions, spark_search
     from groupspec.checker.spark_checkpoint import CheckpointError
-    from groupspec.checker.spark_session import (
-        DEFAULT_MASTER,
-        SparkSettings,
-        SparkUnavailable,
-        spark_context,
-    )
 
     options = SparkOptions(
         partitions=args.partitions,
@@ -62,7 +64,7 @@ def search(
         },
     )
     try:
-        with spark_context(SparkSettings(master=args.master or DEFAULT_MASTER)) as context:
+        with _context(args) as context:
             return spark_search(
                 context,
                 loaded.model,
@@ -71,5 +73,41 @@ def search(
                 record_graph=record_graph,
                 options=options,
             )
-    except (SparkUnavailable, CheckpointError) as error:
+    except CheckpointError as error:
+        raise SparkRunError(str(error)) from None
+
+
+def spark_walks(models: list[LoadedModel], args: argparse.Namespace) -> list[WalkReport]:
+    """`simulate --engine spark`: the random walks of each preset, on one Spark context."""
+    from groupspec.checker.spark_simulate import spark_random_walks
+
+    with _context(args) as context:
+        return [
+            spark_random_walks(
+                context,
+                loaded.model,
+                seed=args.seed,
+                runs=args.runs,
+                steps=args.steps,
+                stop_at_first=not args.all,
+            )
+            for loaded in models
+        ]
+
+
+@contextmanager
+def _context(args: argparse.Namespace) -> Iterator[Any]:
+    """A SparkContext for `--master` (see checker/spark_session.py); SparkRunError without
+    Java or pyspark."""
+    from groupspec.checker.spark_session import (
+        DEFAULT_MASTER,
+        SparkSettings,
+        SparkUnavailable,
+        spark_context,
+    )
+
+    try:
+        with spark_context(SparkSettings(master=args.master or DEFAULT_MASTER)) as context:
+            yield context
+    except SparkUnavailable as error:
         raise SparkRunError(str(error)) from None

@@ -29,9 +29,10 @@ class ProgressLine:
     so throttle harder there to keep logs short.
     """
 
-    def __init__(self, stream: TextIO = sys.stderr, interval_s: float | None = None) -> None:
-        self.stream = stream
-        self.interactive = stream.isatty()
+    def __init__(self, stream: TextIO | None = None, interval_s: float | None = None) -> None:
+        # sys.stderr as it is now, not as it was at import (tests swap it).
+        self.stream = stream or sys.stderr
+        self.interactive = self.stream.isatty()
         self.interval_s = (
             interval_s if interval_s is not None else (0.5 if self.interactive else 10.0)
         )
