@@ -27,12 +27,12 @@ import os
 import pickle
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .atomic_file import write_bytes_atomically
 from .bfs import FoundProblem
 
 if TYPE_CHECKING:
@@ -61,17 +61,6 @@ class LevelSummary:
     problems: list[FoundProblem]
     graph: list[GraphRecord] = field(default_factory=list)
     parents: list[tuple[int, int]] = field(default_factory=list)
-
-
-def _write_bytes_atomically(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class Checkpoint:
@@ -113,7 +102,7 @@ class Checkpoint:
                     "use an empty directory"
                 )
             return levels[-1]
-        _write_bytes_atomically(run_file, (json.dumps(self.identity, indent=2) + "\n").encode())
+        write_bytes_atomically(run_file, (json.dumps(self.identity, indent=2) + "\n").encode())
         return None
 
     def level_path(self, level: int) -> Path:
@@ -131,7 +120,7 @@ class Checkpoint:
         """Finish level `summary.level` (begun with `begin`, its parts written)."""
         final = self.level_path(summary.level)
         partial = final.with_name(final.name + ".partial")
-        _write_bytes_atomically(partial / SUMMARY_FILE, pickle.dumps(summary))
+        write_bytes_atomically(partial / SUMMARY_FILE, pickle.dumps(summary))
         os.replace(partial, final)
         for level in self.levels():
             if level < summary.level:
@@ -165,8 +154,8 @@ class Checkpoint:
 def write_part(directory: str, index: int, states: list[Any], parents: list[Any]) -> None:
     """Write partition `index`'s states and parents of a level begun in `directory`."""
     folder = Path(directory)
-    _write_bytes_atomically(folder / f"states-{index:05d}.pkl", pickle.dumps(states))
-    _write_bytes_atomically(folder / f"parents-{index:05d}.pkl", pickle.dumps(parents))
+    write_bytes_atomically(folder / f"states-{index:05d}.pkl", pickle.dumps(states))
+    write_bytes_atomically(folder / f"parents-{index:05d}.pkl", pickle.dumps(parents))
 
 
 def read_part(path: str) -> list[Any]:

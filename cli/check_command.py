@@ -22,7 +22,7 @@ from groupspec.checker.model import liveness_properties
 from groupspec.checker.sequence_diagram import render_svg
 from groupspec.checker.sequence_events import counterexample_diagram
 from groupspec.cli import check_spark
-from groupspec.cli.check_spark import DEFAULT_MASTER, ENGINES, IN_PROCESS, SPARK
+from groupspec.cli.check_spark import IN_PROCESS, SPARK
 from groupspec.cli.output import ProgressLine, write_atomically
 from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.models.faults import FAULTS, unknown_fault_message
@@ -90,16 +90,8 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help=f"re-introduce a historical bug ({', '.join(sorted(FAULTS))}); see docs/bugs.md",
     )
     spark = parser.add_argument_group("Spark engine (see docs/spark.md)")
-    spark.add_argument(
-        "--engine",
-        choices=ENGINES,
-        default=IN_PROCESS,
-        help=f"{IN_PROCESS} (default: this process and --workers) or spark (needs Java)",
-    )
-    spark.add_argument(
-        "--master",
-        metavar="URL",
-        help=f"Spark master URL for --engine spark (default {DEFAULT_MASTER})",
+    check_spark.add_engine_options(
+        spark, f"{IN_PROCESS} (default: this process and --workers) or spark (needs Java)"
     )
     spark.add_argument(
         "--partitions",

@@ -21,6 +21,16 @@ ENGINES = (IN_PROCESS, SPARK)
 DEFAULT_MASTER = "local[*]"
 
 
+def add_engine_options(parser: Any, engine_help: str) -> None:
+    """Add `--engine` (in-process or spark) and `--master URL` to a parser or argument group."""
+    parser.add_argument("--engine", choices=ENGINES, default=IN_PROCESS, help=engine_help)
+    parser.add_argument(
+        "--master",
+        metavar="URL",
+        help=f"Spark master URL for --engine spark (default {DEFAULT_MASTER})",
+    )
+
+
 class SparkRunError(Exception):
     """The Spark engine cannot run as asked (no Java, no pyspark, an unusable checkpoint)."""
 
@@ -64,7 +74,7 @@ def search(
         },
     )
     try:
-        with _context(args) as context:
+        with spark_session_for(args) as context:
             return spark_search(
                 context,
                 loaded.model,
@@ -81,7 +91,7 @@ def spark_walks(models: list[LoadedModel], args: argparse.Namespace) -> list[Wal
     """`simulate --engine spark`: the random walks of each preset, on one Spark context."""
     from groupspec.checker.spark_simulate import spark_random_walks
 
-    with _context(args) as context:
+    with spark_session_for(args) as context:
         return [
             spark_random_walks(
                 context,
@@ -96,7 +106,7 @@ def spark_walks(models: list[LoadedModel], args: argparse.Namespace) -> list[Wal
 
 
 @contextmanager
-def _context(args: argparse.Namespace) -> Iterator[Any]:
+def spark_session_for(args: argparse.Namespace) -> Iterator[Any]:
     """A SparkContext for `--master` (see checker/spark_session.py); SparkRunError without
     Java or pyspark."""
     from groupspec.checker.spark_session import (

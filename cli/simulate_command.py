@@ -11,11 +11,10 @@ from typing import Any
 from groupspec.checker.simulate import SimulationReport, simulate
 from groupspec.checker.walk import WalkReport, random_walks
 from groupspec.cli.check_spark import (
-    DEFAULT_MASTER,
-    ENGINES,
     IN_PROCESS,
     SPARK,
     SparkRunError,
+    add_engine_options,
     spark_walks,
 )
 from groupspec.cli.output import ProgressLine, write_atomically
@@ -65,16 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
-    parser.add_argument(
-        "--engine",
-        choices=ENGINES,
-        default=IN_PROCESS,
-        help=f"{IN_PROCESS} (default) or spark: walk presets on Spark executors (docs/spark.md)",
-    )
-    parser.add_argument(
-        "--master",
-        metavar="URL",
-        help=f"Spark master URL for --engine spark (default {DEFAULT_MASTER})",
+    add_engine_options(
+        parser,
+        f"{IN_PROCESS} (default) or spark: walk presets on Spark executors (docs/spark.md)",
     )
     parser.set_defaults(run=run)
 
