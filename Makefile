@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 DOT_STAMP := $(VENV)/.dot-installed
+JAVA_STAMP := $(VENV)/.java-installed
 # Root installs directly; anyone else goes through sudo when it exists.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 
@@ -19,6 +20,12 @@ $(STAMP): pyproject.toml
 $(DOT_STAMP): $(STAMP)
 	command -v dot >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq graphviz)
 	touch $(DOT_STAMP)
+
+# The Spark engine (`--engine spark`, tested by tests/test_spark_engine.py) runs on a JVM, which
+# pip cannot install: on Debian it is the `openjdk-17-jre-headless` package.
+$(JAVA_STAMP): $(STAMP)
+	command -v java >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq openjdk-17-jre-headless)
+	touch $(JAVA_STAMP)
 
 # The main job: an exhaustive model check of the reference preset (eager-2) with its embedded
 # settings: every invariant on every state, every action property on every step.
@@ -37,5 +44,5 @@ kcat:
 	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y kcat >/dev/null; } || \
 	  echo "warning: kcat could not be installed; tests/test_serve_kcat.py will skip"; }
 
-test: lint kcat $(DOT_STAMP)
+test: lint kcat $(DOT_STAMP) $(JAVA_STAMP)
 	$(VENV)/bin/pytest

@@ -201,6 +201,22 @@ def _needed(state: object) -> object:
     return state
 
 
+def initial_frontier(model: Model[S]) -> list[tuple[int, S, list[Problem]]]:
+    """The first level of every search: (fingerprint, representative, invariant problems) of
+    each initial state, in the model's order, duplicates (by representative) left out."""
+    level: list[tuple[int, S, list[Problem]]] = []
+    seen: set[int] = set()
+    for initial in model.initial_states():
+        representative = model.representative(initial)
+        initial_fp = fingerprint(representative)
+        if initial_fp not in seen:
+            seen.add(initial_fp)
+            level.append(
+                (initial_fp, representative, invariant_problems(model, initial, initial_fp))
+            )
+    return level
+
+
 def search(
     model: Model[S],
     *,
@@ -224,14 +240,10 @@ def search(
         names = tuple(prop.name for prop in liveness_properties(model))
         result.graph = StateGraph(property_names=names)
     merger = _Search(model, limits, result)
-    for initial in model.initial_states():
-        representative = model.representative(initial)
-        initial_fp = fingerprint(representative)
-        if initial_fp in result.parents:
-            continue
+    for initial_fp, representative, problems in initial_frontier(model):
         result.parents[initial_fp] = None
         merger.next_frontier.append((initial_fp, representative))
-        for problem in invariant_problems(model, initial, initial_fp):
+        for problem in problems:
             merger.record(problem, initial_fp)
     result.distinct_states = len(result.parents)
 
@@ -264,7 +276,7 @@ def search(
                     result.depth = level + 1
                 if not batch_end:
                     continue  # a chunk of a batch: stops are decided where the batch ends
-                stop = _limit_reached(limits, result, started)
+                stop = limit_reached(limits, result, started)
                 if progress:
                     progress(_snapshot(result, merger, started))
                 if stop or merger.done():
@@ -498,7 +510,8 @@ def _portable(error: Exception) -> Exception:
     return error
 
 
-def _limit_reached(limits: Limits, result: SearchResult[S], started: float) -> str | None:
+def limit_reached(limits: Limits, result: SearchResult[S], started: float) -> str | None:
+    """Which limit, if any, a search started at `started` (monotonic seconds) has reached."""
     if limits.max_states is not None and result.distinct_states >= limits.max_states:
         return "max_states"
     if limits.max_seconds is not None and time.monotonic() - started >= limits.max_seconds:

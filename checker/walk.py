@@ -1,7 +1,8 @@
 """Seeded random walks over any model: beyond exhaustive bounds, the same properties.
 
 Each walk starts from an initial state and takes `steps` steps, each chosen uniformly among the
-enabled transitions. Every state is checked against every invariant and every step against
+enabled transitions, with a random generator of its own seeded from the run's seed (so the
+Spark engine can take the walks on different machines and get the same ones). Every state is checked against every invariant and every step against
 every action property; a state with no enabled step that is not a legitimate end is a deadlock.
 The same seed always gives the same walks, and a violation's trace is a list of step labels
 that `checker.replay.follow` can retrace.
@@ -50,6 +51,70 @@ class WalkReport:
 WalkProgress = Callable[[WalkReport], None]
 
 
+def walk_seeds(seed: int, runs: int) -> list[int]:
+    """The seed of each of `runs` walks, drawn from `seed`: every walk has a random generator
+    of its own, so walks are independent and any engine can take any walk alone."""
+    rng = random.Random(seed)
+    return [rng.getrandbits(64) for _ in range(runs)]
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One walk: its steps, what they did, the states it visited and what it found."""
+
+    run: int
+    steps: int
+    action_counts: Counter[str]
+    rule_counts: Counter[str]
+    visited: frozenset[int]
+    violations: tuple[WalkViolation, ...]
+
+
+def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
+    """Walk number `run` (with seed `walk_seed`, see `walk_seeds`) of up to `steps` steps."""
+    rng = random.Random(walk_seed)
+    actions: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
+    seen: set[int] = set()
+    taken = 0
+    state = rng.choice(list(model.initial_states()))
+    trace: list[str] = []
+    found = _invariant_violations(model, state, run, trace)
+    for _ in range(steps):
+        if found:
+            break
+        transitions = model.transitions(state)
+        if not transitions:
+            if not model.is_terminal(state):
+                found.append(
+                    WalkViolation("deadlock", "Deadlock", "no step is enabled", run, tuple(trace))
+                )
+            break
+        step = rng.choice(transitions)
+        trace.append(step.label)
+        taken += 1
+        actions[step.action] += 1
+        rules.update(step.rules)
+        for action_property in model.action_properties:
+            found.extend(
+                WalkViolation("action", action_property.name, detail, run, tuple(trace))
+                for detail in action_property.check(state, step)
+            )
+        state = step.state
+        seen.add(fingerprint(model.representative(state)))
+        found.extend(_invariant_violations(model, state, run, trace))
+    return Walk(run, taken, actions, rules, frozenset(seen), tuple(found))
+
+
+def add_walk(report: WalkReport, walk: Walk) -> None:
+    """Count `walk` into `report` (all but the distinct states, which need the union)."""
+    report.runs += 1
+    report.steps += walk.steps
+    report.action_counts.update(walk.action_counts)
+    report.rule_counts.update(walk.rule_counts)
+    report.violations.extend(walk.violations)
+
+
 def random_walks(
     model: Model[S],
     *,
@@ -59,45 +124,20 @@ def random_walks(
     stop_at_first: bool = True,
     progress: WalkProgress | None = None,
 ) -> WalkReport:
-    """`runs` random walks of up to `steps` steps over `model`, checking every property."""
+    """`runs` random walks of up to `steps` steps over `model`, checking every property.
+
+    Walk r uses seed `walk_seeds(seed, runs)[r]`; with `stop_at_first`, the walks after the
+    first one that finds a violation are not taken.
+    """
     if runs < 1 or steps < 1:
         raise ValueError(f"runs and steps must be at least 1 (got runs={runs}, steps={steps})")
-    rng = random.Random(seed)
     report = WalkReport(seed=seed)
     seen: set[int] = set()
     started = time.perf_counter()
-    initials = list(model.initial_states())
-    for run in range(runs):
-        report.runs += 1
-        state = rng.choice(initials)
-        trace: list[str] = []
-        found = _invariant_violations(model, state, run, trace)
-        for _ in range(steps):
-            if found:
-                break
-            transitions = model.transitions(state)
-            if not transitions:
-                if not model.is_terminal(state):
-                    found.append(
-                        WalkViolation(
-                            "deadlock", "Deadlock", "no step is enabled", run, tuple(trace)
-                        )
-                    )
-                break
-            step = rng.choice(transitions)
-            trace.append(step.label)
-            report.steps += 1
-            report.action_counts[step.action] += 1
-            report.rule_counts.update(step.rules)
-            for action_property in model.action_properties:
-                found.extend(
-                    WalkViolation("action", action_property.name, detail, run, tuple(trace))
-                    for detail in action_property.check(state, step)
-                )
-            state = step.state
-            seen.add(fingerprint(model.representative(state)))
-            found.extend(_invariant_violations(model, state, run, trace))
-        report.violations.extend(found)
+    for run, walk_seed in enumerate(walk_seeds(seed, runs)):
+        walk = one_walk(model, walk_seed, run, steps)
+        add_walk(report, walk)
+        seen |= walk.visited
         report.distinct_states = len(seen)
         if progress is not None:
             progress(report)

@@ -3,7 +3,8 @@
 `bench` is a group of subcommands; `bench stickiness` times the z3 stickiness oracle on seeded
 scenarios and compares our sticky assignors' partition moves with the optimum; `bench checker`
 times the exhaustive engine; `bench impl` compares the optimized coordinator with the spec;
-`bench serve` loads the wire server with many members heartbeating and committing;
+`bench serve` loads the wire server with many members heartbeating and committing; `bench spark`
+measures the Spark engine's per-level overhead and states/s against the in-process engine;
 `bench oracle` validates long traces.
 """
 
@@ -21,6 +22,7 @@ from groupspec.cli.bench_checker_command import register_bench_checker
 from groupspec.cli.bench_impl_command import register_bench_impl
 from groupspec.cli.bench_oracle_command import register_bench_oracle
 from groupspec.cli.bench_serve_command import register_bench_serve
+from groupspec.cli.bench_spark_command import register_bench_spark
 from groupspec.cli.output import write_atomically
 
 
@@ -56,6 +58,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     register_bench_checker(benches)
     register_bench_impl(benches)
     register_bench_serve(benches)
+    register_bench_spark(benches)
     register_bench_oracle(benches)
 
 

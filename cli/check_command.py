@@ -21,6 +21,8 @@ from groupspec.checker.liveness import LivenessResult, check_liveness
 from groupspec.checker.model import liveness_properties
 from groupspec.checker.sequence_diagram import render_svg
 from groupspec.checker.sequence_events import counterexample_diagram
+from groupspec.cli import check_spark
+from groupspec.cli.check_spark import IN_PROCESS, SPARK
 from groupspec.cli.output import ProgressLine, write_atomically
 from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.models.faults import FAULTS, unknown_fault_message
@@ -87,6 +89,27 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         metavar="NAME",
         help=f"re-introduce a historical bug ({', '.join(sorted(FAULTS))}); see docs/bugs.md",
     )
+    spark = parser.add_argument_group("Spark engine (see docs/spark.md)")
+    check_spark.add_engine_options(
+        spark, f"{IN_PROCESS} (default: this process and --workers) or spark (needs Java)"
+    )
+    spark.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="partitions of each level and of the visited set (default: twice Spark's cores)",
+    )
+    spark.add_argument(
+        "--checkpoint",
+        type=Path,
+        metavar="DIR",
+        help="write every complete level to DIR (must be empty unless --resume)",
+    )
+    spark.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run checkpointed in --checkpoint DIR from its last complete level",
+    )
     parser.set_defaults(run=run_check)
 
 
@@ -110,7 +133,11 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     limits = Limits(args.max_states, args.max_seconds, all_violations=args.all)
     live = not args.no_liveness and bool(liveness_properties(loaded.model))
-    result = _search(loaded, args.workers, limits, quiet=args.quiet, record_graph=live)
+    try:
+        result = _search(loaded, args, limits, record_graph=live)
+    except check_spark.SparkRunError as error:
+        print(f"groupspec check: {error}", file=sys.stderr)
+        return EXIT_USAGE
     liveness = check_liveness(loaded.model, result) if live else ()
     _print(loaded, result, liveness)
     if args.json is not None:
@@ -133,6 +160,16 @@ def _validate(args: argparse.Namespace) -> str | None:
     for option, path in (("--json", args.json), ("--diagram", args.diagram)):
         if path is not None and not path.parent.exists():
             return f"{option}: directory {path.parent} does not exist"
+    if args.engine == SPARK:
+        return check_spark.validate(args)
+    for option, given in (
+        ("--master", args.master is not None),
+        ("--partitions", args.partitions is not None),
+        ("--checkpoint", args.checkpoint is not None),
+        ("--resume", args.resume),
+    ):
+        if given:
+            return f"{option} is an option of --engine spark"
     return None
 
 
@@ -167,12 +204,12 @@ def _overrides(options: list[str]) -> dict[str, str]:
 
 
 def _search(
-    loaded: LoadedModel, workers: int, limits: Limits, *, quiet: bool, record_graph: bool
+    loaded: LoadedModel, args: argparse.Namespace, limits: Limits, *, record_graph: bool
 ) -> SearchResult[Any]:
     line = ProgressLine()
 
     def show(progress: Progress) -> None:
-        if quiet:
+        if args.quiet:
             return
         rate = progress.distinct_states / progress.elapsed_s if progress.elapsed_s else 0.0
         line.update(
@@ -182,9 +219,13 @@ def _search(
         )
 
     try:
+        if args.engine == SPARK:
+            return check_spark.search(
+                loaded, args, limits, progress=show, record_graph=record_graph
+            )
         return search(
             loaded.model,
-            workers=workers,
+            workers=args.workers,
             limits=limits,
             progress=show,
             record_graph=record_graph,

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
 
+from groupspec.checker.atomic_file import write_bytes_atomically
+
 
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` via a temporary file, so a failure never leaves half a file."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_bytes_atomically(path, text.encode("utf-8"))
 
 
 class ProgressLine:
@@ -29,9 +22,10 @@ class ProgressLine:
     so throttle harder there to keep logs short.
     """
 
-    def __init__(self, stream: TextIO = sys.stderr, interval_s: float | None = None) -> None:
-        self.stream = stream
-        self.interactive = stream.isatty()
+    def __init__(self, stream: TextIO | None = None, interval_s: float | None = None) -> None:
+        # sys.stderr as it is now, not as it was at import (tests swap it).
+        self.stream = stream or sys.stderr
+        self.interactive = self.stream.isatty()
         self.interval_s = (
             interval_s if interval_s is not None else (0.5 if self.interactive else 10.0)
         )

@@ -10,8 +10,15 @@ from typing import Any
 
 from groupspec.checker.simulate import SimulationReport, simulate
 from groupspec.checker.walk import WalkReport, random_walks
+from groupspec.cli.check_spark import (
+    IN_PROCESS,
+    SPARK,
+    SparkRunError,
+    add_engine_options,
+    spark_walks,
+)
 from groupspec.cli.output import ProgressLine, write_atomically
-from groupspec.models.catalog import ModelLoadError, load_model
+from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model
 from groupspec.models.random_clients import PRESET_WORLDS, RandomClientsWorld
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
 
@@ -57,6 +64,10 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_engine_options(
+        parser,
+        f"{IN_PROCESS} (default) or spark: walk presets on Spark executors (docs/spark.md)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -73,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
             f"groupspec simulate: --json: directory {args.json.parent} does not exist",
             file=sys.stderr,
         )
+        return 2
+    if args.engine == SPARK and not args.presets:
+        print("groupspec simulate: --engine spark walks model presets; name one", file=sys.stderr)
+        return 2
+    if args.master is not None and args.engine != SPARK:
+        print("groupspec simulate: --master is an option of --engine spark", file=sys.stderr)
         return 2
     if args.presets:
         return walk_presets(args)
@@ -179,29 +196,24 @@ def walk_presets(args: argparse.Namespace) -> int:
             print(f"groupspec simulate: --set {option!r}: expected NAME=VALUE", file=sys.stderr)
             return 2
         overrides[key.strip()] = value
-    documents: dict[str, Any] = {}
-    failed = False
+    models = []
     for preset in args.presets:
         try:
-            loaded = load_model(preset, overrides)
+            models.append(load_model(preset, overrides))
         except ModelLoadError as error:
             print(f"groupspec simulate: {error}", file=sys.stderr)
             return 2
-        line = ProgressLine()
-
-        def show(report: WalkReport, name: str = loaded.preset, line: ProgressLine = line) -> None:
-            if not args.quiet:
-                line.update(f"{name}: walk {report.runs}/{args.runs}, {report.steps} steps")
-
-        report = random_walks(
-            loaded.model,
-            seed=args.seed,
-            runs=args.runs,
-            steps=args.steps,
-            stop_at_first=not args.all,
-            progress=show,
-        )
-        line.close()
+    if args.engine == SPARK:
+        try:
+            reports = spark_walks(models, args)
+        except SparkRunError as error:
+            print(f"groupspec simulate: {error}", file=sys.stderr)
+            return 2
+    else:
+        reports = [_walk(loaded, args) for loaded in models]
+    documents: dict[str, Any] = {}
+    failed = False
+    for loaded, report in zip(models, reports, strict=True):
         rate = report.steps / report.elapsed_s if report.elapsed_s > 0 else 0.0
         verdict = f"{len(report.violations)} violation(s)" if report.violations else "ok"
         print(
@@ -238,3 +250,23 @@ def walk_presets(args: argparse.Namespace) -> int:
         result = {"seed": args.seed, "verdict": "fail" if failed else "pass", "presets": documents}
         write_atomically(args.json, json.dumps(result, indent=2) + "\n")
     return 1 if failed else 0
+
+
+def _walk(loaded: LoadedModel, args: argparse.Namespace) -> WalkReport:
+    line = ProgressLine()
+
+    def show(report: WalkReport) -> None:
+        if not args.quiet:
+            line.update(f"{loaded.preset}: walk {report.runs}/{args.runs}, {report.steps} steps")
+
+    try:
+        return random_walks(
+            loaded.model,
+            seed=args.seed,
+            runs=args.runs,
+            steps=args.steps,
+            stop_at_first=not args.all,
+            progress=show,
+        )
+    finally:
+        line.close()

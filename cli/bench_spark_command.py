@@ -1,0 +1,72 @@
+"""`groupspec bench spark`: the Spark engine's per-level overhead and states/s against the
+in-process engine (checker/bench_spark.py). Wired into the `bench` group by bench_command.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from groupspec.cli.check_spark import DEFAULT_MASTER, SparkRunError, spark_session_for
+from groupspec.cli.output import write_atomically
+from groupspec.models.catalog import ModelLoadError, load_model
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
+DEFAULT_PRESET = "static-2"
+
+
+def register_bench_spark(bench_subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `spark` subcommand to the `bench` group."""
+    parser = bench_subcommands.add_parser(
+        "spark",
+        help="time the Spark engine: per-level overhead, states/s against the in-process engine",
+        description=(
+            "Time Spark levels of a few states (the fixed cost of a level), then a complete "
+            "search of the preset with the in-process engine (one process) and with the Spark "
+            "engine, and report states, seconds, states/s and the cost of a state per core. "
+            "Exit 1 if the engines disagree on the counts."
+        ),
+    )
+    parser.add_argument(
+        "--preset", default=DEFAULT_PRESET, help=f"the preset to time (default {DEFAULT_PRESET})"
+    )
+    parser.add_argument(
+        "--master", metavar="URL", help=f"Spark master URL (default {DEFAULT_MASTER})"
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    parser.set_defaults(run=run_bench_spark)
+
+
+def run_bench_spark(args: argparse.Namespace) -> int:
+    """Run the Spark benchmark; print the table and optionally write JSON."""
+    from groupspec.checker.bench_spark import (
+        TINY,
+        TINY_OVERRIDES,
+        bench_json,
+        bench_spark,
+        format_table,
+    )
+
+    if args.json is not None and not args.json.parent.exists():
+        print(
+            f"groupspec bench spark: --json: directory {args.json.parent} does not exist",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        loaded = load_model(args.preset)
+    except ModelLoadError as error:
+        print(f"groupspec bench spark: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    tiny = load_model(TINY, TINY_OVERRIDES).model
+    try:
+        with spark_session_for(args) as context:
+            bench = bench_spark(context, loaded.preset, loaded.model, tiny)
+    except SparkRunError as error:
+        print(f"groupspec bench spark: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(format_table(bench))
+    if args.json is not None:
+        write_atomically(args.json, json.dumps(bench_json(bench), indent=2) + "\n")
+    return EXIT_OK if bench.consistent else EXIT_MISMATCH

@@ -1,0 +1,176 @@
+"""The Spark engine (local mode) against the in-process engine: same counts, verdicts and
+counterexamples; a task killed midway and a resumed checkpoint change nothing; swarm walks give
+the same report for the same seed. One SparkContext serves the whole module."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from groupspec.checker.bfs import Limits, search
+from groupspec.checker.check_report import counterexamples, format_counterexample
+from groupspec.checker.spark_session import (
+    SparkSettings,
+    java_problem,
+    package_zip,
+    pyspark_problem,
+    spark_context,
+)
+from groupspec.checker.walk import random_walks
+from groupspec.cli.main import main
+from groupspec.models.catalog import load_model
+
+pytestmark = pytest.mark.skipif(
+    bool(pyspark_problem() or java_problem()),
+    reason=f"Spark cannot start here: {pyspark_problem() or java_problem()}",
+)
+
+# Two cores, and up to four attempts per task: local mode retries failed tasks only when told.
+MASTER = "local[2,4]"
+# A group world with symmetry (361 states, but 28 levels: too slow for the Spark engine in CI).
+TINY_GROUP = {"evictions": "0", "commits": "0", "max_generation": "1", "partitions": "1"}
+TIMINGS = ("elapsed_s", "states_per_second", "workers")
+
+
+@pytest.fixture(scope="module")
+def spark():
+    with spark_context(SparkSettings(master=MASTER)) as context:
+        yield context
+
+
+def _figures(result):
+    return (
+        result.verdict,
+        result.distinct_states,
+        result.transitions,
+        result.depth,
+        dict(result.action_counts),
+        dict(result.rule_counts),
+    )
+
+
+def _without_timings(document):
+    for key in TIMINGS:
+        document.pop(key)
+    for item in document.get("liveness", ()):
+        item.pop("elapsed_s")
+    return document
+
+
+def test_check_cli_gives_the_in_process_document_on_two_phase(spark, tmp_path, capsys):
+    documents = {}
+    for engine in ("inprocess", "spark"):
+        out = tmp_path / f"{engine}.json"
+        assert main(["check", "two-phase", "--engine", engine, "--quiet", "--json", str(out)]) == 0
+        documents[engine] = _without_timings(json.loads(out.read_text()))
+    assert documents["spark"] == documents["inprocess"]
+    assert documents["spark"]["distinct_states"] == 288
+    assert "verdict: pass" in capsys.readouterr().out
+
+
+def test_fault_counterexample_is_the_in_process_one(spark):
+    from groupspec.checker.spark_bfs import spark_search
+
+    # Without the graph, the path is looked up in the executors' visited sets.
+    model = load_model("static-2", {"fault": "KAFKA-8500"}).model
+    expected = search(model)
+    found = spark_search(spark, model)
+    assert found.verdict == expected.verdict == "fail"
+    # Every level of this group world is smaller than the in-process engine's batch, so it
+    # too stops at the end of the level: the counts agree as well.
+    assert _figures(found) == _figures(expected)
+    assert [p.path for p in found.problems] == [p.path for p in expected.problems]
+    assert len(found.problems[0].path) - 1 == 11
+    (example,) = counterexamples(model, found)
+    assert example.property_name == "InstanceMapConsistent"
+    assert format_counterexample(model, example) == format_counterexample(
+        model, counterexamples(model, expected)[0]
+    )
+
+
+def test_two_phase_with_symmetry_and_a_task_killed_midway(spark):
+    from groupspec.checker.spark_bfs import SparkOptions, spark_search
+
+    model = load_model("two-phase", {"symmetry": "true"}).model
+    options = SparkOptions(partitions=3, fail_first_attempt_at_level=3)
+    spark.setJobGroup("killed-task", "a task fails once")
+    try:
+        found = spark_search(spark, model, record_graph=True, options=options)
+    finally:
+        spark.setJobGroup("other", "")
+    tracker = spark.statusTracker()
+    failed = 0
+    for job in tracker.getJobIdsForGroup("killed-task"):
+        for stage in tracker.getJobInfo(job).stageIds:
+            info = tracker.getStageInfo(stage)
+            failed += info.numFailedTasks if info else 0
+    assert failed >= 1
+    expected = search(model, record_graph=True)
+    assert _figures(found) == _figures(expected)
+    assert found.parents == expected.parents
+    assert found.graph.states == expected.graph.states
+    assert found.graph.targets == expected.graph.targets
+
+
+def test_resume_from_a_checkpoint(spark, tmp_path):
+    from groupspec.checker.spark_bfs import SparkOptions, spark_search
+    from groupspec.checker.spark_checkpoint import CheckpointError
+
+    model = load_model("two-phase", {"resource_managers": "2"}).model
+    identity = {"preset": "two-phase", "overrides": {"resource_managers": "2"}}
+    options = SparkOptions(checkpoint=tmp_path / "ckpt", identity=identity)
+    first = spark_search(spark, model, limits=Limits(max_states=20), options=options)
+    assert first.stopped_by == "max_states" and first.verdict == "incomplete"
+    levels = sorted(path.name for path in (tmp_path / "ckpt").glob("level-*"))
+    assert levels[0] == "level-00000" and len(levels) == first.depth + 1
+    with pytest.raises(CheckpointError, match="--resume"):
+        spark_search(spark, model, options=options)
+    other = SparkOptions(checkpoint=tmp_path / "ckpt", resume=True, identity={"preset": "x"})
+    with pytest.raises(CheckpointError, match="different run"):
+        spark_search(spark, model, options=other)
+    resumed = spark_search(
+        spark,
+        model,
+        options=SparkOptions(checkpoint=tmp_path / "ckpt", resume=True, identity=identity),
+    )
+    assert _figures(resumed) == _figures(search(model))
+
+
+def test_swarm_walks_match_in_process_walks(spark):
+    from groupspec.checker.spark_simulate import spark_random_walks
+
+    for preset, overrides, stop in (
+        ("two-phase", {"tm_commits_early": "true"}, True),
+        ("eager-2", TINY_GROUP, False),
+    ):
+        model = load_model(preset, overrides).model
+        kwargs = {"seed": 5, "runs": 8, "steps": 40, "stop_at_first": stop}
+        found = spark_random_walks(spark, model, **kwargs)
+        expected = random_walks(model, **kwargs)
+        found.elapsed_s = expected.elapsed_s = 0.0
+        assert found == expected
+
+
+def test_bad_spark_options_and_a_missing_java(spark, monkeypatch, capsys, tmp_path):
+    assert main(["check", "two-phase", "--engine", "spark", "--workers", "2"]) == 2
+    assert main(["check", "two-phase", "--master", "local[1]"]) == 2
+    assert main(["check", "two-phase", "--engine", "spark", "--resume"]) == 2
+    assert main(["simulate", "--engine", "spark"]) == 2
+    capsys.readouterr()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    assert main(["check", "two-phase", "--engine", "spark", "--quiet"]) == 2
+    assert "openjdk-17-jre-headless" in capsys.readouterr().err
+
+
+def test_the_package_zip_imports_without_an_installation(tmp_path):
+    archive = package_zip(tmp_path)
+    names = zipfile.ZipFile(archive).namelist()
+    assert "groupspec/models/presets/eager-2.toml" in names
+    code = "import groupspec.models.group_world, groupspec.checker.expand, groupspec.spec"
+    # -S: no site-packages, so `groupspec` can come from the zip only.
+    subprocess.run([sys.executable, "-S", "-c", code], check=True, env={"PYTHONPATH": str(archive)})
