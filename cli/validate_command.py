@@ -18,6 +18,7 @@ from groupspec.checker.oracle.validate import (
     validate_trace,
 )
 
+from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
 from .output import write_atomically
 
 EXIT_PASS, EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
@@ -76,6 +77,17 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         action="store_true",
         help="show the divergent group's whole excerpt, unshrunk",
     )
+    add_engine_options(
+        parser,
+        "inprocess (default), or spark: bulk validation of a corpus (FILE is then one directory of "
+        "*.jsonl, a glob, or a Parquet dataset of trace lines), one verdict per trace",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="REPORT",
+        help="with --engine spark: where the verdicts go (a Parquet dataset; required)",
+    )
     parser.set_defaults(run=run_validate)
 
 
@@ -86,6 +98,11 @@ def run_validate(args: argparse.Namespace) -> int:
         settings = _oracle_settings(args)
     except ValueError as error:
         print(f"groupspec validate: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.engine == SPARK:
+        return _run_spark(args, overrides, settings)
+    if args.out is not None or args.master is not None:
+        print("groupspec validate: --out and --master need --engine spark", file=sys.stderr)
         return EXIT_BAD_INPUT
     verdicts: list[Verdict] = []
     worst = EXIT_PASS
@@ -103,6 +120,45 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.json is not None:
         document = {"verdicts": [v.to_json() for v in verdicts]}
         write_atomically(args.json, json.dumps(document, indent=2) + "\n")
+    return worst
+
+
+def _run_spark(
+    args: argparse.Namespace, overrides: dict[str, Any], settings: OracleSettings
+) -> int:
+    """Validate a corpus on Spark: verdicts as Parquet, a summary table printed."""
+    from groupspec.checker.oracle.spark_validate import CorpusError, spark_validate
+
+    if args.out is None or len(args.traces) != 1:
+        print(
+            "groupspec validate: --engine spark takes one corpus (a directory, glob or Parquet "
+            "dataset) and --out REPORT",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    try:
+        with spark_session_for(args) as context:
+            summary = spark_validate(context, str(args.traces[0]), args.out, overrides, settings)
+    except (SparkRunError, CorpusError) as error:
+        print(f"groupspec validate: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(
+        f"{summary.traces} traces, {summary.events} events, {summary.elapsed_s:.1f} s; verdicts in {summary.out}"
+    )
+    for status, count in sorted(summary.by_status.items()):
+        print(f"  {status:10} {count:>8}")
+    for trace, line, api in summary.diverged:
+        print(f"  diverged: {trace} line {line} ({api})")
+    if args.json is not None:
+        write_atomically(args.json, json.dumps(summary.to_json(), indent=2) + "\n")
+    worst = EXIT_PASS
+    for status, code in (
+        ("undecided", EXIT_UNDECIDED),
+        ("bad-input", EXIT_BAD_INPUT),
+        (DIVERGED, EXIT_DIVERGED),
+    ):
+        if summary.by_status.get(status):
+            worst = _worse(worst, code)
     return worst
 
 

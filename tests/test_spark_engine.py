@@ -174,3 +174,65 @@ def test_the_package_zip_imports_without_an_installation(tmp_path):
     code = "import groupspec.models.group_world, groupspec.checker.expand, groupspec.spec"
     # -S: no site-packages, so `groupspec` can come from the zip only.
     subprocess.run([sys.executable, "-S", "-c", code], check=True, env={"PYTHONPATH": str(archive)})
+
+
+# -- bulk trace validation ---------------------------------------------------------------------
+
+
+def _corpus(directory, traces, monkeypatch):
+    """`traces` short traces of the impl, and one of an impl whose LeaveGroup does not rebalance
+    (a seeded fault the oracle must find among them)."""
+    from groupspec.checker.oracle.impl_traces import write_impl_trace
+    from groupspec.impl import leave as impl_leave
+
+    directory.mkdir()
+    for seed in range(traces):
+        with (directory / f"trace-{seed:04d}.jsonl").open("w") as out:
+            write_impl_trace(out, seed=seed, duration_ms=10_000, consumers=2, churn=False)
+    with monkeypatch.context() as patched:
+        patched.setattr(impl_leave, "prepare_rebalance", lambda rt, group: None)
+        with (directory / "seeded-fault.jsonl").open("w") as out:
+            write_impl_trace(out, seed=0, duration_ms=600_000, consumers=4)
+    return directory
+
+
+def test_bulk_validation_of_a_thousand_traces_finds_the_seeded_bad_one(
+    spark, tmp_path, monkeypatch, capsys
+):
+    corpus = _corpus(tmp_path / "corpus", 1_000, monkeypatch)
+    (corpus / "corrupt.jsonl").write_text('{"format":"groupspec-trace","version":1}\n{"ts": 1,\n')
+    out, summary = tmp_path / "verdicts", tmp_path / "summary.json"
+    code = main(
+        ["validate", "--engine", "spark", str(corpus), "--out", str(out), "--json", str(summary)]
+    )
+    assert code == 1
+    document = json.loads(summary.read_text())
+    assert document["traces"] == 1_002
+    assert document["by_status"] == {"pass": 1_000, "diverged": 1, "bad-input": 1}
+    assert [d["trace"].rsplit("/", 1)[1] for d in document["diverged"]] == ["seeded-fault.jsonl"]
+    from pyspark.sql import SparkSession
+
+    verdicts = SparkSession(spark).read.parquet(str(out))
+    bad = verdicts.filter("status = 'bad-input'").collect()
+    assert len(bad) == 1 and "corrupt.jsonl:2" in bad[0]["error"]
+    assert "diverged: " in capsys.readouterr().out
+
+
+def test_bulk_validation_reads_a_parquet_dataset_of_trace_lines(spark, tmp_path, monkeypatch):
+    from pyspark.sql import SparkSession
+
+    corpus = _corpus(tmp_path / "corpus", 20, monkeypatch)
+    rows = [
+        (path.name, number, text)
+        for path in sorted(corpus.glob("*.jsonl"))
+        for number, text in enumerate(path.read_text().splitlines(), start=1)
+    ]
+    dataset = tmp_path / "traces.parquet"
+    SparkSession(spark).createDataFrame(rows, ["trace", "line", "text"]).write.parquet(str(dataset))
+    out = tmp_path / "verdicts"
+    assert main(["validate", "--engine", "spark", str(dataset), "--out", str(out)]) == 1
+    statuses = {
+        r["trace"]: r["status"] for r in SparkSession(spark).read.parquet(str(out)).collect()
+    }
+    assert len(statuses) == 21 and statuses.pop("seeded-fault.jsonl") == "diverged"
+    assert set(statuses.values()) == {"pass"}
