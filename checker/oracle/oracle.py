@@ -203,7 +203,12 @@ class Oracle:
         else:
             reason = "the specification sends no response to this request by this time"
             shown = ()
-        states = candidates[0][0].state if candidates else self.tracker.hypotheses[0].state
+        if candidates:
+            shown_hypothesis = candidates[0][0]
+        else:
+            # Nothing answers the request: show the coordinator with everything due done.
+            self.tracker.settle(now)
+            shown_hypothesis = self.tracker.hypotheses[0]
         group_ids = _group_ids(pending)
         self.divergence = Divergence(
             line,
@@ -215,11 +220,7 @@ class Oracle:
             reason,
             body,
             shown,
-            render_state(
-                states,
-                group_ids,
-                (candidates[0][0] if candidates else self.tracker.hypotheses[0]).binding,
-            ),
+            render_state(shown_hypothesis.state, group_ids, shown_hypothesis.binding),
         )
         return self.divergence
 

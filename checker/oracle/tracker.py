@@ -193,8 +193,15 @@ class Tracker:
             if any(deadline + slack < head.ts for deadline, _ in timers):
                 continue
             yield from self._take(hypothesis, connection, head)
+        # A request seen more than the reorder window before a timer's deadline took effect
+        # before the timer fired.
+        window = self.settings.reorder_window_ms
+        latest = min(
+            (q[0].ts + window for c, q in hypothesis.queues if q and c not in hypothesis.closed),
+            default=None,
+        )
         for deadline, event in timers:
-            if deadline <= now:
+            if deadline <= now and (latest is None or deadline <= latest):
                 yield from self._fire(hypothesis, deadline, event)
 
     def _take(self, hypothesis: Hypothesis, connection: str, head: Pending) -> Iterator[Hypothesis]:
