@@ -32,6 +32,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--advertised-host", help="host given to clients in Metadata (default: --host)"
     )
     parser.add_argument(
+        "--advertised-port",
+        type=int,
+        help=(
+            "port given to clients in Metadata and FindCoordinator (default: the bound port); "
+            "point it at a recording proxy in front (groupspec record) so every connection "
+            "goes through it"
+        ),
+    )
+    parser.add_argument(
         "--data-dir",
         type=Path,
         help="keep __consumer_offsets in DIR (without it, groups and offsets are in memory only)",
@@ -80,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             advertised_host=args.advertised_host,
+            advertised_port=args.advertised_port,
             data_dir=args.data_dir,
             topics=topics,
             fsync_interval_ms=args.fsync_interval_ms,
@@ -92,9 +102,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"groupspec serve: {error}", file=sys.stderr)
         return 2
-    if args.fsync_interval_ms < 0 or not 8 <= args.max_frame_bytes <= 2**31 - 1:
+    if (
+        args.fsync_interval_ms < 0
+        or not 8 <= args.max_frame_bytes <= 2**31 - 1
+        or (args.advertised_port is not None and not 1 <= args.advertised_port <= 65535)
+    ):
         print(
-            "groupspec serve: need --fsync-interval-ms ≥ 0, --max-frame-bytes in [8, 2^31)",
+            "groupspec serve: need --fsync-interval-ms ≥ 0, --max-frame-bytes in [8, 2^31), "
+            "--advertised-port in [1, 65535]",
             file=sys.stderr,
         )
         return 2

@@ -42,6 +42,9 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 9092
     advertised_host: str | None = None
+    # The port given to clients in Metadata and FindCoordinator (default: the bound port), so
+    # a recording proxy in front can be advertised and every client connection goes through it.
+    advertised_port: int | None = None
     data_dir: Path | None = None
     topics: dict[str, int] = field(default_factory=dict)
     fsync_interval_ms: int = 1000
@@ -85,7 +88,8 @@ class WireServer:
         self._server = await asyncio.start_server(self._serve_connection, config.host, config.port)
         self.port = self._server.sockets[0].getsockname()[1]
         advertised = config.advertised_host or config.host
-        self.apis = Apis(self._make_coordinator, self.topics, advertised, self.port)
+        advertised_port = config.advertised_port or self.port
+        self.apis = Apis(self._make_coordinator, self.topics, advertised, advertised_port)
         self._spawn(self._tick())
 
     def _make_coordinator(self, respond: Any) -> Coordinator:
