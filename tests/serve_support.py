@@ -8,6 +8,7 @@ import os
 import queue
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -240,3 +241,42 @@ def kcat_member(name: str, bootstrap: str, group: str, topic: str) -> Member:
         topic,
     ]
     return Member(name, argv, parse_kcat_line)
+
+
+class Raw:
+    """A bare client connection."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+
+    def send(self, message, version: int, correlation_id: int) -> None:
+        message.with_header(correlation_id=correlation_id, client_id="raw")
+        self.sock.sendall(bytes(message.encode(version=version, header=True, framed=True)))
+
+    def send_bytes(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def receive(self) -> bytes | None:
+        """One response frame without its length prefix, or None once the server closed."""
+        prefix = self._exactly(4)
+        if prefix is None:
+            return None
+        return self._exactly(struct.unpack(">i", prefix)[0])
+
+    def _exactly(self, size: int) -> bytes | None:
+        data = b""
+        while len(data) < size:
+            try:
+                chunk = self.sock.recv(size - len(data))
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    def closed_by_server(self) -> bool:
+        return self.receive() is None
+
+    def close(self) -> None:
+        self.sock.close()
