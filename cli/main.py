@@ -6,10 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from groupspec.cli import record_command, serve_command
+from groupspec.cli import record_command, serve_command, workload_command
 
 # Commands that start without importing the checker and z3 (servers and proxies start fast).
-LIGHT_COMMANDS = {"serve": serve_command, "record": record_command}
+LIGHT_COMMANDS = {
+    "serve": serve_command,
+    "record": record_command,
+    "workload": workload_command,
+}
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
