@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import logging
-import signal
 import sys
 from pathlib import Path
 
@@ -15,6 +12,7 @@ from groupspec.cli.record_options import (
     coordinator_settings,
     format_counts,
 )
+from groupspec.cli.service_runtime import configure_logging, until_stopped
 from groupspec.impl.wire.address import Address
 from groupspec.impl.wire.probe import NotABrokerError, probe_broker
 from groupspec.impl.wire.proxy import ProxyConfig, RecordingProxy
@@ -61,11 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run(args: argparse.Namespace) -> int:
     """Record until interrupted; exit 2 on bad arguments or an upstream that is not a broker."""
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(args.log_level)
     try:
         listen = Address.parse(args.listen, allow_port_zero=True)
         upstream = Address.parse(args.upstream)
@@ -111,13 +105,8 @@ async def _record(config: ProxyConfig, sink: TraceSink, out: Path) -> int:
         f"forwarding to {config.upstream}, trace {out}",
         flush=True,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        await until_stopped()
     finally:
         await proxy.close()
     return proxy.connections

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
-import signal
 import sys
 from pathlib import Path
 
+from groupspec.cli.service_runtime import configure_logging, until_stopped
 from groupspec.impl.config import CoordinatorConfig
 from groupspec.impl.wire import ServeConfig, WireServer, parse_topics
 
@@ -78,11 +77,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; exit 2 on bad arguments."""
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(args.log_level)
     try:
         topics = parse_topics(args.topics)
         config = ServeConfig(
@@ -127,12 +122,7 @@ async def _serve(config: ServeConfig) -> None:
     # The line tests and scripts wait for (with the real port when --port 0).
     LOGGER.info("listening on %s:%d", config.host, server.port)
     print(f"groupspec serve: listening on {config.host}:{server.port}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        await until_stopped()
     finally:
         await server.close()

@@ -11,11 +11,12 @@ import threading
 
 import pytest
 from kafka.protocol.consumer.group import HeartbeatRequest
-from serve_support import Raw, ServerThread, free_port, serve_config
+from serve_support import Raw, ServerThread, serve_config
 
 from groupspec.cli.main import main
 from groupspec.cli.record_options import coordinator_settings
 from groupspec.impl.wire.trace_format import CLOSE, REQUEST, RESPONSE, TraceReading, read_trace
+from groupspec.impl.workload.targets import free_port
 
 
 @pytest.fixture
@@ -71,19 +72,17 @@ def test_record_runs_until_sigterm_and_closes_open_connections_in_the_trace(serv
     assert reading.header.coordinator == {"group_initial_rebalance_delay_ms": 500}
 
 
+def record_from(port: int, out) -> int:
+    """`groupspec record` in process, forwarding to 127.0.0.1:`port` (returns at once when
+    the upstream is not a broker)."""
+    return main(
+        ["record", "--listen", "127.0.0.1:0", "--upstream", f"127.0.0.1:{port}", "--out", str(out)]
+    )
+
+
 def test_nothing_listening_upstream_is_a_clear_error(tmp_path, capsys):
     port = free_port()
-    code = main(
-        [
-            "record",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            f"127.0.0.1:{port}",
-            "--out",
-            str(tmp_path / "t"),
-        ]
-    )
+    code = record_from(port, tmp_path / "t")
     assert code == 2
     assert f"nothing listening at 127.0.0.1:{port}" in capsys.readouterr().err
     assert not (tmp_path / "t").exists()
@@ -101,17 +100,7 @@ def test_an_upstream_that_is_not_kafka_is_a_clear_error(tmp_path, capsys):
 
     thread = threading.Thread(target=answer_http, daemon=True)
     thread.start()
-    code = main(
-        [
-            "record",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            f"127.0.0.1:{port}",
-            "--out",
-            str(tmp_path / "t"),
-        ]
-    )
+    code = record_from(port, tmp_path / "t")
     thread.join(10)
     listener.close()
     assert code == 2

@@ -25,6 +25,7 @@ from .address import Address
 from .advertise import REWRITTEN_APIS, AddressRewriter
 from .frames import DEFAULT_MAX_FRAME_BYTES, Frame, FrameSplitter
 from .recording import ConnectionRecorder, TraceSink
+from .tasks import TaskSet
 
 LOGGER = logging.getLogger("groupspec.record")
 CHUNK_BYTES = 64 * 1024
@@ -53,7 +54,7 @@ class RecordingProxy:
         self.port = config.listen.port
         self.connections = 0
         self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
         self._rewriter: AddressRewriter | None = None
 
     async def start(self) -> None:
@@ -66,21 +67,10 @@ class RecordingProxy:
 
     async def close(self) -> None:
         """Stop listening and end every connection (each gets its close event)."""
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
-        if self._server is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2)
+        await self._tasks.shut_down(self._server)
 
     def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.ensure_future(self._connection(reader, writer))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._connection(reader, writer))
 
     async def _connection(
         self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter

@@ -34,10 +34,31 @@ def emit(**event: object) -> None:
     print(json.dumps(event), flush=True)
 
 
+def emit_batches(batches: dict[Any, list[Any]]) -> None:
+    """Report every record of a kafka-python or aiokafka poll ({partition: [records]})."""
+    for records in batches.values():
+        for record in records:
+            emit(ev="record", p=record.partition, o=record.offset, v=record.value.decode())
+
+
 def emit_committed(offsets: dict[int, int]) -> None:
     """Report committed offsets (partition -> next offset to read)."""
     if offsets:
         emit(ev="committed", offsets={str(p): o for p, o in sorted(offsets.items())})
+
+
+def python_client_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The consumer settings kafka-python and aiokafka share (same names in both)."""
+    return {
+        "bootstrap_servers": args.bootstrap,
+        "group_id": args.group,
+        "auto_offset_reset": "earliest",
+        "enable_auto_commit": False,
+        "session_timeout_ms": SESSION_TIMEOUT_MS,
+        "heartbeat_interval_ms": HEARTBEAT_MS,
+        "max_poll_interval_ms": MAX_POLL_INTERVAL_MS,
+        "metadata_max_age_ms": 2000,
+    }
 
 
 def run_kafka_python(args: argparse.Namespace, stop: threading.Event) -> None:
@@ -63,16 +84,9 @@ def run_kafka_python(args: argparse.Namespace, stop: threading.Event) -> None:
     if args.api_version:
         options["api_version"] = tuple(int(part) for part in args.api_version.split("."))
     consumer = KafkaConsumer(
-        bootstrap_servers=args.bootstrap,
-        group_id=args.group,
         client_id=args.instance_id or "serve-test",
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        session_timeout_ms=SESSION_TIMEOUT_MS,
-        heartbeat_interval_ms=HEARTBEAT_MS,
-        max_poll_interval_ms=MAX_POLL_INTERVAL_MS,
-        metadata_max_age_ms=2000,
         partition_assignment_strategy=[assignors[args.assignor]],
+        **python_client_options(args),
         **options,
     )
     consumer.subscribe([args.topic])
@@ -80,9 +94,7 @@ def run_kafka_python(args: argparse.Namespace, stop: threading.Event) -> None:
     while not stop.is_set():
         try:
             batches = consumer.poll(timeout_ms=200)
-            for records in batches.values():
-                for record in records:
-                    emit(ev="record", p=record.partition, o=record.offset, v=record.value.decode())
+            emit_batches(batches)
             if batches:
                 consumer.commit()
                 emit_committed({tp.partition: consumer.position(tp) for tp in batches})
@@ -157,16 +169,9 @@ def run_aiokafka(args: argparse.Namespace, stop: threading.Event) -> None:
 
     async def consume() -> None:
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=args.bootstrap,
-            group_id=args.group,
             group_instance_id=args.instance_id or None,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            session_timeout_ms=SESSION_TIMEOUT_MS,
-            heartbeat_interval_ms=HEARTBEAT_MS,
-            max_poll_interval_ms=MAX_POLL_INTERVAL_MS,
-            metadata_max_age_ms=2000,
             partition_assignment_strategy=(assignors[args.assignor],),
+            **python_client_options(args),
         )
         await consumer.start()
         # Subscribed after start(), which would otherwise wait for the first assignment and
@@ -176,10 +181,7 @@ def run_aiokafka(args: argparse.Namespace, stop: threading.Event) -> None:
         while not stop.is_set():
             try:
                 batches = await consumer.getmany(timeout_ms=200)
-                for records in batches.values():
-                    for record in records:
-                        value = record.value.decode()
-                        emit(ev="record", p=record.partition, o=record.offset, v=value)
+                emit_batches(batches)
                 if batches:
                     await consumer.commit()
                     emit_committed({tp.partition: await consumer.position(tp) for tp in batches})
