@@ -6,7 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from groupspec.cli import serve_command
+from groupspec.cli import record_command, serve_command, workload_command
+
+# Commands that start without importing the checker and z3 (servers and proxies start fast).
+LIGHT_COMMANDS = {
+    "serve": serve_command,
+    "record": record_command,
+    "workload": workload_command,
+}
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
@@ -47,23 +54,25 @@ def build_parser() -> argparse.ArgumentParser:
     vectors_command.register(commands)
     diagram_command.register(commands)
     reference_command.register(commands)
-    serve_command.register(commands)
+    for module in LIGHT_COMMANDS.values():
+        module.register(commands)
     validate_command.register(commands)
     return parser
 
 
-def _serve_only_parser() -> argparse.ArgumentParser:
-    """A parser with just `serve`: the server starts without importing the checker and z3."""
+def _light_parser(name: str) -> argparse.ArgumentParser:
+    """A parser with just the light command `name` (see LIGHT_COMMANDS)."""
     parser = argparse.ArgumentParser(prog="groupspec")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    serve_command.register(commands)
+    LIGHT_COMMANDS[name].register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `groupspec` with `argv`; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _serve_only_parser() if argv[:1] == ["serve"] else build_parser()
+    light = argv[0] if argv and argv[0] in LIGHT_COMMANDS else None
+    parser = _light_parser(light) if light is not None else build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_request:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
-import signal
 import sys
 from pathlib import Path
 
+from groupspec.cli.service_runtime import configure_logging, until_stopped
 from groupspec.impl.config import CoordinatorConfig
 from groupspec.impl.wire import ServeConfig, WireServer, parse_topics
 
@@ -30,6 +29,15 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
     parser.add_argument("--port", type=int, default=9092, help="port (default 9092; 0 = any free)")
     parser.add_argument(
         "--advertised-host", help="host given to clients in Metadata (default: --host)"
+    )
+    parser.add_argument(
+        "--advertised-port",
+        type=int,
+        help=(
+            "port given to clients in Metadata and FindCoordinator (default: the bound port); "
+            "point it at a recording proxy in front (groupspec record) so every connection "
+            "goes through it"
+        ),
     )
     parser.add_argument(
         "--data-dir",
@@ -69,17 +77,14 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; exit 2 on bad arguments."""
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(args.log_level)
     try:
         topics = parse_topics(args.topics)
         config = ServeConfig(
             host=args.host,
             port=args.port,
             advertised_host=args.advertised_host,
+            advertised_port=args.advertised_port,
             data_dir=args.data_dir,
             topics=topics,
             fsync_interval_ms=args.fsync_interval_ms,
@@ -92,9 +97,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"groupspec serve: {error}", file=sys.stderr)
         return 2
-    if args.fsync_interval_ms < 0 or not 8 <= args.max_frame_bytes <= 2**31 - 1:
+    if (
+        args.fsync_interval_ms < 0
+        or not 8 <= args.max_frame_bytes <= 2**31 - 1
+        or (args.advertised_port is not None and not 1 <= args.advertised_port <= 65535)
+    ):
         print(
-            "groupspec serve: need --fsync-interval-ms ≥ 0, --max-frame-bytes in [8, 2^31)",
+            "groupspec serve: need --fsync-interval-ms ≥ 0, --max-frame-bytes in [8, 2^31), "
+            "--advertised-port in [1, 65535]",
             file=sys.stderr,
         )
         return 2
@@ -112,12 +122,7 @@ async def _serve(config: ServeConfig) -> None:
     # The line tests and scripts wait for (with the real port when --port 0).
     LOGGER.info("listening on %s:%d", config.host, server.port)
     print(f"groupspec serve: listening on {config.host}:{server.port}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        await until_stopped()
     finally:
         await server.close()

@@ -97,3 +97,36 @@ def test_bench_serve_reports_its_figures(tmp_path, capsys):
 
 def test_bench_serve_rejects_bad_sizes(capsys):
     assert main(["bench", "serve", "--groups", "0"]) == 2
+
+
+def test_serve_advertises_the_port_it_is_told(tmp_path):
+    from kafka.protocol.metadata.find_coordinator import (
+        FindCoordinatorRequest,
+        FindCoordinatorResponse,
+    )
+    from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
+
+    process, port = start_serve("--advertised-port", "19093", "--topics", "t:1")
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            for correlation_id, (request, response_class, version) in enumerate(
+                [
+                    (MetadataRequest(topics=None), MetadataResponse, 1),
+                    (FindCoordinatorRequest(key="g", key_type=0), FindCoordinatorResponse, 1),
+                ]
+            ):
+                request.with_header(correlation_id=correlation_id, client_id="t")
+                sock.sendall(bytes(request.encode(version=version, header=True, framed=True)))
+                length = struct.unpack(">i", sock.recv(4))[0]
+                frame = b""
+                while len(frame) < length:
+                    frame += sock.recv(length - len(frame))
+                answer = response_class.decode(frame, version=version, header=True)
+                if response_class is MetadataResponse:
+                    assert [(b.host, b.port) for b in answer.brokers] == [("127.0.0.1", 19093)]
+                else:
+                    assert (answer.host, answer.port) == ("127.0.0.1", 19093)
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert main(["serve", "--advertised-port", "70000"]) == 2

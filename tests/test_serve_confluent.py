@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from serve_scenarios import run_group_scenario
-from serve_support import ServerThread, python_member, serve_config
+from serve_support import ServerThread, serve_config
+
+from groupspec.impl.workload.members import python_member
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import logging
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
-from serve_support import ServerThread, python_member, serve_config, wait_until
+from serve_support import ServerThread, serve_config
 
 from groupspec.impl.log import (
     GroupMetadataWrite,
@@ -22,6 +22,7 @@ from groupspec.impl.wire.offsets_file import (
     record_from_json,
     record_to_json,
 )
+from groupspec.impl.workload.members import python_member, wait_until
 
 RECORDS = [
     OffsetWrite("g", "t", 3, OffsetValue(42, -1, "meta", 1000, None)),

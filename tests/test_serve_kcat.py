@@ -6,7 +6,9 @@ import shutil
 
 import pytest
 from serve_scenarios import run_group_scenario
-from serve_support import ServerThread, kcat_member, parse_kcat_line, serve_config
+from serve_support import ServerThread, serve_config
+
+from groupspec.impl.workload.members import kcat_member, parse_kcat_line
 
 pytestmark = pytest.mark.skipif(
     shutil.which("kcat") is None, reason="kcat is not installed (make test installs it)"

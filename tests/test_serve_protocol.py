@@ -13,7 +13,7 @@ from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse, J
 from kafka.protocol.consumer.group import JoinGroupResponse as JoinGroupResponseMessage
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
-from serve_support import ServerThread, serve_config
+from serve_support import Raw, ServerThread, serve_config
 
 from groupspec.impl.wire import codec
 
@@ -36,45 +36,6 @@ def quiet_server(server, caplog):
     records = caplog.get_records("setup") + caplog.get_records("call")
     bad = [r for r in records if r.name == "groupspec.serve" and r.levelno >= logging.WARNING]
     assert not bad, [r.getMessage() for r in bad]
-
-
-class Raw:
-    """A bare client connection."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
-
-    def send(self, message, version: int, correlation_id: int) -> None:
-        message.with_header(correlation_id=correlation_id, client_id="raw")
-        self.sock.sendall(bytes(message.encode(version=version, header=True, framed=True)))
-
-    def send_bytes(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def receive(self) -> bytes | None:
-        """One response frame without its length prefix, or None once the server closed."""
-        prefix = self._exactly(4)
-        if prefix is None:
-            return None
-        return self._exactly(struct.unpack(">i", prefix)[0])
-
-    def _exactly(self, size: int) -> bytes | None:
-        data = b""
-        while len(data) < size:
-            try:
-                chunk = self.sock.recv(size - len(data))
-            except ConnectionResetError:
-                return None
-            if not chunk:
-                return None
-            data += chunk
-        return data
-
-    def closed_by_server(self) -> bool:
-        return self.receive() is None
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def api_versions(raw: Raw, version: int, correlation_id: int = 1):

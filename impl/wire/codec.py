@@ -109,6 +109,7 @@ MESSAGES: dict[int, tuple[Any, Any]] = {
 }
 
 _HEAD = struct.Struct(">hhi")
+_CORRELATION = struct.Struct(">i")
 
 
 class FrameError(Exception):
@@ -140,6 +141,14 @@ def peek_head(frame: bytes) -> RequestHead:
     return RequestHead(*_HEAD.unpack_from(frame, 0))
 
 
+def peek_correlation_id(frame: bytes) -> int:
+    """The correlation id at the start of a response `frame` (every response header's first
+    field)."""
+    if len(frame) < _CORRELATION.size:
+        raise FrameError(f"a {len(frame)}-byte frame is too short for a response header")
+    return int(_CORRELATION.unpack_from(frame, 0)[0])
+
+
 def is_supported(head: RequestHead) -> bool:
     """Whether this broker serves the request's api key at its version."""
     bounds = SUPPORTED_VERSIONS.get(head.api_key)
@@ -147,8 +156,11 @@ def is_supported(head: RequestHead) -> bool:
 
 
 def decode_request(frame: bytes, head: RequestHead) -> Decoded:
-    """Decode a supported request frame (without its length prefix)."""
-    request_class = MESSAGES[head.api_key][0]
+    """Decode a request frame (without its length prefix) of an api key in `MESSAGES`."""
+    messages = MESSAGES.get(head.api_key)
+    if messages is None:
+        raise FrameError(f"api {head.api_key}: no request codec")
+    request_class = messages[0]
     try:
         body = request_class.decode(frame, version=head.api_version, header=True)
     except Exception as error:  # the generated decoder raises many kinds on garbage
@@ -156,6 +168,21 @@ def decode_request(frame: bytes, head: RequestHead) -> Decoded:
             f"api {head.api_key} v{head.api_version}: undecodable body ({type(error).__name__}: {error})"
         ) from error
     return Decoded(head, body.header.client_id, body)
+
+
+def decode_response(api_key: int, version: int, frame: bytes) -> Any:
+    """Decode a response frame (without its length prefix) to the request's `api_key` and
+    `version`: the response's version is its request's, and so is its header's flexibility
+    (ApiVersions keeps header v0). The message's `.header.correlation_id` names the request."""
+    messages = MESSAGES.get(api_key)
+    if messages is None:
+        raise FrameError(f"api {api_key}: no response codec")
+    try:
+        return messages[1].decode(frame, version=version, header=True)
+    except Exception as error:  # the generated decoder raises many kinds on garbage
+        raise FrameError(
+            f"api {api_key} v{version} response: undecodable body ({type(error).__name__}: {error})"
+        ) from error
 
 
 def encode_response(

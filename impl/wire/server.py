@@ -29,6 +29,7 @@ from . import codec
 from .apis import Apis, Fields
 from .codec import FrameError, RequestHead
 from .offsets_file import DurablePolicy, OffsetsFile
+from .tasks import TaskSet
 from .topics import TopicStore
 
 LOGGER = logging.getLogger("groupspec.serve")
@@ -42,6 +43,9 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 9092
     advertised_host: str | None = None
+    # The port given to clients in Metadata and FindCoordinator (default: the bound port), so
+    # a recording proxy in front can be advertised and every client connection goes through it.
+    advertised_port: int | None = None
     data_dir: Path | None = None
     topics: dict[str, int] = field(default_factory=dict)
     fsync_interval_ms: int = 1000
@@ -73,7 +77,7 @@ class WireServer:
         self.offsets_file: OffsetsFile | None = None
         self.apis: Apis | None = None
         self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet()
         self._connections: set[asyncio.StreamWriter] = set()
         self._next_connection = 0
         self.port = config.port
@@ -85,7 +89,8 @@ class WireServer:
         self._server = await asyncio.start_server(self._serve_connection, config.host, config.port)
         self.port = self._server.sockets[0].getsockname()[1]
         advertised = config.advertised_host or config.host
-        self.apis = Apis(self._make_coordinator, self.topics, advertised, self.port)
+        advertised_port = config.advertised_port or self.port
+        self.apis = Apis(self._make_coordinator, self.topics, advertised, advertised_port)
         self._spawn(self._tick())
 
     def _make_coordinator(self, respond: Any) -> Coordinator:
@@ -125,26 +130,17 @@ class WireServer:
 
     async def close(self) -> None:
         """Stop listening, drop every connection, fsync the offsets file."""
-        if self._server is not None:
-            self._server.close()
-        for writer in list(self._connections):
-            writer.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
-        if self._server is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2)
+
+        def drop_connections() -> None:
+            for writer in list(self._connections):
+                writer.close()
+
+        await self._tasks.shut_down(self._server, drop_connections)
         if self.offsets_file is not None:
             self.offsets_file.close()
 
     def _spawn(self, coroutine: Awaitable[Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.spawn(coroutine)
 
     async def _tick(self) -> None:
         """Fire due coordinator timers and fsync the offsets file on schedule."""

@@ -1,0 +1,143 @@
+"""`groupspec workload`: one real kafka-python group run against `groupspec serve` through the
+recorder, and what its trace holds; bad targets."""
+
+from __future__ import annotations
+
+import base64
+from collections import defaultdict
+
+import pytest
+from kafka.protocol.consumer.metadata import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
+
+from groupspec.cli.main import main
+from groupspec.impl.wire.trace_format import CLOSE, REQUEST, RESPONSE, TraceReading, read_trace
+from groupspec.impl.workload.targets import free_port
+
+GROUP = TOPIC = "gs-dynamic-kafka-python"
+PARTITIONS = 6
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    trace_dir = tmp_path_factory.mktemp("traces")
+    code = main(
+        [
+            "workload",
+            "--client",
+            "kafka-python",
+            "--target",
+            "serve",
+            "--scenario",
+            "dynamic",
+            "--trace-dir",
+            str(trace_dir),
+        ]
+    )
+    assert code == 0
+    reading = TraceReading()
+    events = list(read_trace(trace_dir / "kafka-python-dynamic.jsonl", reading))
+    return reading, events
+
+
+def by_api(events, api, direction):
+    return [e for e in events if e.api == api and e.direction == direction]
+
+
+def test_the_trace_has_every_group_api_the_scenario_uses_each_answered(trace):
+    reading, events = trace
+    assert reading.header.source.startswith("groupspec serve at 127.0.0.1:")
+    assert reading.header.coordinator == {
+        "group_initial_rebalance_delay_ms": 500,
+        "group_min_session_timeout_ms": 6000,
+    }
+    requests = {(e.connection, e.correlation_id): e for e in events if e.direction == REQUEST}
+    answered = {(e.connection, e.correlation_id) for e in events if e.direction == RESPONSE}
+    assert answered <= set(requests)
+    for api in ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit",
+                "OffsetFetch", "LeaveGroup", "DescribeGroups", "ListGroups"):  # fmt: skip
+        assert by_api(events, api, REQUEST) and by_api(events, api, RESPONSE), api
+    # Every connection that carried group traffic ends with its close event.
+    last = {}
+    for event in events:
+        last[event.connection] = event.direction
+    assert set(last.values()) == {CLOSE}
+
+
+def test_join_and_sync_bodies_carry_the_consumer_protocol(trace):
+    _, events = trace
+    for join in by_api(events, "JoinGroup", REQUEST):
+        assert join.body["group_id"] == GROUP
+        assert join.body["session_timeout_ms"] == 6000
+        protocol = join.body["protocols"][0]
+        assert protocol["name"] == "range"
+        subscription = ConsumerProtocolSubscription.decode(base64.b64decode(protocol["metadata"]))
+        assert subscription.topics == [TOPIC]
+    # Each leader's SyncGroup hands out every partition exactly once.
+    for sync in by_api(events, "SyncGroup", REQUEST):
+        if not sync.body["assignments"]:
+            continue
+        owned = []
+        for given in sync.body["assignments"]:
+            assignment = ConsumerProtocolAssignment.decode(base64.b64decode(given["assignment"]))
+            owned += [p for tp in assignment.assigned_partitions for p in tp.partitions]
+        assert sorted(owned) == list(range(PARTITIONS))
+    # Members learn their partitions from SyncGroup responses.
+    answered = [e for e in by_api(events, "SyncGroup", RESPONSE) if e.body["error_code"] == 0]
+    assert answered
+    for sync in answered:
+        ConsumerProtocolAssignment.decode(base64.b64decode(sync.body["assignment"]))
+
+
+def test_the_membership_changes_show_in_the_trace(trace):
+    _, events = trace
+    joined = defaultdict(set)
+    for response in by_api(events, "JoinGroup", RESPONSE):
+        if response.body["error_code"] == 0:
+            joined[response.body["generation_id"]].add(response.body["member_id"])
+    sizes = [len(joined[generation]) for generation in sorted(joined)]
+    # Three join, a fourth joins, one leaves, one is killed and expires: 3, 4, 3, 2 members
+    # (kafka-python may add a rebalance of the same size, e.g. after a metadata change).
+    distinct = [size for i, size in enumerate(sizes) if i == 0 or size != sizes[i - 1]]
+    assert distinct == [3, 4, 3, 2], sizes
+    leaves = by_api(events, "LeaveGroup", REQUEST)
+    assert leaves and all(e.body["group_id"] == GROUP for e in leaves)
+    commits = by_api(events, "OffsetCommit", REQUEST)
+    offsets = {
+        p["partition_index"]: p["committed_offset"]
+        for commit in commits
+        for topic in commit.body["topics"]
+        for p in topic["partitions"]
+    }
+    assert set(offsets) == set(range(PARTITIONS))
+    (described,) = by_api(events, "DescribeGroups", RESPONSE)
+    assert described.body["groups"][0]["group_state"] == "Stable"
+    assert len(described.body["groups"][0]["members"]) == 2
+
+
+def test_a_target_with_nothing_listening_exits_2(tmp_path, capsys):
+    port = free_port()
+    code = main(["workload", "--target", f"127.0.0.1:{port}", "--trace-dir", str(tmp_path)])
+    assert code == 2
+    assert f"nothing listening at 127.0.0.1:{port}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_target_exits_2(tmp_path, capsys):
+    assert main(["workload", "--target", "kafka", "--trace-dir", str(tmp_path)]) == 2
+    assert "serve, mock or HOST:PORT" in capsys.readouterr().err
+
+
+def test_the_workload_package_imports_no_spec_model_or_checker():
+    import ast
+    from pathlib import Path
+
+    import groupspec.impl.workload as workload
+
+    for path in sorted(Path(workload.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                parts = node.module.split(".")
+                assert not {"spec", "models", "checker"} & set(parts), (path.name, node.module)
