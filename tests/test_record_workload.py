@@ -12,6 +12,7 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 
+from groupspec.checker.oracle.validate import PASS, validate_trace
 from groupspec.cli.main import main
 from groupspec.impl.wire.trace_format import CLOSE, REQUEST, RESPONSE, TraceReading, read_trace
 from groupspec.impl.workload.targets import free_port
@@ -39,7 +40,13 @@ def trace(tmp_path_factory):
     assert code == 0
     reading = TraceReading()
     events = list(read_trace(trace_dir / "kafka-python-dynamic.jsonl", reading))
-    return reading, events
+    return reading, events, trace_dir / "kafka-python-dynamic.jsonl"
+
+
+def test_the_trace_validates_against_the_specification(trace):
+    verdict = validate_trace(trace[2])
+    assert verdict.status == PASS, verdict.to_json()
+    assert verdict.counts.responses_checked > 100
 
 
 def by_api(events, api, direction):
@@ -47,7 +54,7 @@ def by_api(events, api, direction):
 
 
 def test_the_trace_has_every_group_api_the_scenario_uses_each_answered(trace):
-    reading, events = trace
+    reading, events, _ = trace
     assert reading.header.source.startswith("groupspec serve at 127.0.0.1:")
     assert reading.header.coordinator == {
         "group_initial_rebalance_delay_ms": 500,
@@ -67,7 +74,7 @@ def test_the_trace_has_every_group_api_the_scenario_uses_each_answered(trace):
 
 
 def test_join_and_sync_bodies_carry_the_consumer_protocol(trace):
-    _, events = trace
+    _, events, _ = trace
     for join in by_api(events, "JoinGroup", REQUEST):
         assert join.body["group_id"] == GROUP
         assert join.body["session_timeout_ms"] == 6000
@@ -92,7 +99,7 @@ def test_join_and_sync_bodies_carry_the_consumer_protocol(trace):
 
 
 def test_the_membership_changes_show_in_the_trace(trace):
-    _, events = trace
+    _, events, _ = trace
     joined = defaultdict(set)
     for response in by_api(events, "JoinGroup", RESPONSE):
         if response.body["error_code"] == 0:
