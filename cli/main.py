@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         check_command,
         diagram_command,
         partition_command,
+        probe_command,
         reference_command,
         replay_command,
         simulate_command,
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in LIGHT_COMMANDS.values():
         module.register(commands)
     validate_command.register(commands)
+    probe_command.register(commands)
     return parser
 
 

@@ -1,0 +1,67 @@
+"""`groupspec probe`: scripted group exchanges that each isolate one protocol rule, recorded as
+traces (and judged with `--validate`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from groupspec.impl.wire.probe import NotABrokerError
+from groupspec.impl.workload.probes import PROBES, run_probes
+from groupspec.impl.workload.targets import make_target
+
+EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
+
+
+def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `probe` subcommand."""
+    parser = commands.add_parser(
+        "probe",
+        help="scripted exchanges isolating one protocol rule each, recorded as traces",
+        description=(
+            "Run short scripted group exchanges against a broker through the recording proxy, one "
+            "trace per probe. Each isolates one rule (see groupspec.impl.workload.probes), so a "
+            "coordinator that departs from Kafka on one rule still has the others judged. With "
+            "--validate, each trace is judged at once; exit 1 if one diverged."
+        ),
+    )
+    parser.add_argument("--target", default="serve", help="serve (default), mock, or HOST:PORT")
+    parser.add_argument("--trace-dir", type=Path, required=True, metavar="DIR")
+    parser.add_argument(
+        "--probe", action="append", choices=sorted(PROBES), help="a probe to run (default: all)"
+    )
+    parser.add_argument("--validate", action="store_true", help="validate each trace")
+    parser.set_defaults(run=run_probe)
+
+
+def run_probe(args: argparse.Namespace) -> int:
+    """Run the probes; with --validate print each verdict."""
+    try:
+        make_target(args.target)
+    except ValueError as error:
+        print(f"groupspec probe: --target {args.target}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        results = run_probes(make_target(args.target), args.trace_dir, args.probe)
+    except NotABrokerError as error:
+        print(f"groupspec probe: target: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    code = EXIT_OK
+    for result in results:
+        note = f" (stopped: {result.error})" if result.error else ""
+        print(f"probe {result.name}: trace {result.trace}{note}")
+        if args.validate:
+            from groupspec.checker.oracle.validate import DIVERGED, validate_trace
+
+            verdict = validate_trace(result.trace)
+            print(f"  {verdict.status}")
+            if verdict.divergence is not None:
+                divergence = verdict.divergence
+                print(f"  line {divergence.line}: {divergence.api}: {divergence.reason}")
+                print(f"  observed: {divergence.observed}")
+                for allowed in divergence.allowed:
+                    print(f"  allowed:  {allowed}")
+            if verdict.status == DIVERGED:
+                code = EXIT_DIVERGED
+    return code
