@@ -30,7 +30,7 @@ def register_bench_oracle(benches: argparse._SubParsersAction) -> None:  # type:
         ),
     )
     parser.add_argument(
-        "--events", type=int, default=200_000, help="events per trace (default 200000)"
+        "--events", type=int, default=100_000, help="events per trace (default 100000)"
     )
     parser.add_argument(
         "--consumers", type=int, default=5, help="consumers in the group (default 5)"
