@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_impl_conformance import MUTATIONS
 
 from groupspec.checker.oracle.impl_traces import write_impl_trace
 from groupspec.checker.oracle.kafka_shape import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, b64
@@ -18,12 +19,6 @@ from groupspec.checker.oracle.oracle import Oracle
 from groupspec.checker.oracle.tracker import OracleSettings
 from groupspec.checker.oracle.validate import DIVERGED, PASS, validate_trace
 from groupspec.cli.main import main
-from groupspec.impl import coordinator as impl_coordinator
-from groupspec.impl import join as impl_join
-from groupspec.impl import leave as impl_leave
-from groupspec.impl import offsets as impl_offsets
-from groupspec.impl.errors import ErrorCode as ImplErrorCode
-from groupspec.impl.runtime import Runtime
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0
 
@@ -52,42 +47,8 @@ def test_traces_of_the_impl_pass(tmp_path_factory, seed, consumers):
 # -- seeded faults: the oracle sees them in the traffic alone ----------------------------------
 
 
-def _skip_generation_check(original):
-    def validate(group, request):
-        error = original(group, request)
-        return None if error is ImplErrorCode.ILLEGAL_GENERATION else error
-
-    return validate
-
-
-def _keep_old_static_id(original):
-    def swap(group, old, new_member_id):
-        successor = original(group, old, new_member_id)
-        group.members[old.member_id] = old
-        return successor
-
-    return swap
-
-
-FAULTS = {
-    "commit skips the generation check": (
-        impl_offsets,
-        "validate_offset_commit",
-        _skip_generation_check(impl_offsets.validate_offset_commit),
-    ),
-    "static replacement keeps the old member id": (
-        impl_join,
-        "swap_static_member",
-        _keep_old_static_id(impl_join.swap_static_member),
-    ),
-    "the sync timer is never armed": (Runtime, "arm_sync_timer", lambda self, group, delay: None),
-    "leaving does not rebalance": (impl_leave, "prepare_rebalance", lambda rt, group: None),
-    "the timer heap drops a heartbeat-extended session": (
-        impl_coordinator,
-        "requeue_heartbeat",
-        lambda rt, group, member, deadline: None,
-    ),
-}
+# The five faults the differential conformance test seeds (tests/test_impl_conformance.py).
+FAULTS = MUTATIONS
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))

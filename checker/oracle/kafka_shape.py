@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from groupspec.impl.wire import group_fields
 from groupspec.impl.wire.trace_format import API_KEYS
 from groupspec.spec import requests as rq
 from groupspec.spec import responses as rs
@@ -400,9 +401,12 @@ def request_body(request: rq.Request) -> tuple[int, Body]:
 # -- the specification's responses -> Kafka's shape ----------------------------------------
 
 
-def response_body(bodies: tuple[rs.ResponseBody, ...], version: int) -> Body:
-    """The Kafka-shaped response at `version` to a request the specification answered with
-    `bodies` (one, or one per key or group of a batched request)."""
+def response_body(
+    bodies: tuple[rs.ResponseBody, ...], version: int, requests: tuple[rq.Request, ...] = ()
+) -> Body:
+    """The Kafka-shaped response at `version` to `requests` (the specification's form of one
+    trace request), which the specification answered with `bodies` (one, or one per key or
+    group of a batched request); bytes in base64."""
     first = bodies[0]
     if isinstance(first, rs.FindCoordinatorResponse):
         found = [b for b in bodies if isinstance(b, rs.FindCoordinatorResponse)]
@@ -415,118 +419,32 @@ def response_body(bodies: tuple[rs.ResponseBody, ...], version: int) -> Body:
             }
         return {"error_code": int(first.error_code), "node_id": first.node_id}
     if isinstance(first, rs.JoinGroupResponse):
-        return {
-            "error_code": int(first.error_code),
-            "generation_id": first.generation_id,
-            "protocol_type": first.protocol_type,
-            "protocol_name": first.protocol_name if version >= 7 else first.protocol_name or "",
-            "leader": first.leader,
-            "skip_assignment": first.skip_assignment,
-            "member_id": first.member_id,
-            "members": [
-                {
-                    "member_id": m.member_id,
-                    "group_instance_id": m.group_instance_id,
-                    "metadata": b64(m.metadata),
-                }
-                for m in first.members
-            ],
-        }
+        return group_fields.join_fields(first, version, b64)
     if isinstance(first, rs.SyncGroupResponse):
-        return {
-            "error_code": int(first.error_code),
-            "protocol_type": first.protocol_type,
-            "protocol_name": first.protocol_name,
-            "assignment": b64(first.assignment),
-        }
+        return group_fields.sync_fields(first, b64)
     if isinstance(first, rs.HeartbeatResponse):
-        return {"error_code": int(first.error_code)}
+        return {"throttle_time_ms": 0, "error_code": int(first.error_code)}
     if isinstance(first, rs.LeaveGroupResponse):
-        return {
-            "error_code": int(first.error_code),
-            "members": [
-                {
-                    "member_id": m.member_id,
-                    "group_instance_id": m.group_instance_id,
-                    "error_code": int(m.error_code),
-                }
-                for m in first.members
-            ],
-        }
+        return group_fields.leave_fields(first)
     if isinstance(first, rs.OffsetCommitResponse):
-        topics: dict[str, list[Body]] = {}
-        for p in first.partitions:
-            topics.setdefault(p.topic, []).append(
-                {"partition_index": p.partition, "error_code": int(p.error_code)}
-            )
-        return {"topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}
+        return group_fields.commit_fields(first)
     if isinstance(first, rs.OffsetFetchResponse):
-        groups = [_fetch_group(b, version) for b in bodies if isinstance(b, rs.OffsetFetchResponse)]
-        if version >= 8:
-            return {"groups": groups}
-        return groups[0]
-    if isinstance(first, rs.DescribeGroupsResponse):
-        return {
-            "groups": [
-                {
-                    "error_code": int(g.error_code),
-                    "group_id": g.group_id,
-                    "group_state": g.group_state,
-                    "protocol_type": g.protocol_type,
-                    "protocol_data": g.protocol_data,
-                    "members": [
-                        {
-                            "member_id": m.member_id,
-                            "group_instance_id": m.group_instance_id,
-                            "client_id": m.client_id,
-                            "client_host": m.client_host,
-                            "member_metadata": b64(m.member_metadata),
-                            "member_assignment": b64(m.member_assignment),
-                        }
-                        for m in g.members
-                    ],
-                }
-                for g in first.groups
-            ]
-        }
-    if isinstance(first, rs.ListGroupsResponse):
-        return {
-            "error_code": int(first.error_code),
-            "groups": [
-                {
-                    "group_id": g.group_id,
-                    "protocol_type": g.protocol_type,
-                    "group_state": g.group_state,
-                }
-                for g in first.groups
-            ],
-        }
-    assert isinstance(first, rs.DeleteGroupsResponse)
-    return {
-        "results": [
-            {"group_id": r.group_id, "error_code": int(r.error_code)} for r in first.results
+        groups = [
+            group_fields.fetch_fields(b, version)
+            for b in bodies
+            if isinstance(b, rs.OffsetFetchResponse)
         ]
-    }
-
-
-def _fetch_group(body: rs.OffsetFetchResponse, version: int) -> Body:
-    topics: dict[str, list[Body]] = {}
-    error = int(body.error_code)
-    for p in body.partitions:
-        topics.setdefault(p.topic, []).append(
-            {
-                "partition_index": p.partition,
-                "committed_offset": p.committed_offset,
-                "committed_leader_epoch": p.committed_leader_epoch,
-                "metadata": p.metadata,
-                # v0–v1 have no top-level error: Kafka puts it on every partition.
-                "error_code": error if version < 2 and error else int(p.error_code),
-            }
-        )
-    return {
-        "error_code": error,
-        "topics": [{"name": t, "partitions": ps} for t, ps in topics.items()],
-    }
+        if version < 8:
+            return groups[0]
+        # v8+ batches groups: each answer names its group, in the order they were asked.
+        names = [getattr(r, "group_id", "") for r in requests]
+        return {"groups": [{"group_id": n, **g} for n, g in zip(names, groups, strict=False)]}
+    if isinstance(first, rs.DescribeGroupsResponse):
+        return group_fields.describe_fields(first, b64)
+    if isinstance(first, rs.ListGroupsResponse):
+        return group_fields.list_fields(first)
+    assert isinstance(first, rs.DeleteGroupsResponse)
+    return group_fields.delete_fields(first)
 
 
 # -- what is compared ----------------------------------------------------------------------

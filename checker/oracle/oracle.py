@@ -182,7 +182,9 @@ class Oracle:
         survivors = []
         allowed: dict[Any, tuple[Binding, tuple[ResponseBody, ...]]] = {}
         for hypothesis, bodies in candidates:
-            expected = comparable(api_key, version, response_body(bodies, version))
+            expected = comparable(
+                api_key, version, response_body(bodies, version, pending.requests)
+            )
             extended = list(hypothesis.binding.unify(expected, observed))
             if not extended:
                 allowed.setdefault(expected, (hypothesis.binding, bodies))
@@ -197,7 +199,7 @@ class Oracle:
         if candidates:
             reason = "the response is not one the specification allows here"
             shown = tuple(
-                render_response(response_body(bodies, version), binding)
+                render_response(response_body(bodies, version, pending.requests), binding)
                 for binding, bodies in allowed.values()
             )
         else:

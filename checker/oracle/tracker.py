@@ -34,7 +34,6 @@ from groupspec.spec.state import CoordinatorState
 
 from ..conformance import translate_request
 from .binding import Binding
-from .kafka_shape import comparable, response_body
 
 Ref = tuple[str, int]
 
@@ -265,11 +264,6 @@ class Tracker:
             bodies = body if isinstance(body, tuple) else (body,)
             outbox.append((ref, bodies))
         return Hypothesis(state, queues, tuple(outbox), hypothesis.binding, hypothesis.closed)
-
-
-def expected_shape(api_key: int, version: int, bodies: tuple[ResponseBody, ...]) -> Any:
-    """What the specification's response looks like to `comparable`."""
-    return comparable(api_key, version, response_body(bodies, version))
 
 
 def _unique(hypotheses: Iterable[Hypothesis]) -> list[Hypothesis]:

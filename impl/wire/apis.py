@@ -15,10 +15,9 @@ from itertools import count
 from typing import Any
 
 from .. import requests as rq
-from .. import responses as rs
 from ..coordinator import Coordinator
 from ..errors import ErrorCode
-from . import codec
+from . import codec, group_fields
 from .codec import Decoded
 from .topics import InvalidBatchError, TopicStore, split_batches
 
@@ -250,7 +249,7 @@ class Apis:
             reason=body.reason if version >= 8 else None,
             api_version=version,
         )
-        return _then(self.call(join), lambda response: _join_fields(response, version))
+        return _then(self.call(join), lambda response: group_fields.join_fields(response, version))
 
     def sync_group(self, request: Decoded, client_host: str) -> Reply:
         """SyncGroup through the coordinator (followers wait for the leader's assignment)."""
@@ -268,7 +267,7 @@ class Apis:
             ),
             api_version=version,
         )
-        return _then(self.call(sync), _sync_fields)
+        return _then(self.call(sync), group_fields.sync_fields)
 
     def heartbeat(self, request: Decoded, client_host: str) -> Reply:
         """Heartbeat through the coordinator."""
@@ -300,18 +299,7 @@ class Apis:
         response = _now(
             self.call(rq.LeaveGroupRequest(body.group_id, members, api_version=version))
         )
-        return {
-            "throttle_time_ms": 0,
-            "error_code": int(response.error_code),
-            "members": [
-                {
-                    "member_id": m.member_id,
-                    "group_instance_id": m.group_instance_id,
-                    "error_code": int(m.error_code),
-                }
-                for m in response.members
-            ],
-        }
+        return group_fields.leave_fields(response)
 
     def offset_commit(self, request: Decoded, client_host: str) -> Reply:
         """OffsetCommit through the coordinator."""
@@ -337,16 +325,7 @@ class Apis:
             retention_time_ms=body.retention_time_ms if 2 <= version <= 4 else -1,
             api_version=version,
         )
-        response = _now(self.call(commit))
-        by_topic: dict[str, list[Fields]] = {}
-        for p in response.partitions:
-            by_topic.setdefault(p.topic, []).append(
-                {"partition_index": p.partition, "error_code": int(p.error_code)}
-            )
-        return {
-            "throttle_time_ms": 0,
-            "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
-        }
+        return group_fields.commit_fields(_now(self.call(commit)))
 
     def offset_fetch(self, request: Decoded, client_host: str) -> Reply:
         """OffsetFetch (one group, v1–v7) through the coordinator."""
@@ -367,29 +346,7 @@ class Apis:
             require_stable=bool(body.require_stable) if version >= 7 else False,
             api_version=version,
         )
-        response = _now(self.call(fetch))
-        by_topic: dict[str, list[Fields]] = {}
-        for p in response.partitions:
-            by_topic.setdefault(p.topic, []).append(
-                {
-                    "partition_index": p.partition,
-                    "committed_offset": p.committed_offset,
-                    "committed_leader_epoch": p.committed_leader_epoch,
-                    "metadata": p.metadata,
-                    "error_code": int(p.error_code),
-                }
-            )
-        error = int(response.error_code)
-        if version < 2 and error != 0:
-            # v0–v1 have no top-level error: Kafka puts it on every partition.
-            for parts in by_topic.values():
-                for part in parts:
-                    part["error_code"] = error
-        return {
-            "throttle_time_ms": 0,
-            "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
-            "error_code": error,
-        }
+        return group_fields.fetch_fields(_now(self.call(fetch)), version)
 
     def describe_groups(self, request: Decoded, client_host: str) -> Reply:
         """DescribeGroups through the coordinator."""
@@ -397,30 +354,7 @@ class Apis:
         response = _now(
             self.call(rq.DescribeGroupsRequest(tuple(request.body.groups), api_version=version))
         )
-        return {
-            "throttle_time_ms": 0,
-            "groups": [
-                {
-                    "error_code": int(g.error_code),
-                    "group_id": g.group_id,
-                    "group_state": g.group_state,
-                    "protocol_type": g.protocol_type,
-                    "protocol_data": g.protocol_data,
-                    "members": [
-                        {
-                            "member_id": m.member_id,
-                            "group_instance_id": m.group_instance_id,
-                            "client_id": m.client_id,
-                            "client_host": m.client_host,
-                            "member_metadata": m.member_metadata,
-                            "member_assignment": m.member_assignment,
-                        }
-                        for m in g.members
-                    ],
-                }
-                for g in response.groups
-            ],
-        }
+        return group_fields.describe_fields(response)
 
     def list_groups(self, request: Decoded, client_host: str) -> Reply:
         """ListGroups through the coordinator."""
@@ -428,19 +362,7 @@ class Apis:
         version = request.head.api_version
         states = tuple(body.states_filter) if version >= 4 else ()
         response = _now(self.call(rq.ListGroupsRequest(states, api_version=version)))
-        return {
-            "throttle_time_ms": 0,
-            "error_code": int(response.error_code),
-            "groups": [
-                {
-                    "group_id": g.group_id,
-                    "protocol_type": g.protocol_type,
-                    "group_state": g.group_state,
-                    "group_type": g.group_type,
-                }
-                for g in response.groups
-            ],
-        }
+        return group_fields.list_fields(response)
 
     def delete_groups(self, request: Decoded, client_host: str) -> Reply:
         """DeleteGroups through the coordinator."""
@@ -448,12 +370,7 @@ class Apis:
         response = _now(
             self.call(rq.DeleteGroupsRequest(tuple(request.body.groups_names), api_version=version))
         )
-        return {
-            "throttle_time_ms": 0,
-            "results": [
-                {"group_id": r.group_id, "error_code": int(r.error_code)} for r in response.results
-            ],
-        }
+        return group_fields.delete_fields(response)
 
     # -- records ------------------------------------------------------------------------------
 
@@ -590,35 +507,3 @@ def _now(future: asyncio.Future[Any]) -> Any:
 
 async def _then(future: asyncio.Future[Any], convert: Callable[[Any], Fields]) -> Fields:
     return convert(await future)
-
-
-def _join_fields(response: rs.JoinGroupResponse, version: int) -> Fields:
-    return {
-        "throttle_time_ms": 0,
-        "error_code": int(response.error_code),
-        "generation_id": response.generation_id,
-        "protocol_type": response.protocol_type,
-        # Before v7 the protocol name is not nullable.
-        "protocol_name": response.protocol_name if version >= 7 else response.protocol_name or "",
-        "leader": response.leader,
-        "skip_assignment": response.skip_assignment,
-        "member_id": response.member_id,
-        "members": [
-            {
-                "member_id": m.member_id,
-                "group_instance_id": m.group_instance_id,
-                "metadata": m.metadata,
-            }
-            for m in response.members
-        ],
-    }
-
-
-def _sync_fields(response: rs.SyncGroupResponse) -> Fields:
-    return {
-        "throttle_time_ms": 0,
-        "error_code": int(response.error_code),
-        "protocol_type": response.protocol_type,
-        "protocol_name": response.protocol_name,
-        "assignment": response.assignment,
-    }
