@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .kafka_shape import Bag, MemberId
+from .comparison import Bag, MemberId
 
 _UNBOUND = "\x00"
 

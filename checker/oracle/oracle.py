@@ -19,7 +19,8 @@ from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.responses import ResponseBody
 
 from .binding import Binding
-from .kafka_shape import BodyError, UnmodelledRequest, comparable, response_body, spec_requests
+from .comparison import comparable
+from .kafka_shape import BodyError, UnmodelledRequest, response_body, spec_requests
 from .render import render_response, render_state
 from .tracker import Hypothesis, OracleSettings, Pending, Ref, Tracker
 
