@@ -23,21 +23,22 @@ from .tracker import OracleSettings
 from .validate import TraceInputError, validate_lines, validate_trace
 
 BAD_INPUT = "bad-input"
-VERDICT_COLUMNS = (
-    "trace",
-    "status",
-    "events",
-    "responses_checked",
-    "skipped_requests",
-    "max_hypotheses",
-    "cut_at_line",
-    "divergence_line",
-    "divergence_api",
-    "reason",
-    "observed",
-    "allowed",
-    "error",
-    "elapsed_s",
+# The verdict table's columns and their Spark types, in `verdict_row` order.
+VERDICT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("trace", "string"),
+    ("status", "string"),
+    ("events", "long"),
+    ("responses_checked", "long"),
+    ("skipped_requests", "long"),
+    ("max_hypotheses", "long"),
+    ("cut_at_line", "long"),
+    ("divergence_line", "long"),
+    ("divergence_api", "string"),
+    ("reason", "string"),
+    ("observed", "string"),
+    ("allowed", "string"),
+    ("error", "string"),
+    ("elapsed_s", "double"),
 )
 
 
@@ -171,26 +172,11 @@ def spark_validate(
         rows = context.parallelize(files, slices).map(
             lambda path: validate_file_row(path, overrides, settings)
         )
-    numbers = {
-        "events",
-        "responses_checked",
-        "skipped_requests",
-        "max_hypotheses",
-        "cut_at_line",
-        "divergence_line",
-    }
+    types = {"string": StringType(), "long": LongType(), "double": DoubleType()}
     schema = StructType(
         [
-            StructField(
-                name,
-                LongType()
-                if name in numbers
-                else DoubleType()
-                if name == "elapsed_s"
-                else StringType(),
-                nullable=name not in ("trace", "status"),
-            )
-            for name in VERDICT_COLUMNS
+            StructField(name, types[kind], nullable=name not in ("trace", "status"))
+            for name, kind in VERDICT_COLUMNS
         ]
     )
     frame = session.createDataFrame(rows, schema)
