@@ -332,6 +332,8 @@ class _Pool(Generic[S]):
             process.start()
         # Fingerprints of states this process sent with their state, in its own chunks.
         self.shipped: set[int] = set()
+        # The fingerprints of the states of each chunk a worker is expanding, by chunk index.
+        self.parents: dict[int, tuple[int, ...]] = {}
 
     def expand_level(
         self, frontier: Sequence[tuple[int, object]], settled: Container[int]
@@ -377,7 +379,11 @@ class _Pool(Generic[S]):
 
     def _send(self, worker: int, index: int, chunk: Sequence[tuple[int, object]]) -> None:
         channel = self.channels[worker]
-        fingerprints = array("Q", [fp for fp, _ in chunk]).tobytes()
+        # The result names its states by these very objects (not copies from the worker), so
+        # the seen set shares them with its keys as in one process.
+        parents = tuple([fp for fp, _ in chunk])
+        self.parents[index] = parents
+        fingerprints = array("Q", parents).tobytes()
         data = channel.encode([channel.envelope(state) for _, state in chunk])
         self.tasks[worker].put(("chunk", index, fingerprints, data))
 
@@ -399,7 +405,7 @@ class _Pool(Generic[S]):
             if isinstance(payload, BaseException):
                 raise payload
             # Decode in arrival order: a message may use parts introduced by the one before.
-            arrived[index] = _unpack(payload, self.channels[worker])
+            arrived[index] = _unpack(payload, self.channels[worker], self.parents.pop(index))
             waiting[worker] -= 1
             block = False
 
@@ -453,7 +459,6 @@ def _pack(batch: BatchResult[S], channel: Channel) -> tuple[object, ...]:
     positions = [i for i, state in enumerate(batch.states) if state is not None]
     states = channel.encode([channel.envelope(batch.states[i]) for i in positions])
     return (
-        array("Q", batch.parents).tobytes(),
         array("Q", batch.offsets).tobytes(),
         array("Q", batch.targets).tobytes(),
         array("Q", positions).tobytes(),
@@ -467,16 +472,15 @@ def _pack(batch: BatchResult[S], channel: Channel) -> tuple[object, ...]:
     )
 
 
-def _unpack(payload: tuple[Any, ...], channel: Channel) -> BatchResult[S]:
-    parents, offsets, targets, positions, data, problems, deadlocked, actions, rules = payload[:9]
-    kinds, marks = payload[9:]
+def _unpack(payload: tuple[Any, ...], channel: Channel, parents: tuple[int, ...]) -> BatchResult[S]:
+    offsets, targets, positions, data, problems, deadlocked, actions, rules, kinds, marks = payload
     target_fps = _fingerprints(targets)
     states: list[object] = [None] * len(target_fps)
     envelopes = channel.decode(data)
     for position, envelope in zip(_fingerprints(positions), envelopes, strict=True):
         states[position] = channel.open(envelope)
     return BatchResult(
-        tuple(_fingerprints(parents)),
+        parents,
         tuple(_fingerprints(offsets)),
         tuple(target_fps),
         tuple(states),
