@@ -32,13 +32,14 @@ S = TypeVar("S")
 # A level is merged in batches of this many states, and limits and first violations stop the
 # search only between batches; every worker count uses the same batches, so it stops alike.
 BATCH_SIZE = 256
-# With worker processes, batches are cut into chunks, so that small levels (a group world's
-# levels hold a few hundred states) still keep every process busy: about this many chunks per
-# process and level, of at least MIN_CHUNK states.
-CHUNKS_PER_PROCESS = 4
+# With worker processes, levels are cut into chunks, so that small levels (a group world's
+# levels hold a few hundred states) still keep every process busy (see _chunks).
+GUIDED = 2
 MIN_CHUNK = 8
-# Chunks queued per worker process: enough that it never waits for the merge to hand out work.
-IN_FLIGHT_PER_WORKER = 3
+# Chunks queued per worker process: enough that it rarely waits for the merge to hand out
+# work, few enough that the merging process is not left idle at the end of a level while a
+# worker still has a queue.
+IN_FLIGHT_PER_WORKER = 2
 # Fingerprints a worker knows the merge has seen, before it forgets them all (bounds memory).
 KNOWN_LIMIT = 4_000_000
 # Shared state parts one end of a channel remembers before both ends forget them (between
@@ -284,16 +285,19 @@ def search(
 def _chunks(size: int, processes: int) -> list[tuple[int, int, bool]]:
     """A level of `size` states cut into (start, end, ends_a_batch) chunks for `processes`.
 
-    Chunks never straddle a batch boundary, so the merge can stop exactly where one process
-    would.
+    Chunks shrink as the level is handed out (each is a 1/(GUIDED * processes) share of what
+    is left, at least MIN_CHUNK), so the last ones are small and no process waits long for
+    another at the end of a level. Chunks never straddle a batch boundary, so the merge can
+    stop exactly where one process would.
     """
-    length = max(MIN_CHUNK, -(-size // (processes * CHUNKS_PER_PROCESS)))
     chunks = []
-    for batch_start in range(0, size, BATCH_SIZE):
-        batch_end = min(batch_start + BATCH_SIZE, size)
-        for start in range(batch_start, batch_end, length):
-            end = min(start + length, batch_end)
-            chunks.append((start, end, end == batch_end))
+    start = 0
+    while start < size:
+        batch_end = min((start // BATCH_SIZE + 1) * BATCH_SIZE, size)
+        length = max(MIN_CHUNK, (size - start) // (processes * GUIDED))
+        end = min(start + length, batch_end)
+        chunks.append((start, end, end == batch_end))
+        start = end
     return chunks
 
 
