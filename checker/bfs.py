@@ -32,13 +32,14 @@ S = TypeVar("S")
 # A level is merged in batches of this many states, and limits and first violations stop the
 # search only between batches; every worker count uses the same batches, so it stops alike.
 BATCH_SIZE = 256
-# With worker processes, batches are cut into chunks, so that small levels (a group world's
-# levels hold a few hundred states) still keep every process busy: about this many chunks per
-# process and level, of at least MIN_CHUNK states.
-CHUNKS_PER_PROCESS = 4
+# With worker processes, levels are cut into chunks, so that small levels (a group world's
+# levels hold a few hundred states) still keep every process busy (see _chunks).
+GUIDED = 2
 MIN_CHUNK = 8
-# Chunks queued per worker process: enough that it never waits for the merge to hand out work.
-IN_FLIGHT_PER_WORKER = 3
+# Chunks queued per worker process: enough that it rarely waits for the merge to hand out
+# work, few enough that the merging process is not left idle at the end of a level while a
+# worker still has a queue.
+IN_FLIGHT_PER_WORKER = 2
 # Fingerprints a worker knows the merge has seen, before it forgets them all (bounds memory).
 KNOWN_LIMIT = 4_000_000
 # Shared state parts one end of a channel remembers before both ends forget them (between
@@ -296,16 +297,19 @@ def search(
 def _chunks(size: int, processes: int) -> list[tuple[int, int, bool]]:
     """A level of `size` states cut into (start, end, ends_a_batch) chunks for `processes`.
 
-    Chunks never straddle a batch boundary, so the merge can stop exactly where one process
-    would.
+    Chunks shrink as the level is handed out (each is a 1/(GUIDED * processes) share of what
+    is left, at least MIN_CHUNK), so the last ones are small and no process waits long for
+    another at the end of a level. Chunks never straddle a batch boundary, so the merge can
+    stop exactly where one process would.
     """
-    length = max(MIN_CHUNK, -(-size // (processes * CHUNKS_PER_PROCESS)))
     chunks = []
-    for batch_start in range(0, size, BATCH_SIZE):
-        batch_end = min(batch_start + BATCH_SIZE, size)
-        for start in range(batch_start, batch_end, length):
-            end = min(start + length, batch_end)
-            chunks.append((start, end, end == batch_end))
+    start = 0
+    while start < size:
+        batch_end = min((start // BATCH_SIZE + 1) * BATCH_SIZE, size)
+        length = max(MIN_CHUNK, (size - start) // (processes * GUIDED))
+        end = min(start + length, batch_end)
+        chunks.append((start, end, end == batch_end))
+        start = end
     return chunks
 
 
@@ -344,6 +348,8 @@ class _Pool(Generic[S]):
             process.start()
         # Fingerprints of states this process sent with their state, in its own chunks.
         self.shipped: set[int] = set()
+        # The fingerprints of the states of each chunk a worker is expanding, by chunk index.
+        self.parents: dict[int, tuple[int, ...]] = {}
 
     def expand_level(
         self, frontier: Sequence[tuple[int, object]], settled: Container[int]
@@ -389,7 +395,11 @@ class _Pool(Generic[S]):
 
     def _send(self, worker: int, index: int, chunk: Sequence[tuple[int, object]]) -> None:
         channel = self.channels[worker]
-        fingerprints = array("Q", [fp for fp, _ in chunk]).tobytes()
+        # The result names its states by these very objects (not copies from the worker), so
+        # the seen set shares them with its keys as in one process.
+        parents = tuple([fp for fp, _ in chunk])
+        self.parents[index] = parents
+        fingerprints = array("Q", parents).tobytes()
         data = channel.encode([channel.envelope(state) for _, state in chunk])
         self.tasks[worker].put(("chunk", index, fingerprints, data))
 
@@ -411,7 +421,7 @@ class _Pool(Generic[S]):
             if isinstance(payload, BaseException):
                 raise payload
             # Decode in arrival order: a message may use parts introduced by the one before.
-            arrived[index] = _unpack(payload, self.channels[worker])
+            arrived[index] = _unpack(payload, self.channels[worker], self.parents.pop(index))
             waiting[worker] -= 1
             block = False
 
@@ -465,7 +475,6 @@ def _pack(batch: BatchResult[S], channel: Channel) -> tuple[object, ...]:
     positions = [i for i, state in enumerate(batch.states) if state is not None]
     states = channel.encode([channel.envelope(batch.states[i]) for i in positions])
     return (
-        array("Q", batch.parents).tobytes(),
         array("Q", batch.offsets).tobytes(),
         array("Q", batch.targets).tobytes(),
         array("Q", positions).tobytes(),
@@ -479,16 +488,15 @@ def _pack(batch: BatchResult[S], channel: Channel) -> tuple[object, ...]:
     )
 
 
-def _unpack(payload: tuple[Any, ...], channel: Channel) -> BatchResult[S]:
-    parents, offsets, targets, positions, data, problems, deadlocked, actions, rules = payload[:9]
-    kinds, marks = payload[9:]
+def _unpack(payload: tuple[Any, ...], channel: Channel, parents: tuple[int, ...]) -> BatchResult[S]:
+    offsets, targets, positions, data, problems, deadlocked, actions, rules, kinds, marks = payload
     target_fps = _fingerprints(targets)
     states: list[object] = [None] * len(target_fps)
     envelopes = channel.decode(data)
     for position, envelope in zip(_fingerprints(positions), envelopes, strict=True):
         states[position] = channel.open(envelope)
     return BatchResult(
-        tuple(_fingerprints(parents)),
+        parents,
         tuple(_fingerprints(offsets)),
         tuple(target_fps),
         tuple(states),

@@ -38,7 +38,7 @@ class ResourceManager:
         )
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, init=False)
 class TwoPhaseState:
     """The TLA+ variables: rmState, tmState, tmPrepared and msgs, grouped per RM."""
 
@@ -46,6 +46,21 @@ class TwoPhaseState:
     tm_state: str = TM_INIT
     commit_sent: bool = False
     abort_sent: bool = False
+
+    def __init__(
+        self,
+        rms: tuple[ResourceManager, ...],
+        tm_state: str = TM_INIT,
+        commit_sent: bool = False,
+        abort_sent: bool = False,
+    ) -> None:
+        # Every transition builds one; filling the dict directly is cheaper than the generated
+        # frozen __init__ (one object.__setattr__ per field).
+        fields = self.__dict__
+        fields["rms"] = rms
+        fields["tm_state"] = tm_state
+        fields["commit_sent"] = commit_sent
+        fields["abort_sent"] = abort_sent
 
     def __repr__(self) -> str:
         rms = self.rms

@@ -164,7 +164,7 @@ def client_name(index: int) -> str:
     return f"c{index + 1}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ClientSlot:
     """One client: its consumer state, its connection and what it has processed and committed."""
 
@@ -173,6 +173,23 @@ class ClientSlot:
     outbound: tuple[tuple[int, Request], ...] = ()
     inbound: tuple[tuple[int, ResponseBody], ...] = ()
     positions: tuple[tuple[TopicPartition, int], ...] = ()
+
+    def __init__(
+        self,
+        consumer: ConsumerState,
+        incarnation: int = 0,
+        outbound: tuple[tuple[int, Request], ...] = (),
+        inbound: tuple[tuple[int, ResponseBody], ...] = (),
+        positions: tuple[tuple[TopicPartition, int], ...] = (),
+    ) -> None:
+        # Built for almost every candidate step; filling the dict directly is cheaper than the
+        # generated frozen __init__ (one object.__setattr__ per field).
+        fields = self.__dict__
+        fields["consumer"] = consumer
+        fields["incarnation"] = incarnation
+        fields["outbound"] = outbound
+        fields["inbound"] = inbound
+        fields["positions"] = positions
 
     def position(self, partition: TopicPartition) -> int | None:
         """The next offset this client would process in `partition`, if it holds a position."""
