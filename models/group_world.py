@@ -267,10 +267,10 @@ class GroupWorld:
             MemoConsumerSpec(self._consumer_config(index), memoize=memoize)
             for index in range(parameters.clients)
         )
-        # A fault switch breaks ties by member id, which need not commute with renaming
-        # interchangeable clients, so symmetry reduction is off while a fault is on.
-        symmetric = parameters.symmetry and not parameters.fault
-        self.symmetry_classes = self._classes() if symmetric else ()
+        # Fault switches read the coordinator, the request and the consumer's outcome, never a
+        # client's slot, so they commute with permuting interchangeable clients and symmetry
+        # reduction stays on with a fault (tests/test_group_world.py compares the orbits).
+        self.symmetry_classes = self._classes() if parameters.symmetry else ()
         self._canonical = Canonicalizer(self.symmetry_classes, memoize)
         self._compact = self._canonical.compact_member_ids if compact_ids else _as_is
         # Clients with equal configurations behave alike: they share memoized steps.

@@ -11,13 +11,14 @@ import pytest
 
 from groupspec.checker.bfs import Limits, search
 from groupspec.checker.counterexample import reconstruct
+from groupspec.checker.diagram_explore import explore as explore_all
 from groupspec.checker.fingerprint import check_canonical, fingerprint
 from groupspec.checker.liveness import check_liveness
 from groupspec.models.canonical import member_ids
 from groupspec.models.group_world import NAIVE_PROPERTY, GroupWorld
 from groupspec.models.presets import load_preset, preset_names, read_preset
 from groupspec.models.world_params import WorldParameters
-from groupspec.models.world_state import WorldState, canonical_repr
+from groupspec.models.world_state import WorldState, canonical_repr, evolve
 
 # The presets that take longest (about 30-40 s each); `-m "not slow"` leaves them out.
 SLOW = {"cooperative-3", "failover"}
@@ -114,6 +115,62 @@ def test_symmetry_does_not_change_a_failing_verdict():
     assert reduced.verdict == full.verdict == "fail"
     assert reduced.problems[0].problem.property_name == full.problems[0].problem.property_name
     assert len(reduced.problems[0].path) == len(full.problems[0].path)
+
+
+def orbit_of(symmetric: GroupWorld, state: WorldState) -> int:
+    """The fingerprint of `state`'s orbit under swapping interchangeable clients.
+
+    A step's action-property findings name the client by slot ("c1: ..."), a ghost that does
+    not follow a permutation; orbits keep only which properties failed.
+    """
+    representative = symmetric.representative(state)
+    names = tuple(sorted({(name, "") for name, _ in representative.step_problems}))
+    return fingerprint(evolve(representative, step_problems=names))
+
+
+def reached_orbits(explored: GroupWorld, symmetric: GroupWorld) -> set[int]:
+    """The orbits of every state `explored` reaches (all of its steps, properties ignored)."""
+    orbits = {orbit_of(symmetric, state) for state in explored.initial_states()}
+    explore_all(explored, lambda _state, step: orbits.add(orbit_of(symmetric, step.state)))
+    return orbits
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides", "without_fault"),
+    [
+        pytest.param(
+            "eager-2",
+            {"fault": "KAFKA-12890", "max_generation": "1", "evictions": "0", "commits": "0"},
+            361,
+            id="KAFKA-12890",
+        ),
+        pytest.param(
+            "cooperative-3",
+            {
+                "fault": "KAFKA-12984",
+                "clients": "2",
+                "partition_growths": "1",
+                "max_generation": "1",
+            },
+            1219,
+            id="KAFKA-12984",
+        ),
+        pytest.param("cooperative-3", {"fault": "KIP-429", "clients": "2"}, 853, id="KIP-429"),
+    ],
+)
+def test_fault_switches_commute_with_swapping_interchangeable_clients(
+    preset: str, overrides: dict[str, str], without_fault: int
+) -> None:
+    """Symmetry reduction stays on with a fault: the symmetric world reaches exactly the orbits
+    of the states the world without symmetry reaches."""
+    symmetric = load_preset(preset, overrides)
+    full = load_preset(preset, {**overrides, "symmetry": "false"})
+    assert symmetric.symmetry_classes and not full.symmetry_classes
+    orbits = reached_orbits(full, symmetric)
+    assert reached_orbits(symmetric, symmetric) == orbits
+    # The switch is live within these bounds: without it the world is smaller.
+    healthy = load_preset(preset, {**overrides, "fault": ""})
+    assert len(reached_orbits(healthy, healthy)) == without_fault < len(orbits)
 
 
 def world_parts(state: WorldState):
