@@ -47,6 +47,7 @@ from .world_state import (
     ClientSlot,
     WorldState,
     canonical_repr,
+    client_name,
     connection_name,
     evolve,
 )
@@ -311,6 +312,29 @@ def _parked_refs(coordinator: CoordinatorState) -> tuple[RequestRef, ...]:
     return refs
 
 
+def permuted_findings(
+    findings: tuple[tuple[str, str], ...], order: tuple[int, ...]
+) -> tuple[tuple[str, str], ...]:
+    """A step's action-property findings after `permute_clients(order)`.
+
+    A finding about a client names its slot ("c1: ..."); the name follows the client, as
+    connection names do, and findings stay in slot order (the order a step reports them in).
+    """
+    if not findings:
+        return findings
+    new_index = {client_name(old): new for new, old in enumerate(order)}
+    renamed: list[tuple[int, str, str]] = []
+    for which, detail in findings:
+        prefix, colon, rest = detail.partition(": ")
+        new = new_index.get(prefix) if colon else None
+        if new is None:
+            renamed.append((-1, which, detail))
+        else:
+            renamed.append((new, which, f"{client_name(new)}: {rest}"))
+    renamed.sort(key=lambda finding: finding[0])  # stable: a client's findings keep their order
+    return tuple((which, detail) for _, which, detail in renamed)
+
+
 class Canonicalizer:
     """Representatives of world states (connections normalized, then the symmetric minimum).
 
@@ -419,16 +443,26 @@ class Canonicalizer:
                 return self.share_parts(self.symmetric_minimum(partial))
             coordinator = self._permuted_coordinator(coordinator, order)
             slots = [slots[old] for old in order]
+            findings = permuted_findings(state.step_problems, order)  # type: ignore[arg-type]
+        else:
+            findings = state.step_problems
         coordinator = self._share(coordinator)
         budgets = self._share(state.budgets)
         clients = state.clients
         if (
             coordinator is state.coordinator
             and budgets is state.budgets
+            and findings is state.step_problems
             and all(a is b for a, b in zip(slots, clients, strict=True))
         ):
             return state
-        return evolve(state, coordinator=coordinator, clients=tuple(slots), budgets=budgets)
+        return evolve(
+            state,
+            coordinator=coordinator,
+            clients=tuple(slots),
+            budgets=budgets,
+            step_problems=findings,
+        )
 
     def _order(self, texts: list[str]) -> tuple[int, ...] | object | None:
         """Which old slot each position of the symmetric minimum holds, None when that is the
@@ -554,7 +588,8 @@ class Canonicalizer:
         }
         coordinator = self.rename_refs(state.coordinator, refs) if refs else state.coordinator
         clients = tuple(state.clients[old] for old in order)
-        return evolve(state, coordinator=coordinator, clients=clients)
+        findings = permuted_findings(state.step_problems, order)
+        return evolve(state, coordinator=coordinator, clients=clients, step_problems=findings)
 
     def symmetric_minimum(self, state: WorldState) -> WorldState:
         """The canonical member of `state`'s orbit under permutations within each class.

@@ -14,11 +14,11 @@ from groupspec.checker.counterexample import reconstruct
 from groupspec.checker.diagram_explore import explore as explore_all
 from groupspec.checker.fingerprint import check_canonical, fingerprint
 from groupspec.checker.liveness import check_liveness
-from groupspec.models.canonical import member_ids
+from groupspec.models.canonical import member_ids, permuted_findings
 from groupspec.models.group_world import NAIVE_PROPERTY, GroupWorld
 from groupspec.models.presets import load_preset, preset_names, read_preset
 from groupspec.models.world_params import WorldParameters
-from groupspec.models.world_state import WorldState, canonical_repr, evolve
+from groupspec.models.world_state import WorldState, canonical_repr
 
 # The presets that take longest (about 30-40 s each); `-m "not slow"` leaves them out.
 SLOW = {"cooperative-3", "failover"}
@@ -118,14 +118,8 @@ def test_symmetry_does_not_change_a_failing_verdict():
 
 
 def orbit_of(symmetric: GroupWorld, state: WorldState) -> int:
-    """The fingerprint of `state`'s orbit under swapping interchangeable clients.
-
-    A step's action-property findings name the client by slot ("c1: ..."), a ghost that does
-    not follow a permutation; orbits keep only which properties failed.
-    """
-    representative = symmetric.representative(state)
-    names = tuple(sorted({(name, "") for name, _ in representative.step_problems}))
-    return fingerprint(evolve(representative, step_problems=names))
+    """The fingerprint of `state`'s orbit under swapping interchangeable clients."""
+    return fingerprint(symmetric.representative(state))
 
 
 def reached_orbits(explored: GroupWorld, symmetric: GroupWorld) -> set[int]:
@@ -291,3 +285,14 @@ def test_presets_describe_their_worlds():
     for name in preset_names():
         preset = read_preset(name)
         assert preset.world().name == name
+
+
+def test_a_finding_about_a_client_follows_it_when_clients_are_swapped():
+    findings = (("P", "c1: gave t-0 away"), ("P", "c2: kept t-1"), ("P", "c2: and t-2"))
+    assert permuted_findings(findings, (1, 0)) == (
+        ("P", "c1: kept t-1"),
+        ("P", "c1: and t-2"),
+        ("P", "c2: gave t-0 away"),
+    )
+    coordinator_finding = (("GenerationMonotonic", "stored generation went from 2 to 1"),)
+    assert permuted_findings(coordinator_finding, (1, 0)) == coordinator_finding
