@@ -1,9 +1,11 @@
 """Stable state fingerprints (DESIGN decision 3).
 
-A fingerprint is a 64-bit BLAKE2b digest of the state's `repr`. States are frozen values whose
-`repr` is canonical (sorted tuples, no sets or dicts), so equal states get equal fingerprints in
-every process, on every machine, and across runs; Python's built-in `hash` is salted per process
-for strings and cannot be used. With 64 bits the chance of any collision among 10^7 states is
+A fingerprint is a 64-bit BLAKE2b digest of the state's canonical encoding: its `repr`, or the
+bytes its `canonical_bytes()` returns when it has that method (a state made of large shared
+parts encodes itself as its parts' remembered digests, see `WorldState.canonical_bytes`).
+States are frozen values whose `repr` is canonical (sorted tuples, no sets or dicts), so equal
+states get equal fingerprints in every process, on every machine, and across runs; Python's
+built-in `hash` is salted per process for strings and cannot be used. With 64 bits the chance of any collision among 10^7 states is
 about 3 in a million.
 """
 
@@ -16,7 +18,9 @@ FINGERPRINT_BYTES = 8
 
 def fingerprint(state: object) -> int:
     """The stable 64-bit fingerprint of an immutable state."""
-    digest = blake2b(repr(state).encode("utf-8"), digest_size=FINGERPRINT_BYTES).digest()
+    encode = getattr(state, "canonical_bytes", None)
+    data = encode() if encode is not None else repr(state).encode("utf-8")
+    digest = blake2b(data, digest_size=FINGERPRINT_BYTES).digest()
     return int.from_bytes(digest, "big")
 
 

@@ -17,8 +17,8 @@ existing ones of its prefix. Kafka's ids end in a random UUID and may sort anywh
 explores one of those orders, and reusing a number is safe because nothing in the world still
 mentions a forgotten id.
 
-Fingerprints digest `repr`, and a world state's repr is `canonical_repr` (world_state.py),
-which prints the coordinator's frozensets sorted.
+Fingerprints digest the digests of a world state's parts, each over its `canonical_repr`
+(world_state.py), which prints the coordinator's frozensets sorted.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from hashlib import blake2b
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -51,7 +52,10 @@ _REPR_CACHE = "_canonical_repr"
 IDS_CACHE = "_member_ids"
 PARKED_CACHE = "_parked_refs"
 PROBLEMS_CACHE = "_state_problems"
-REMEMBERED = (_REPR_CACHE, IDS_CACHE, PARKED_CACHE, PROBLEMS_CACHE)
+_DIGEST_CACHE = "_digest"
+REMEMBERED = (_REPR_CACHE, IDS_CACHE, PARKED_CACHE, PROBLEMS_CACHE, _DIGEST_CACHE)
+# Bytes of a part's digest in a world state's canonical encoding (see `WorldState.canonical_bytes`).
+PART_DIGEST_BYTES = 16
 
 
 def canonical_repr(value: Any) -> str:
@@ -154,6 +158,19 @@ def evolve(value: T, **changes: Any) -> T:
     return copy
 
 
+def part_digest(part: Any) -> bytes:
+    """A BLAKE2b digest of a frozen dataclass's canonical text, remembered on the object."""
+    cached = part.__dict__.get(_DIGEST_CACHE)
+    if cached is None:
+        cached = _text_digest(canonical_repr(part))
+        object.__setattr__(part, _DIGEST_CACHE, cached)
+    return cached  # type: ignore[no-any-return]
+
+
+def _text_digest(text: str) -> bytes:
+    return blake2b(text.encode("utf-8"), digest_size=PART_DIGEST_BYTES).digest()
+
+
 def connection_name(index: int, incarnation: int) -> str:
     """The name of client `index`'s (0-based) connection in its `incarnation`."""
     return f"c{index + 1}#{incarnation}"
@@ -248,6 +265,24 @@ class WorldState:
 
     def __repr__(self) -> str:
         return canonical_repr(self)
+
+    def canonical_bytes(self) -> bytes:
+        """The canonical encoding fingerprints digest: each part's digest, in field order.
+
+        Equal to comparing reprs: every part's digest is a digest of its canonical text, and
+        the parts are at fixed places. Digesting the parts' digests instead of the world's whole
+        text costs one short digest per new state: the parts are shared by many states and
+        remember their digests.
+        """
+        return b"".join(
+            [
+                part_digest(self.coordinator),
+                *[part_digest(slot) for slot in self.clients],
+                part_digest(self.cluster),
+                part_digest(self.budgets),
+                _text_digest(_pairs_text(self.acknowledged) + _pairs_text(self.step_problems)),
+            ]
+        )
 
     def with_client(self, index: int, slot: ClientSlot) -> WorldState:
         """The world with client `index`'s slot replaced."""
