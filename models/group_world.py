@@ -31,6 +31,10 @@ Composition:
   log; clients meanwhile see NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS and rediscover),
   a subscription change (one client switches to `alternative_subscription`), and partitions
   added (a topic grows by one partition and every client gets MetadataChanged);
+- graceful shutdown, within the `closes` budget: a client's application calls
+  `Consumer.close()` (the consumer revokes what it owns and, unless static, sends LeaveGroup);
+  the client then only reads the answers to what it had sent, and never comes back. It is not
+  a fault, so Convergence still applies: the clients that remain must converge;
 - record processing: a client may process the next record of a partition it believes it owns
   (up to `max_offset`) and may ask to commit its positions (CommitRequested; the clients send
   at most `commits` OffsetCommits in all, a budget shared like the faults' so that it does
@@ -43,7 +47,7 @@ unanswered is not explored; fault budgets; the commit budget; processed offsets.
 ids, connection incarnations and member ids would grow forever, so they are canonicalized (see
 `canonical.py`). A state whose every step was cut by a bound is a legitimate end, not a deadlock.
 A step that changes nothing (a poll with nothing to do) is not listed: it cannot reveal a
-violation. The consumer's Close and Disconnected events are not used (a crash covers both).
+violation. The consumer's Disconnected event is not used (a crash covers it).
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ from groupspec.spec import (
 )
 from groupspec.spec.assignment import Cluster, TopicPartition
 from groupspec.spec.consumer import (
+    Close,
     CommitRequested,
     ConsumerConfig,
     ConsumerEvent,
@@ -155,6 +160,7 @@ ACTION_KINDS = (
     "Process",
     "SubscriptionChanged",
     "Crash",
+    "Close",
     *(f"Receive{api}" for api in _APIS),
     *(f"Handle{api}" for api in _APIS),
     "HeartbeatExpired",
@@ -226,6 +232,8 @@ class _Cut:
 
 _IN_FLIGHT_CUT = _Cut("max_in_flight")
 _GENERATION_CUT = _Cut("max_generation")
+# The application's Consumer.close(); one event object, so steps can tell it apart by identity.
+CLOSE = Close()
 
 
 @dataclass(frozen=True)
@@ -352,6 +360,7 @@ class GroupWorld:
             failovers=p.failovers,
             subscription_changes=p.subscription_changes,
             partition_growths=p.partition_growths,
+            closes=p.closes,
             commits=p.commits,
         )
         return (
@@ -402,11 +411,14 @@ class GroupWorld:
 
     def converged(self, state: WorldState) -> bool:
         """Stable, every subscribed partition owned by exactly one current member, every client
-        a Stable member with no revocation pending, and nothing in flight."""
+        a Stable member with no revocation pending, and nothing in flight. Closed clients do
+        not count; once every client has closed, the group has no members left."""
         coordinator = state.coordinator
         if not self._loaded(coordinator):
             return False
         group = coordinator.group(GROUP_ID)
+        if all(slot.consumer.closed for slot in state.clients):
+            return group is None or not group.members
         if group is None or group.state is not STABLE:
             return False
         owned: list[TopicPartition] = []
@@ -414,6 +426,8 @@ class GroupWorld:
         member_ids = set()
         for slot in state.clients:
             consumer = slot.consumer
+            if consumer.closed:
+                continue  # gone for good: the group converges without it
             if (
                 phase(consumer) is not ConsumerPhase.STABLE
                 or _main_thread_requests(consumer)
@@ -655,6 +669,9 @@ class GroupWorld:
                         spend="subscription_changes",
                     )
                 )
+        if budgets.closes and spec.is_enabled(consumer, CLOSE):
+            label = f"{name} closes (Consumer.close())"
+            steps.append(self._client_step(state, index, CLOSE, label, "Close", spend="closes"))
         if budgets.crashes:
             steps.append(self._crash(state, index))
         return steps
@@ -675,7 +692,8 @@ class GroupWorld:
         # The bound counts requests of the main thread. Kafka's heartbeat thread shares the
         # connection (up to five requests in flight), so a heartbeat never blocks a JoinGroup;
         # counting it would let a heartbeat loop starve the rejoin, a lasso Kafka does not have.
-        if _main_thread_requests(consumer) > self.parameters.max_in_flight:
+        # A closing client's LeaveGroup is its last request, so it needs no bound.
+        if event is not CLOSE and _main_thread_requests(consumer) > self.parameters.max_in_flight:
             return _IN_FLIGHT_CUT
         problems = [(which, f"{client_name(index)}: {detail}") for which, detail in found]
         coordinator = state.coordinator

@@ -48,7 +48,9 @@ class WorldParameters:
     Fault budgets (each shared by all clients): `crashes`, `poll_timeouts`, `session_timeouts`
     (client side), `evictions` (a coordinator timer evicts a member whose client is alive: its
     session, rebalance or pending-sync timeout ran out; -1: unbounded), `failovers`,
-    `subscription_changes`, `partition_growths`.
+    `subscription_changes`, `partition_growths`. `closes` bounds how many clients shut down
+    gracefully (`Consumer.close()`: revoke, LeaveGroup unless static, never come back); a close
+    is something applications do, not a fault, so it does not hold back Convergence.
     `symmetry` reduces interchangeable clients; `naive_zombie_property` adds the property
     ExclusiveOwnershipCountingZombies, which the classic protocol does not have.
     `fault` names a historical bug to re-introduce (empty: none; see `models/bugs.py`).
@@ -74,6 +76,7 @@ class WorldParameters:
     failovers: int = 0
     subscription_changes: int = 0
     partition_growths: int = 0
+    closes: int = 0
     commits: int = 0
     symmetry: bool = True
     naive_zombie_property: bool = False
@@ -117,6 +120,7 @@ _NON_NEGATIVE = (
     "failovers",
     "subscription_changes",
     "partition_growths",
+    "closes",
 )
 
 

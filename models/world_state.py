@@ -9,7 +9,8 @@ Everything is immutable and kept in a canonical order (DESIGN decision 3):
   (correlation id, request) the coordinator has not handled yet, the ordered inbound queue of
   responses (correlation id, body) the client has not read yet, the positions the client has
   processed per partition it owns;
-- `WorldState.budgets` holds what is left of every fault budget and of the commit budget;
+- `WorldState.budgets` holds what is left of every fault budget and of the close and commit
+  budgets;
 - `WorldState.cluster` is the current topic metadata (partition growth changes it);
 - ghosts for the properties: `acknowledged` is the last offset the coordinator accepted for
   each partition (Durability) and `step_problems` the action-property violations of the step
@@ -218,7 +219,8 @@ class ClientSlot:
 
 @dataclass(frozen=True)
 class Budgets:
-    """What is left of each fault budget (shared by every client)."""
+    """What is left of each fault budget, of graceful closes and of commits (shared by every
+    client)."""
 
     crashes: int = 0
     poll_timeouts: int = 0
@@ -227,6 +229,7 @@ class Budgets:
     failovers: int = 0
     subscription_changes: int = 0
     partition_growths: int = 0
+    closes: int = 0
     commits: int = 0
 
     def spend(self, name: str) -> Budgets:
@@ -238,7 +241,7 @@ class Budgets:
         return evolve(self, **{name: left - 1})
 
     def exhausted(self) -> bool:
-        """Whether no fault of any kind is left (commits are not faults)."""
+        """Whether no fault of any kind is left (commits and closes are not faults)."""
         return not any(
             (
                 self.crashes,

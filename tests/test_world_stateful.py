@@ -14,6 +14,7 @@ WIDE_BOUNDS = {
     "crashes": "2",
     "poll_timeouts": "1",
     "evictions": "2",
+    "closes": "1",
 }
 WORLDS = {
     "eager-2": load_model("eager-2", WIDE_BOUNDS).model,
