@@ -28,6 +28,7 @@ DEFAULT_PRESETS = (
     "static-2",
     "failover",
     "mixed",
+    "scale-down",
     "two-phase:8",
 )
 # The quick mode's two-phase commit (6 RMs: 50,816 states) keeps smoke tests short.

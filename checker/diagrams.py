@@ -77,6 +77,7 @@ MACHINE_SOURCES: tuple[DiagramSource, ...] = (
     _source("static-2", partitions="1"),
     _source("failover", clients="1", partitions="1"),
     _source("mixed", partitions="1", crashes="0"),
+    _source("scale-down", partitions="1", max_generation="1"),
 )
 # The same presets with their own bounds: several minutes, and a few more consumer edges.
 FULL_MACHINE_SOURCES: tuple[DiagramSource, ...] = tuple(

@@ -25,7 +25,15 @@ from .output import ProgressLine, write_atomically
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 # The reference presets whose coordinator transitions the vectors cover.
-REFERENCE_PRESETS = ("eager-2", "eager-3", "cooperative-3", "static-2", "failover", "mixed")
+REFERENCE_PRESETS = (
+    "eager-2",
+    "eager-3",
+    "cooperative-3",
+    "static-2",
+    "failover",
+    "mixed",
+    "scale-down",
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -12,6 +12,7 @@ import pytest
 from groupspec.checker.bfs import Limits, search
 from groupspec.checker.counterexample import reconstruct
 from groupspec.checker.diagram_explore import explore as explore_all
+from groupspec.checker.diagram_explore import shortest_run
 from groupspec.checker.fingerprint import check_canonical, fingerprint
 from groupspec.checker.liveness import check_liveness
 from groupspec.models.canonical import member_ids, permuted_findings
@@ -296,3 +297,34 @@ def test_a_finding_about_a_client_follows_it_when_clients_are_swapped():
     )
     coordinator_finding = (("GenerationMonotonic", "stored generation went from 2 to 1"),)
     assert permuted_findings(coordinator_finding, (1, 0)) == coordinator_finding
+
+
+def test_a_consumer_that_closes_leaves_and_the_other_converges_alone():
+    world = load_preset("scale-down")
+
+    def alone_and_converged(_state: WorldState, step) -> bool:
+        after = step.state
+        group = after.coordinator.group("g")
+        return (
+            any(slot.consumer.closed for slot in after.clients)
+            and world.converged(after)
+            and group is not None
+            and len(group.members) == 1
+            and group.generation_id == 2
+        )
+
+    run = shortest_run(world, world.initial_states()[0], alone_and_converged)
+    labels = [step.label for step in run.steps]
+    closed = next(i for i, label in enumerate(labels) if "closes" in label)
+    leaver = labels[closed].split()[0]
+    handled = next(i for i, label in enumerate(labels) if "LeaveGroup" in label)
+    assert closed < handled and f"handles {leaver} LeaveGroup" in labels[handled]
+    (remaining,) = [slot for slot in run.final.clients if not slot.consumer.closed]
+    assert sorted(remaining.consumer.owned) == sorted(run.final.cluster.partitions(("t",)))
+
+
+def test_without_a_close_budget_no_consumer_closes():
+    world = load_preset("scale-down", {"closes": "0"})
+    steps = []
+    explore_all(world, lambda _state, step: steps.append(step.action))
+    assert "Close" not in steps and "HandleLeaveGroup" not in steps

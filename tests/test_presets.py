@@ -13,7 +13,7 @@ from groupspec.models.presets import (
 )
 from groupspec.models.world_params import PARAMETER_TYPES, ParameterError, WorldParameters
 
-SHIPPED = ("cooperative-3", "eager-2", "eager-3", "failover", "mixed", "static-2")
+SHIPPED = ("cooperative-3", "eager-2", "eager-3", "failover", "mixed", "scale-down", "static-2")
 
 
 def test_the_issue_presets_are_shipped():
