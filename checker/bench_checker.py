@@ -21,16 +21,8 @@ from dataclasses import asdict, dataclass
 
 from .bfs import search
 
-DEFAULT_PRESETS = (
-    "eager-2",
-    "eager-3",
-    "cooperative-3",
-    "static-2",
-    "failover",
-    "mixed",
-    "scale-down",
-    "two-phase:8",
-)
+# Besides the group-world presets (models.catalog.group_preset_names), the calibration model.
+CALIBRATION_PRESET = "two-phase:8"
 # The quick mode's two-phase commit (6 RMs: 50,816 states) keeps smoke tests short.
 QUICK_PRESETS = ("static-2", "two-phase:6")
 TWO_PHASE = "two-phase"
@@ -79,6 +71,13 @@ def seen_set_bytes(parents: Mapping[int, int | None]) -> int:
     return sys.getsizeof(parents) + sum(sys.getsizeof(value) for value in objects.values())
 
 
+def default_presets() -> tuple[str, ...]:
+    """Every group-world preset, then two-phase commit with 8 resource managers."""
+    from groupspec.models.catalog import group_preset_names  # models import the checker
+
+    return (*group_preset_names(), CALIBRATION_PRESET)
+
+
 def bench_preset(spec: str, worker_counts: Sequence[int]) -> PresetBench:
     """Search the preset once per worker count and compare the runs."""
     from groupspec.models.catalog import load_model  # models import the checker, not back
@@ -119,7 +118,7 @@ def bench_checker(
     quick: bool = False,
 ) -> list[PresetBench]:
     """Benchmark every preset single-process and with all cores (or the given worker counts)."""
-    chosen = tuple(presets) if presets else (QUICK_PRESETS if quick else DEFAULT_PRESETS)
+    chosen = tuple(presets) if presets else (QUICK_PRESETS if quick else default_presets())
     counts = tuple(workers) if workers else tuple(sorted({1, os.cpu_count() or 1}))
     return [bench_preset(spec, counts) for spec in chosen]
 

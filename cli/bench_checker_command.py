@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 from groupspec.checker.bench_checker import (
-    DEFAULT_PRESETS,
     QUICK_PRESETS,
     bench_checker,
     bench_json,
+    default_presets,
     format_table,
     parse_preset,
 )
@@ -44,7 +44,7 @@ def register_bench_checker(bench_subcommands: argparse._SubParsersAction) -> Non
         metavar="PRESET",
         help=(
             "a preset, or two-phase:N for N resource managers (repeatable; default: "
-            f"{', '.join(DEFAULT_PRESETS)})"
+            f"{', '.join(default_presets())})"
         ),
     )
     parser.add_argument(

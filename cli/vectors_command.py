@@ -19,21 +19,17 @@ from groupspec.checker.vectors import (
     run_vectors,
     write_vectors,
 )
-from groupspec.models.catalog import ModelLoadError, load_model, model_names, preset_kind
+from groupspec.models.catalog import (
+    ModelLoadError,
+    group_preset_names,
+    load_model,
+    model_names,
+    preset_kind,
+)
 
 from .output import ProgressLine, write_atomically
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-# The reference presets whose coordinator transitions the vectors cover.
-REFERENCE_PRESETS = (
-    "eager-2",
-    "eager-3",
-    "cooperative-3",
-    "static-2",
-    "failover",
-    "mixed",
-    "scale-down",
-)
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -62,7 +58,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         "presets",
         nargs="*",
         metavar="PRESET",
-        help=f"presets to export (default: {' '.join(REFERENCE_PRESETS)})",
+        help=f"presets to export (default: {' '.join(group_preset_names())})",
     )
     parser.add_argument(
         "--adapter",
@@ -91,7 +87,7 @@ def run_vectors_command(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    presets = args.presets or list(REFERENCE_PRESETS)
+    presets = args.presets or list(group_preset_names())
     known = model_names()
     for preset in presets:
         if preset not in known and not Path(preset).is_file():

@@ -56,6 +56,11 @@ def model_names() -> tuple[str, ...]:
     return tuple(sorted(path.stem for path in PRESET_DIRECTORY.glob("*.toml")))
 
 
+def group_preset_names() -> tuple[str, ...]:
+    """The shipped group-world presets (the reference presets), sorted."""
+    return tuple(name for name in model_names() if preset_kind(preset_path(name)) == GROUP_KIND)
+
+
 def preset_kind(path: Path) -> str:
     """The `[model] kind` of a preset file ("group" when absent)."""
     try:
