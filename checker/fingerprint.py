@@ -5,8 +5,8 @@ bytes its `canonical_bytes()` returns when it has that method (a state made of l
 parts encodes itself as its parts' remembered digests, see `WorldState.canonical_bytes`).
 States are frozen values whose `repr` is canonical (sorted tuples, no sets or dicts), so equal
 states get equal fingerprints in every process, on every machine, and across runs; Python's
-built-in `hash` is salted per process for strings and cannot be used. With 64 bits the chance of any collision among 10^7 states is
-about 3 in a million.
+built-in `hash` is salted per process for strings and cannot be used. With 64 bits the chance of
+any collision among 10^7 states is about 3 in a million.
 """
 
 from __future__ import annotations
