@@ -328,3 +328,26 @@ def test_without_a_close_budget_no_consumer_closes():
     steps = []
     explore_all(world, lambda _state, step: steps.append(step.action))
     assert "Close" not in steps and "HandleLeaveGroup" not in steps
+
+
+def test_a_static_member_that_closes_stays_until_its_session_times_out():
+    """KIP-345: close() sends no LeaveGroup for a static member; the coordinator removes it when
+    its session timer fires, and that timer is no eviction fault (no live client holds the id)."""
+    world = load_preset("static-2", {"closes": "1", "max_generation": "1", "crashes": "0"})
+
+    def removed_after_close(state: WorldState, step) -> bool:
+        group = step.state.coordinator.group("g")
+        return (
+            any(slot.consumer.closed for slot in state.clients)
+            and group is not None
+            and len(group.members) == 1
+            and step.action == "HeartbeatExpired"
+        )
+
+    run = shortest_run(world, world.initial_states()[0], removed_after_close)
+    labels = [step.label for step in run.steps]
+    closed = next(i for i, label in enumerate(labels) if "closes" in label)
+    assert "client.leave.skipped_static" in run.steps[closed].rules
+    assert not any("LeaveGroup" in label for label in labels)
+    # Not "fault timer ...": with no eviction budget (static-2 has none) a fault could not fire.
+    assert labels[-1].startswith("timer HeartbeatExpired")
