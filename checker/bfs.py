@@ -21,7 +21,7 @@ from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .codec import Channel
+from .channel import Channel
 from .expand import BatchResult, Problem, expand_for_merge, invariant_problems
 from .fingerprint import fingerprint
 from .graph import StateGraph

@@ -8,13 +8,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from groupspec.checker.assignor_scenarios import (
+from groupspec.oracle.assignor.assignor_scenarios import (
     SCENARIO_NAMES,
     ScenarioResult,
     run_suite,
     scenario_named,
 )
-from groupspec.checker.kafka_python_assignors import KafkaPythonMissingError, kafka_python_assignors
+from groupspec.oracle.assignor.kafka_python import KafkaPythonMissingError, kafka_python_assignors
 from groupspec.spec.assignors.base import Assignor
 from groupspec.spec.assignors.registry import ASSIGNORS
 

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from groupspec.checker.bench_checker import (
+from groupspec.bench.checker_bench import (
     QUICK_PRESETS,
     bench_checker,
     bench_json,

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from groupspec.checker.bench_stickiness import SCENARIO_KINDS, StickinessFigures, bench_scenario
+from groupspec.bench.stickiness_bench import SCENARIO_KINDS, StickinessFigures, bench_scenario
 from groupspec.cli.bench_checker_command import register_bench_checker
 from groupspec.cli.bench_impl_command import register_bench_impl
 from groupspec.cli.bench_oracle_command import register_bench_oracle

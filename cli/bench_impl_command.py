@@ -12,7 +12,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from groupspec.checker.bench_impl import bench_scale, bench_stream, format_report
+from groupspec.bench.impl_bench import bench_scale, bench_stream, format_report
 from groupspec.cli.output import ProgressLine, write_atomically
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from groupspec.checker.oracle.impl_traces import write_impl_trace
-from groupspec.checker.oracle.validate import validate_trace
 from groupspec.cli.output import write_atomically
+from groupspec.conformance.impl_traces import write_impl_trace
+from groupspec.oracle.trace.validate import validate_trace
 
 DAY_MS = 86_400_000
 

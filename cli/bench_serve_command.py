@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from groupspec.bench.serve_load import LoadReport, run_load
 from groupspec.cli.output import write_atomically
-from groupspec.impl.wire.loadgen import LoadReport, run_load
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

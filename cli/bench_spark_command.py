@@ -40,7 +40,7 @@ def register_bench_spark(bench_subcommands: argparse._SubParsersAction) -> None:
 
 def run_bench_spark(args: argparse.Namespace) -> int:
     """Run the Spark benchmark; print the table and optionally write JSON."""
-    from groupspec.checker.bench_spark import (
+    from groupspec.bench.spark_bench import (
         TINY,
         TINY_OVERRIDES,
         bench_json,

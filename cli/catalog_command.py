@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from groupspec.checker.rule_index import (
+from groupspec.coverage.rule_index import (
     CATALOGS,
     GENERATED_END,
     rule_index_markdown,

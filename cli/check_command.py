@@ -19,11 +19,11 @@ from groupspec.checker.check_report import (
 )
 from groupspec.checker.liveness import LivenessResult, check_liveness
 from groupspec.checker.model import liveness_properties
-from groupspec.checker.sequence_diagram import render_svg
-from groupspec.checker.sequence_events import counterexample_diagram
 from groupspec.cli import check_spark
 from groupspec.cli.check_spark import IN_PROCESS, SPARK
 from groupspec.cli.output import ProgressLine, write_atomically
+from groupspec.diagrams.sequence_diagram import render_svg
+from groupspec.diagrams.sequence_events import counterexample_diagram
 from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.models.faults import FAULTS, unknown_fault_message
 

@@ -57,8 +57,8 @@ def search(
     record_graph: bool,
 ) -> SearchResult[Any]:
     """Check `loaded` on Spark as `args` says; raises SparkRunError when it cannot run."""
-    from groupspec.checker.spark_bfs import SparkOptions, spark_search
-    from groupspec.checker.spark_checkpoint import CheckpointError
+    from groupspec.checker.spark.bfs import SparkOptions, spark_search
+    from groupspec.checker.spark.checkpoint import CheckpointError
 
     options = SparkOptions(
         partitions=args.partitions,
@@ -89,7 +89,7 @@ def search(
 
 def spark_walks(models: list[LoadedModel], args: argparse.Namespace) -> list[WalkReport]:
     """`simulate --engine spark`: the random walks of each preset, on one Spark context."""
-    from groupspec.checker.spark_simulate import spark_random_walks
+    from groupspec.checker.spark.simulate import spark_random_walks
 
     with spark_session_for(args) as context:
         return [
@@ -109,7 +109,7 @@ def spark_walks(models: list[LoadedModel], args: argparse.Namespace) -> list[Wal
 def spark_session_for(args: argparse.Namespace) -> Iterator[Any]:
     """A SparkContext for `--master` (see checker/spark_session.py); SparkRunError without
     Java or pyspark."""
-    from groupspec.checker.spark_session import (
+    from groupspec.checker.spark.session import (
         DEFAULT_MASTER,
         SparkSettings,
         SparkUnavailable,

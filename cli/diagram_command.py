@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from groupspec.checker.diagram_render import DotMissingError, dot_version
-from groupspec.checker.diagrams import (
+from groupspec.cli.output import ProgressLine
+from groupspec.diagrams.generate import (
     FORMATS,
     FULL_MACHINE_SOURCES,
     MACHINE_SOURCES,
@@ -20,7 +20,7 @@ from groupspec.checker.diagrams import (
     stale_files,
     write,
 )
-from groupspec.cli.output import ProgressLine
+from groupspec.diagrams.render import DotMissingError, dot_version
 
 EXIT_OK, EXIT_STALE, EXIT_USAGE = 0, 1, 2
 DEFAULT_OUT = Path("docs") / "diagrams"

@@ -7,9 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from groupspec.impl.wire.probe import NotABrokerError
-from groupspec.impl.workload.probes import PROBES, run_probes
-from groupspec.impl.workload.targets import make_target
+from groupspec.record.workload.probes import PROBES, run_probes
+from groupspec.record.workload.targets import make_target
+from groupspec.wire.reachability import NotABrokerError
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
 
@@ -21,7 +21,7 @@ def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="scripted exchanges isolating one protocol rule each, recorded as traces",
         description=(
             "Run short scripted group exchanges against a broker through the recording proxy, one "
-            "trace per probe. Each isolates one rule (see groupspec.impl.workload.probes), so a "
+            "trace per probe. Each isolates one rule (see groupspec.record.workload.probes), so a "
             "coordinator that departs from Kafka on one rule still has the others judged. With "
             "--validate, each trace is judged at once; exit 1 if one diverged."
         ),
@@ -52,7 +52,7 @@ def run_probe(args: argparse.Namespace) -> int:
         note = f" (stopped: {result.error})" if result.error else ""
         print(f"probe {result.name}: trace {result.trace}{note}")
         if args.validate:
-            from groupspec.checker.oracle.validate import DIVERGED, validate_trace
+            from groupspec.oracle.trace.validate import DIVERGED, validate_trace
 
             verdict = validate_trace(result.trace)
             print(f"  {verdict.status}")

@@ -13,11 +13,11 @@ from groupspec.cli.record_options import (
     format_counts,
 )
 from groupspec.cli.service_runtime import configure_logging, until_stopped
-from groupspec.impl.wire.address import Address
-from groupspec.impl.wire.probe import NotABrokerError, probe_broker
-from groupspec.impl.wire.proxy import ProxyConfig, RecordingProxy
-from groupspec.impl.wire.recording import TraceSink
-from groupspec.impl.wire.trace_format import TraceHeader, TraceWriter
+from groupspec.record.proxy import ProxyConfig, RecordingProxy
+from groupspec.record.recording import TraceSink
+from groupspec.wire.address import Address
+from groupspec.wire.reachability import NotABrokerError, probe_broker
+from groupspec.wire.trace_format import TraceHeader, TraceWriter
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from groupspec.impl.wire.trace_format import API_KEYS, CLOSE, REQUEST, RESPONSE
+from groupspec.wire.trace_format import API_KEYS, CLOSE, REQUEST, RESPONSE
 
 
 def add_coordinator_setting_option(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from groupspec.cli.service_runtime import configure_logging, until_stopped
 from groupspec.impl.config import CoordinatorConfig
-from groupspec.impl.wire import ServeConfig, WireServer, parse_topics
+from groupspec.impl.server import ServeConfig, WireServer, parse_topics
 
 LOGGER = logging.getLogger("groupspec.serve")
 

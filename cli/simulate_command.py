@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.checker.simulate import SimulationReport, simulate
 from groupspec.checker.walk import WalkReport, random_walks
 from groupspec.cli.check_spark import (
     IN_PROCESS,
@@ -20,6 +19,7 @@ from groupspec.cli.check_spark import (
 from groupspec.cli.output import ProgressLine, write_atomically
 from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model
 from groupspec.models.random_clients import PRESET_WORLDS, RandomClientsWorld
+from groupspec.models.random_simulation import SimulationReport, simulate
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
 
 

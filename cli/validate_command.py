@@ -8,15 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.checker.oracle.render import error_names
-from groupspec.checker.oracle.tracker import OracleSettings
-from groupspec.checker.oracle.validate import (
-    DIVERGED,
-    PASS,
-    TraceInputError,
-    Verdict,
-    validate_trace,
-)
+from groupspec.oracle.trace.render import error_names
+from groupspec.oracle.trace.tracker import OracleSettings
+from groupspec.oracle.trace.validate import DIVERGED, PASS, TraceInputError, Verdict, validate_trace
 
 from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
 from .output import write_atomically
@@ -127,7 +121,7 @@ def _run_spark(
     args: argparse.Namespace, overrides: dict[str, Any], settings: OracleSettings
 ) -> int:
     """Validate a corpus on Spark: verdicts as Parquet, a summary table printed."""
-    from groupspec.checker.oracle.spark_validate import CorpusError, spark_validate
+    from groupspec.oracle.trace.spark_validate import CorpusError, spark_validate
 
     if args.out is None or len(args.traces) != 1:
         print(

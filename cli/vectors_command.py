@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.checker.coordinator_runs import CoordinatorRunsError, explore_coordinator_runs
-from groupspec.checker.vectors import (
+from groupspec.conformance.coordinator_runs import CoordinatorRunsError, explore_coordinator_runs
+from groupspec.conformance.vectors import (
     CoordinatorAdapter,
     SpecAdapter,
     VectorFileError,
@@ -131,7 +131,7 @@ def _adapter(spec: str) -> CoordinatorAdapter:
     if spec == "spec":
         return SpecAdapter()
     if spec == "impl":
-        spec = "groupspec.checker.impl_adapter:ImplAdapter"
+        spec = "groupspec.conformance.impl_adapter:ImplAdapter"
     module_name, _, attribute = spec.partition(":")
     if not attribute:
         raise ValueError(f"--adapter {spec!r}: expected spec, impl or MODULE:CALLABLE")

@@ -14,10 +14,10 @@ from groupspec.cli.record_options import (
     coordinator_settings,
     format_counts,
 )
-from groupspec.impl.wire.probe import NotABrokerError
-from groupspec.impl.workload.runner import WorkloadResult, run_workload
-from groupspec.impl.workload.scenarios import SCENARIOS
-from groupspec.impl.workload.targets import make_target
+from groupspec.record.workload.client_scenarios import SCENARIOS
+from groupspec.record.workload.runner import WorkloadResult, run_workload
+from groupspec.record.workload.targets import make_target
+from groupspec.wire.reachability import NotABrokerError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 CLIENTS = ("kafka-python", "aiokafka", "confluent")

@@ -27,17 +27,11 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from groupspec.checker.rewrite import rewrite_strings
 from groupspec.spec.consumer.state import ConsumerState
 from groupspec.spec.log import GroupMetadataValue
-from groupspec.spec.requests import (
-    HeartbeatRequest,
-    JoinGroupRequest,
-    LeaveGroupRequest,
-    OffsetCommitRequest,
-    RequestRef,
-    SyncGroupRequest,
-)
-from groupspec.spec.responses import JoinGroupResponse, LeaveGroupResponse
+from groupspec.spec.member_ids import request_member_ids, response_member_ids
+from groupspec.spec.requests import RequestRef
 from groupspec.spec.state import CoordinatorState, Group
 
 from .memo import Memo
@@ -58,42 +52,6 @@ _TIED = object()
 
 # Compaction keeps member numbers single-digit so that string order equals creation order.
 MAX_IDS_PER_PREFIX = 10
-
-
-# -- generic rewriting ------------------------------------------------------------------------
-
-
-def rewrite_strings(value: Any, mapping: dict[str, str]) -> Any:
-    """`value` with every string that is a key of `mapping` replaced, objects shared if unchanged.
-
-    Walks frozen dataclasses, tuples and frozensets; bytes, numbers and enums stay as they are.
-    Dataclasses are rebuilt without running `__post_init__` again: renaming ids cannot make a
-    valid value invalid.
-    """
-    kind = type(value)
-    if kind is str:
-        return mapping.get(value, value)
-    if kind is tuple:
-        items = tuple(rewrite_strings(item, mapping) for item in value)
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if isinstance(value, frozenset):
-        renamed = frozenset(rewrite_strings(item, mapping) for item in value)
-        return value if renamed == value else kind(renamed)
-    fields = getattr(kind, "__dataclass_fields__", None)
-    if fields is None:
-        return value
-    changed = {}
-    for name in fields:
-        old = getattr(value, name)
-        new = rewrite_strings(old, mapping)
-        if new is not old:
-            changed[name] = new
-    if not changed:
-        return value
-    rebuilt = object.__new__(kind)
-    for name in fields:
-        object.__setattr__(rebuilt, name, changed.get(name, getattr(value, name)))
-    return rebuilt
 
 
 def map_coordinator_refs(
@@ -124,25 +82,6 @@ def map_coordinator_refs(
 
 
 # -- member ids -------------------------------------------------------------------------------
-
-
-def _request_member_ids(request: object) -> Iterable[str]:
-    if isinstance(request, (JoinGroupRequest, HeartbeatRequest, OffsetCommitRequest)):
-        yield request.member_id
-    elif isinstance(request, SyncGroupRequest):
-        yield request.member_id
-        yield from (assignment.member_id for assignment in request.assignments)
-    elif isinstance(request, LeaveGroupRequest):
-        yield from (member.member_id for member in request.members)
-
-
-def _response_member_ids(body: object) -> Iterable[str]:
-    if isinstance(body, JoinGroupResponse):
-        yield body.member_id
-        yield body.leader
-        yield from (member.member_id for member in body.members)
-    elif isinstance(body, LeaveGroupResponse):
-        yield from (member.member_id for member in body.members)
 
 
 def _group_member_ids(group: Group) -> Iterable[str]:
@@ -195,8 +134,8 @@ def _slot_member_ids(slot: ClientSlot) -> frozenset[str]:
     ids = _cached_ids(slot.consumer, _consumer_member_ids)
     if slot.outbound or slot.inbound:
         ids = ids.union(
-            *[_cached_ids(request, _request_member_ids) for _, request in slot.outbound],
-            *[_cached_ids(body, _response_member_ids) for _, body in slot.inbound],
+            *[_cached_ids(request, request_member_ids) for _, request in slot.outbound],
+            *[_cached_ids(body, response_member_ids) for _, body in slot.inbound],
         )
     object.__setattr__(slot, _IDS_CACHE, ids)
     return ids

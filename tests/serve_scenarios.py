@@ -3,7 +3,7 @@
 Three consumers share a 6-partition topic (clean run: every record exactly once, offsets
 committed), a fourth joins, one stops, one is killed (its partitions move after its session
 timeout), and the committed offsets survive a server restart. The steps are the workloads'
-(`groupspec.impl.workload.steps`); the offsets are read back from the server with an admin client.
+(`groupspec.record.workload.steps`); the offsets are read back from the server with an admin client.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Callable
 from kafka import KafkaAdminClient
 from serve_support import ServerThread
 
-from groupspec.impl.workload.members import Member, wait_until
-from groupspec.impl.workload.steps import consumed, produce, wait_balanced, wait_consumed
+from groupspec.record.workload.members import Member, wait_until
+from groupspec.record.workload.steps import consumed, produce, wait_balanced, wait_consumed
 
 PARTITIONS = 6
 

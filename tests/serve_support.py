@@ -1,6 +1,6 @@
 """Helpers for the wire-server tests: an in-process server on a free port, a raw client.
 
-The consumer processes and the scenario steps are the workloads' (`groupspec.impl.workload`).
+The consumer processes and the scenario steps are the workloads' (`groupspec.record.workload`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from groupspec.impl.config import CoordinatorConfig
-from groupspec.impl.wire import ServeConfig, WireServer
-from groupspec.impl.workload.members import WAIT_S
+from groupspec.impl.server import ServeConfig, WireServer
+from groupspec.record.workload.members import WAIT_S
 
 
 def serve_config(**overrides: object) -> ServeConfig:

@@ -7,10 +7,10 @@ import json
 import pytest
 
 import groupspec.cli.assignors_command as command
-from groupspec.checker.assignor_adapter import CallableAssignor
-from groupspec.checker.assignor_scenarios import SCENARIO_NAMES
-from groupspec.checker.kafka_python_assignors import KafkaPythonMissingError, kafka_python_available
 from groupspec.cli.main import main
+from groupspec.oracle.assignor.adapter import CallableAssignor
+from groupspec.oracle.assignor.assignor_scenarios import SCENARIO_NAMES
+from groupspec.oracle.assignor.kafka_python import KafkaPythonMissingError, kafka_python_available
 from groupspec.spec.assignors.registry import ASSIGNORS
 
 OURS = ("range", "roundrobin", "sticky", "cooperative-sticky")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from groupspec.checker.bench_checker import (
+from groupspec.bench.checker_bench import (
     QUICK_PRESETS,
     bench_checker,
     format_table,

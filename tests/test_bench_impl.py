@@ -4,7 +4,7 @@ Timings are figures, never asserted; only the work done and the agreement are.""
 
 import json
 
-from groupspec.checker.bench_impl import bench_scale, bench_stream, build_stream
+from groupspec.bench.impl_bench import bench_scale, bench_stream, build_stream
 from groupspec.cli.main import main
 
 

@@ -8,7 +8,7 @@ from enum import Enum
 import pytest
 
 from groupspec.checker.bfs import BATCH_SIZE, _chunks
-from groupspec.checker.codec import Channel
+from groupspec.checker.channel import Channel
 from groupspec.models.presets import load_preset
 
 

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from groupspec.checker.diagram_explore import Exploration, GoalNotFoundError, explore, shortest_run
-from groupspec.checker.diagram_graphs import (
+from groupspec.cli import diagram_command
+from groupspec.cli.main import main
+from groupspec.diagrams.explore import Exploration, GoalNotFoundError, explore, shortest_run
+from groupspec.diagrams.generate import Diagram, graphviz_outputs, rendered_version, stale_files
+from groupspec.diagrams.graphs import (
     DiagramSource,
     SourceTally,
     edge_summary,
@@ -19,15 +22,9 @@ from groupspec.checker.diagram_graphs import (
     legal_path,
     tally,
 )
-from groupspec.checker.diagram_render import dot_version, machine_dot
-from groupspec.checker.diagrams import (
-    Diagram,
-    graphviz_outputs,
-    rendered_version,
-    stale_files,
-)
-from groupspec.checker.scenarios import SCENARIOS, find_run, scenario_named
-from groupspec.checker.sequence_diagram import (
+from groupspec.diagrams.render import dot_version, machine_dot
+from groupspec.diagrams.scenarios import SCENARIOS, find_run, scenario_named
+from groupspec.diagrams.sequence_diagram import (
     LOCAL,
     MESSAGE,
     Lane,
@@ -36,8 +33,6 @@ from groupspec.checker.sequence_diagram import (
     render_svg,
     validate,
 )
-from groupspec.cli import diagram_command
-from groupspec.cli.main import main
 from groupspec.models.catalog import load_model
 from groupspec.models.world_state import GROUP_ID
 from groupspec.spec.consumer import phase
@@ -106,7 +101,7 @@ def test_check_refuses_png(capsys):
 
 def test_generation_is_deterministic(generated):
     scenario = scenario_named("eager-scale-out")
-    from groupspec.checker.diagrams import scenario_svg
+    from groupspec.diagrams.generate import scenario_svg
 
     assert (
         scenario_svg(scenario).encode() == (generated / "sequence-eager-scale-out.svg").read_bytes()
@@ -415,7 +410,7 @@ def test_check_rejects_a_diagram_in_a_missing_directory(tmp_path, capsys):
 
 
 def test_the_catalog_counterexamples_are_drawn(generated):
-    from groupspec.checker.diagrams import COUNTEREXAMPLE_BUGS
+    from groupspec.diagrams.generate import COUNTEREXAMPLE_BUGS
     from groupspec.models.bugs import bug_named
 
     for name in COUNTEREXAMPLE_BUGS:

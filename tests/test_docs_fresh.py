@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from groupspec.checker.rule_index import with_generated_index
 from groupspec.cli.main import build_parser
 from groupspec.cli.reference_command import python_version, reference_markdown, with_reference
+from groupspec.coverage.rule_index import with_generated_index
 
 SPEC_DOC = Path(__file__).resolve().parent.parent / "docs" / "spec.md"
 

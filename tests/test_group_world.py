@@ -11,10 +11,10 @@ import pytest
 
 from groupspec.checker.bfs import Limits, search
 from groupspec.checker.counterexample import reconstruct
-from groupspec.checker.diagram_explore import explore as explore_all
-from groupspec.checker.diagram_explore import shortest_run
 from groupspec.checker.fingerprint import check_canonical, fingerprint
 from groupspec.checker.liveness import check_liveness
+from groupspec.diagrams.explore import explore as explore_all
+from groupspec.diagrams.explore import shortest_run
 from groupspec.models.canonical import member_ids, permuted_findings
 from groupspec.models.group_world import NAIVE_PROPERTY, GroupWorld
 from groupspec.models.presets import load_preset, preset_names, read_preset

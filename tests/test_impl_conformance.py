@@ -24,7 +24,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from groupspec.checker.conformance import ConformanceError, Differential
+from groupspec.conformance.differential import ConformanceError, Differential
 from groupspec.impl import coordinator as impl_coordinator
 from groupspec.impl import events as impl_events
 from groupspec.impl import join as impl_join

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from groupspec.checker.conformance import Differential
+from groupspec.conformance.differential import Differential
 from groupspec.impl import events as impl_events
 from groupspec.impl.errors import ErrorCode as ImplErrorCode
 from groupspec.impl.group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE

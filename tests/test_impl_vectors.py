@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from test_impl_conformance import MUTATIONS
 
-from groupspec.checker.impl_adapter import ImplAdapter
-from groupspec.checker.vectors import read_vectors, run_vectors
+from groupspec.conformance.impl_adapter import ImplAdapter
+from groupspec.conformance.vectors import read_vectors, run_vectors
 
 COMMITTED = Path(__file__).resolve().parent / "vectors"
 FILES = sorted(path.name for path in COMMITTED.glob("*.jsonl.gz"))

@@ -7,8 +7,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groupspec.checker.bench_stickiness import build_scenario
-from groupspec.checker.optimal_stickiness import optimal_stickiness, stickiness_gap
+from groupspec.bench.stickiness_bench import build_scenario
+from groupspec.oracle.assignor.optimal_stickiness import optimal_stickiness, stickiness_gap
 from groupspec.spec.assignment import (
     Cluster,
     GroupAssignment,

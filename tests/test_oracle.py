@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_impl_conformance import MUTATIONS
 
-from groupspec.checker.oracle.impl_traces import write_impl_trace
-from groupspec.checker.oracle.kafka_shape import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, b64
-from groupspec.checker.oracle.oracle import Oracle
-from groupspec.checker.oracle.tracker import OracleSettings
-from groupspec.checker.oracle.validate import DIVERGED, PASS, validate_trace
 from groupspec.cli.main import main
+from groupspec.conformance.impl_traces import write_impl_trace
+from groupspec.oracle.trace.kafka_shape import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, b64
+from groupspec.oracle.trace.oracle import Oracle
+from groupspec.oracle.trace.tracker import OracleSettings
+from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0
 

@@ -11,7 +11,7 @@ import importlib.util
 import pytest
 
 from groupspec.cli.main import main
-from groupspec.impl.workload.probes import PROBES
+from groupspec.record.workload.probes import PROBES
 
 
 def test_groupspec_serve_passes_every_probe(tmp_path, capsys):

@@ -6,7 +6,7 @@ import ast
 import sys
 from pathlib import Path
 
-from groupspec.checker.rule_index import rule_places
+from groupspec.coverage.rule_index import rule_places
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS
 from groupspec.spec.rules import RULE_IDS, RULES
 

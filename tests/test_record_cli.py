@@ -15,8 +15,8 @@ from serve_support import Raw, ServerThread, serve_config
 
 from groupspec.cli.main import main
 from groupspec.cli.record_options import coordinator_settings
-from groupspec.impl.wire.trace_format import CLOSE, REQUEST, RESPONSE, TraceReading, read_trace
-from groupspec.impl.workload.targets import free_port
+from groupspec.record.workload.targets import free_port
+from groupspec.wire.trace_format import CLOSE, REQUEST, RESPONSE, TraceReading, read_trace
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from confluent_kafka import Consumer, Producer
 
-from groupspec.impl.wire.address import Address
-from groupspec.impl.wire.proxy import ProxyConfig
-from groupspec.impl.wire.proxy_thread import RecorderThread
-from groupspec.impl.wire.trace_format import REQUEST, RESPONSE, TraceHeader, read_trace
-from groupspec.impl.workload.members import wait_until
-from groupspec.impl.workload.targets import MockTarget
+from groupspec.record.proxy import ProxyConfig
+from groupspec.record.proxy_thread import RecorderThread
+from groupspec.record.workload.members import wait_until
+from groupspec.record.workload.targets import MockTarget
+from groupspec.wire.address import Address
+from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceHeader, read_trace
 
 
 def test_a_librdkafka_consumer_of_the_mock_cluster_is_recorded_through_advertise_self(tmp_path):

@@ -13,18 +13,11 @@ import pytest
 from kafka.protocol.consumer.group import HeartbeatRequest, JoinGroupRequest
 from serve_support import Raw, ServerThread, serve_config
 
-from groupspec.impl.wire import codec
-from groupspec.impl.wire.address import Address
-from groupspec.impl.wire.proxy import ProxyConfig
-from groupspec.impl.wire.proxy_thread import RecorderThread
-from groupspec.impl.wire.trace_format import (
-    API_NAMES,
-    CLOSE,
-    REQUEST,
-    RESPONSE,
-    TraceHeader,
-    read_trace,
-)
+from groupspec.record.proxy import ProxyConfig
+from groupspec.record.proxy_thread import RecorderThread
+from groupspec.wire import codec
+from groupspec.wire.address import Address
+from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, RESPONSE, TraceHeader, read_trace
 
 LOOPBACK = "127.0.0.1"
 FIXED_ADVERTISED_PORT = 19092
@@ -264,8 +257,8 @@ def test_non_kafka_bytes_are_forwarded_both_ways_and_never_recorded(tmp_path, ca
 
 
 def test_the_bytes_fields_of_every_group_api_are_the_ones_the_trace_format_names():
-    from groupspec.impl.wire.trace_body import bytes_field_names
-    from groupspec.impl.wire.trace_format import BYTES_FIELDS
+    from groupspec.wire.trace_body import bytes_field_names
+    from groupspec.wire.trace_format import BYTES_FIELDS
 
     names = set()
     for key in API_NAMES:

@@ -12,10 +12,10 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 
-from groupspec.checker.oracle.validate import PASS, validate_trace
 from groupspec.cli.main import main
-from groupspec.impl.wire.trace_format import CLOSE, REQUEST, RESPONSE, TraceReading, read_trace
-from groupspec.impl.workload.targets import free_port
+from groupspec.oracle.trace.validate import PASS, validate_trace
+from groupspec.record.workload.targets import free_port
+from groupspec.wire.trace_format import CLOSE, REQUEST, RESPONSE, TraceReading, read_trace
 
 GROUP = TOPIC = "gs-dynamic-kafka-python"
 PARTITIONS = 6
@@ -141,7 +141,7 @@ def test_the_workload_package_imports_no_spec_model_or_checker():
     import ast
     from pathlib import Path
 
-    import groupspec.impl.workload as workload
+    import groupspec.record.workload as workload
 
     for path in sorted(Path(workload.__file__).parent.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from groupspec.cli.main import main
-from groupspec.impl.wire import parse_topics
+from groupspec.impl.server import parse_topics
 
 
 def start_serve(*options: str) -> tuple[subprocess.Popen, int]:

@@ -16,13 +16,13 @@ from groupspec.impl.log import (
     OffsetValue,
     OffsetWrite,
 )
-from groupspec.impl.wire.offsets_file import (
+from groupspec.impl.server.offsets_file import (
     FILE_NAME,
     OffsetsFile,
     record_from_json,
     record_to_json,
 )
-from groupspec.impl.workload.members import python_member, wait_until
+from groupspec.record.workload.members import python_member, wait_until
 
 RECORDS = [
     OffsetWrite("g", "t", 3, OffsetValue(42, -1, "meta", 1000, None)),

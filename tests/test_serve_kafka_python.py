@@ -7,7 +7,7 @@ import pytest
 from serve_scenarios import run_group_scenario
 from serve_support import ServerThread, serve_config
 
-from groupspec.impl.workload.members import python_member
+from groupspec.record.workload.members import python_member
 
 
 @pytest.fixture

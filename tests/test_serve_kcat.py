@@ -8,7 +8,7 @@ import pytest
 from serve_scenarios import run_group_scenario
 from serve_support import ServerThread, serve_config
 
-from groupspec.impl.workload.members import kcat_member, parse_kcat_line
+from groupspec.record.workload.members import kcat_member, parse_kcat_line
 
 pytestmark = pytest.mark.skipif(
     shutil.which("kcat") is None, reason="kcat is not installed (make test installs it)"

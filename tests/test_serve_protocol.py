@@ -15,7 +15,7 @@ from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersions
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
 from serve_support import Raw, ServerThread, serve_config
 
-from groupspec.impl.wire import codec
+from groupspec.wire import codec
 
 MAX_FRAME = 1 << 20
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from groupspec.checker.simulate import simulate
 from groupspec.cli.main import main
 from groupspec.models.random_clients import PRESET_WORLDS, RandomClientsWorld
+from groupspec.models.random_simulation import simulate
 from groupspec.spec.invariants import Invariant
 
 
@@ -32,7 +32,7 @@ def test_simulation_reaches_stable_groups_and_rebalances():
 
 
 def test_a_broken_invariant_is_reported_with_its_trace(monkeypatch):
-    import groupspec.checker.simulate as simulate_module
+    import groupspec.models.random_simulation as simulate_module
 
     never_stable = Invariant(
         "NeverStable",

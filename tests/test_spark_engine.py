@@ -13,7 +13,7 @@ import pytest
 
 from groupspec.checker.bfs import Limits, search
 from groupspec.checker.check_report import counterexamples, format_counterexample
-from groupspec.checker.spark_session import (
+from groupspec.checker.spark.session import (
     SparkSettings,
     java_problem,
     package_zip,
@@ -73,7 +73,7 @@ def test_check_cli_gives_the_in_process_document_on_two_phase(spark, tmp_path, c
 
 
 def test_fault_counterexample_is_the_in_process_one(spark):
-    from groupspec.checker.spark_bfs import spark_search
+    from groupspec.checker.spark.bfs import spark_search
 
     # Without the graph, the path is looked up in the executors' visited sets.
     model = load_model("static-2", {"fault": "KAFKA-8500"}).model
@@ -93,7 +93,7 @@ def test_fault_counterexample_is_the_in_process_one(spark):
 
 
 def test_two_phase_with_symmetry_and_a_task_killed_midway(spark):
-    from groupspec.checker.spark_bfs import SparkOptions, spark_search
+    from groupspec.checker.spark.bfs import SparkOptions, spark_search
 
     model = load_model("two-phase", {"symmetry": "true"}).model
     options = SparkOptions(partitions=3, fail_first_attempt_at_level=3)
@@ -117,8 +117,8 @@ def test_two_phase_with_symmetry_and_a_task_killed_midway(spark):
 
 
 def test_resume_from_a_checkpoint(spark, tmp_path):
-    from groupspec.checker.spark_bfs import SparkOptions, spark_search
-    from groupspec.checker.spark_checkpoint import CheckpointError
+    from groupspec.checker.spark.bfs import SparkOptions, spark_search
+    from groupspec.checker.spark.checkpoint import CheckpointError
 
     model = load_model("two-phase", {"resource_managers": "2"}).model
     identity = {"preset": "two-phase", "overrides": {"resource_managers": "2"}}
@@ -141,7 +141,7 @@ def test_resume_from_a_checkpoint(spark, tmp_path):
 
 
 def test_swarm_walks_match_in_process_walks(spark):
-    from groupspec.checker.spark_simulate import spark_random_walks
+    from groupspec.checker.spark.simulate import spark_random_walks
 
     for preset, overrides, stop in (
         ("two-phase", {"tm_commits_early": "true"}, True),
@@ -182,7 +182,7 @@ def test_the_package_zip_imports_without_an_installation(tmp_path):
 def _corpus(directory, traces, monkeypatch):
     """`traces` short traces of the impl, and one of an impl whose LeaveGroup does not rebalance
     (a seeded fault the oracle must find among them)."""
-    from groupspec.checker.oracle.impl_traces import write_impl_trace
+    from groupspec.conformance.impl_traces import write_impl_trace
     from groupspec.impl import leave as impl_leave
 
     directory.mkdir()

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groupspec.checker.assignor_adapter import (
+from groupspec.oracle.assignor.adapter import (
     AssignorOutputError,
     CallableAssignor,
     PlainMembers,
@@ -27,7 +27,7 @@ from groupspec.checker.assignor_adapter import (
     plain_members,
     protocol_name_of,
 )
-from groupspec.checker.assignor_scenarios import (
+from groupspec.oracle.assignor.assignor_scenarios import (
     ASSIGNOR_ERROR,
     SCENARIOS,
     AssignorRaisedError,
@@ -37,7 +37,7 @@ from groupspec.checker.assignor_scenarios import (
     protocol_for,
     run_scenario,
 )
-from groupspec.checker.kafka_python_assignors import (
+from groupspec.oracle.assignor.kafka_python import (
     KAFKA_PYTHON_PROTOCOLS,
     KafkaPythonMissingError,
     kafka_python_assignor,
@@ -316,7 +316,7 @@ def test_a_crashing_or_garbage_callable_is_reported_not_raised():
 
 
 def test_missing_kafka_python_gets_a_clear_error(monkeypatch):
-    import groupspec.checker.kafka_python_assignors as module
+    import groupspec.oracle.assignor.kafka_python as module
 
     def no_kafka(name: str) -> object:
         raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}")
@@ -378,7 +378,7 @@ def test_the_leader_sees_each_members_subscription_version():
     )
     CallableAssignor("spy", spy, cooperative.supported_protocols).assign(group)
     assert seen["m1"]["generation"] == 4 and plain_members(group)["m1"]["generation"] == 4
-    from groupspec.checker.kafka_python_assignors import _load, _wire_subscription
+    from groupspec.oracle.assignor.kafka_python import _load, _wire_subscription
 
     wire = _wire_subscription(_load("cooperative-sticky"), plain_members(group)["m1"])
     # v1 has OwnedPartitions but no GenerationId: the leader reads -1 (finding below).

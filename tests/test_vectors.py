@@ -8,19 +8,16 @@ from pathlib import Path
 import pytest
 
 from groupspec.checker.bfs import search
-from groupspec.checker.coordinator_runs import (
-    CoordinatorRunsError,
-    explore_coordinator_runs,
-)
-from groupspec.checker.vector_codec import VectorDecodeError, decode, encode
-from groupspec.checker.vectors import (
+from groupspec.cli.main import main
+from groupspec.conformance.coordinator_runs import CoordinatorRunsError, explore_coordinator_runs
+from groupspec.conformance.vector_codec import VectorDecodeError, decode, encode
+from groupspec.conformance.vectors import (
     SpecAdapter,
     VectorFileError,
     read_vectors,
     run_vectors,
     write_vectors,
 )
-from groupspec.cli.main import main
 from groupspec.models.catalog import group_preset_names, load_model
 from groupspec.spec.errors import ErrorCode
 from groupspec.spec.requests import (

@@ -1,0 +1,173 @@
+"""`groupspec bench checker`: how fast the breadth-first engine explores the reference presets.
+
+For each preset the benchmark runs one complete search in one process and one with every core,
+and reports distinct states, transitions, wall seconds, states and transitions per second,
+the bytes each stored state costs, and the speedup of all cores over one. Both runs must agree
+on states, transitions and depth (the engine guarantees it); a disagreement is reported.
+
+Bytes per stored state are measured, not estimated from tracemalloc (which slows the search
+several times): after the search, `sys.getsizeof` of the seen set (the BFS parents dict) plus
+that of every distinct int object it holds (fingerprints as keys and parents as values), divided
+by the number of states. States themselves are not kept once expanded, so this is the memory
+that grows with the state space (the recorded graph, when asked for, is separate).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from groupspec.checker.bfs import search
+
+# Besides the group-world presets (models.catalog.group_preset_names), the calibration model.
+CALIBRATION_PRESET = "two-phase:8"
+# The quick mode's two-phase commit (6 RMs: 50,816 states) keeps smoke tests short.
+QUICK_PRESETS = ("static-2", "two-phase:6")
+TWO_PHASE = "two-phase"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One search: its size, its wall time and the rates derived from them."""
+
+    workers: int
+    distinct_states: int
+    transitions: int
+    depth: int
+    verdict: str
+    seconds: float
+    states_per_s: float
+    transitions_per_s: float
+    bytes_per_state: float
+
+
+@dataclass(frozen=True)
+class PresetBench:
+    """A preset's runs, one per worker count, and how much faster the last is than the first."""
+
+    preset: str
+    overrides: Mapping[str, str]
+    runs: tuple[Run, ...]
+    speedup: float
+    consistent: bool
+
+
+def parse_preset(spec: str) -> tuple[str, dict[str, str]]:
+    """A benchmark preset spec: a preset name, or "two-phase:N" for N resource managers."""
+    name, _, count = spec.partition(":")
+    if name == TWO_PHASE and count:
+        return name, {"resource_managers": count}
+    if count:
+        raise ValueError(f"{spec!r}: only two-phase takes a size (two-phase:N)")
+    return name, {}
+
+
+def seen_set_bytes(parents: Mapping[int, int | None]) -> int:
+    """Bytes held by a BFS seen set: the dict and every distinct int object in it."""
+    objects = {id(key): key for key in parents}
+    objects.update((id(value), value) for value in parents.values() if value is not None)
+    return sys.getsizeof(parents) + sum(sys.getsizeof(value) for value in objects.values())
+
+
+def default_presets() -> tuple[str, ...]:
+    """Every group-world preset, then two-phase commit with 8 resource managers."""
+    from groupspec.models.catalog import group_preset_names  # models import the checker
+
+    return (*group_preset_names(), CALIBRATION_PRESET)
+
+
+def bench_preset(spec: str, worker_counts: Sequence[int]) -> PresetBench:
+    """Search the preset once per worker count and compare the runs."""
+    from groupspec.models.catalog import load_model  # models import the checker, not back
+
+    name, overrides = parse_preset(spec)
+    model = load_model(name, overrides).model
+    runs = []
+    for workers in worker_counts:
+        result = search(model, workers=workers)
+        seconds = max(result.elapsed_s, 1e-9)
+        runs.append(
+            Run(
+                workers,
+                result.distinct_states,
+                result.transitions,
+                result.depth,
+                result.verdict,
+                round(seconds, 3),
+                round(result.distinct_states / seconds, 1),
+                round(result.transitions / seconds, 1),
+                round(seen_set_bytes(result.parents) / max(1, result.distinct_states), 1),
+            )
+        )
+    first, last = runs[0], runs[-1]
+    consistent = all(
+        (run.distinct_states, run.transitions, run.depth)
+        == (first.distinct_states, first.transitions, first.depth)
+        for run in runs
+    )
+    return PresetBench(
+        spec, overrides, tuple(runs), round(first.seconds / last.seconds, 2), consistent
+    )
+
+
+def bench_checker(
+    presets: Sequence[str] | None = None,
+    workers: Sequence[int] | None = None,
+    quick: bool = False,
+) -> list[PresetBench]:
+    """Benchmark every preset single-process and with all cores (or the given worker counts)."""
+    chosen = tuple(presets) if presets else (QUICK_PRESETS if quick else default_presets())
+    counts = tuple(workers) if workers else tuple(sorted({1, os.cpu_count() or 1}))
+    return [bench_preset(spec, counts) for spec in chosen]
+
+
+def bench_json(results: Sequence[PresetBench]) -> dict[str, object]:
+    """The benchmark as a JSON-ready dict."""
+    return {
+        "cores": os.cpu_count(),
+        "presets": [
+            {
+                **asdict(bench),
+                "overrides": dict(bench.overrides),
+                "runs": [asdict(r) for r in bench.runs],
+            }
+            for bench in results
+        ],
+    }
+
+
+def format_table(results: Sequence[PresetBench]) -> str:
+    """The benchmark as an aligned text table, one line per run."""
+    header = (
+        "preset", "workers", "states", "transitions", "depth", "seconds",
+        "states/s", "transitions/s", "B/state", "speedup",
+    )  # fmt: skip
+    rows = [header]
+    for bench in results:
+        for run in bench.runs:
+            last = run is bench.runs[-1] and len(bench.runs) > 1
+            rows.append(
+                (
+                    bench.preset,
+                    str(run.workers),
+                    f"{run.distinct_states:,}",
+                    f"{run.transitions:,}",
+                    str(run.depth),
+                    f"{run.seconds:.2f}",
+                    f"{run.states_per_s:,.0f}",
+                    f"{run.transitions_per_s:,.0f}",
+                    f"{run.bytes_per_state:.0f}",
+                    (f"{bench.speedup:.2f}x" if last else "")
+                    + ("" if bench.consistent else " MISMATCH"),
+                )
+            )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    )

@@ -1,0 +1,340 @@
+"""Traces of `groupspec.impl` serving simulated consumers, written in process.
+
+Consumers behave like Kafka's: one request in flight per connection, join with the
+MEMBER_ID_REQUIRED round trip, the leader assigns, everyone heartbeats and commits, rejoins when
+told to; some are static; now and then one leaves, one crashes (its session expires), a new one
+arrives, and one commits with a generation it has not yet learned is stale. The clock is manual
+and timers fire when it passes their deadlines, as in a real broker. Seeded: the same seed writes
+the same trace. The oracle's tests seed faults into the impl and check that traces alone show
+them; `groupspec bench oracle` validates long ones.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO
+
+from groupspec.impl.clock import ManualClock
+from groupspec.impl.coordinator import Coordinator
+from groupspec.impl.policy import RandomPolicy
+from groupspec.impl.requests import RequestRef as ImplRef
+from groupspec.oracle.trace.kafka_shape import request_body, response_body
+from groupspec.spec import requests as rq
+from groupspec.spec import responses as rs
+from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.consumer_protocol import encode_assignment, encode_subscription_v0
+from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceEvent, TraceHeader, TraceWriter
+
+from .differential import to_impl_config, to_impl_request
+from .vector_codec import decode, encode
+
+TOPIC = "events"
+PARTITIONS = 6
+SESSION_MS = 10_000
+REBALANCE_MS = 20_000
+HEARTBEAT_MS = 3_000
+COMMIT_MS = 5_000
+START_MS = 1_700_000_000_000
+# Kafka's error codes the simulated consumers react to.
+MEMBER_ID_REQUIRED = 79
+UNKNOWN_MEMBER_ID = 25
+ILLEGAL_GENERATION = 22
+REBALANCE_IN_PROGRESS = 27
+FENCED_INSTANCE_ID = 82
+
+
+@dataclass
+class _Consumer:
+    name: str
+    connection: str
+    instance_id: str | None
+    member_id: str = ""
+    generation: int = -1
+    phase: str = "start"  # start, joining, syncing, stable, gone
+    in_flight: int | None = None
+    next_heartbeat: int = 0
+    next_commit: int = 0
+    correlation: int = 0
+    offset: int = 0
+    stale_generation: int | None = None
+    # Misbehaving clients: one that never sends its SyncGroup but keeps heartbeating, and a
+    # static member's old incarnation that heartbeats once more after its restart.
+    skips_sync: bool = False
+    zombie: bool = False
+
+
+@dataclass
+class TraceStats:
+    """What a generated trace holds."""
+
+    events: int = 0
+    requests: int = 0
+    consumers: int = 0
+
+
+@dataclass
+class _Run:
+    coordinator: Coordinator
+    clock: ManualClock
+    writer: TraceWriter
+    rng: random.Random
+    consumers: dict[str, _Consumer] = field(default_factory=dict)
+    stats: TraceStats = field(default_factory=TraceStats)
+    versions: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    def send(self, consumer: _Consumer, request: rq.Request) -> None:
+        consumer.correlation += 1
+        ref = (consumer.connection, consumer.correlation)
+        consumer.in_flight = consumer.correlation
+        api_key, body = request_body(request)
+        self.versions[ref] = (api_key, request.api_version)
+        self.writer.write(
+            TraceEvent(
+                self.now,
+                consumer.connection,
+                REQUEST,
+                api_key,
+                request.api_version,
+                ref[1],
+                consumer.name,
+                body,
+            )
+        )
+        self.stats.events += 1
+        self.stats.requests += 1
+        self.coordinator.handle(ImplRef(*ref), to_impl_request(request))
+        self.deliver()
+
+    def deliver(self) -> None:
+        assert self.coordinator.outbox is not None
+        for ref, impl_body in self.coordinator.outbox.take().items():
+            key = (ref.connection, ref.correlation_id)
+            api_key, version = self.versions.pop(key)
+            body = decode(encode(impl_body))
+            self.writer.write(
+                TraceEvent(
+                    self.now,
+                    key[0],
+                    RESPONSE,
+                    api_key,
+                    version,
+                    key[1],
+                    None,
+                    response_body((body,), version),
+                )
+            )
+            self.stats.events += 1
+            owner = next(c for c in self.consumers.values() if c.connection == key[0])
+            owner.in_flight = None
+            _react(self, owner, body)
+
+
+def write_impl_trace(
+    out: IO[str],
+    *,
+    seed: int,
+    duration_ms: int,
+    consumers: int = 3,
+    churn: bool = True,
+    max_events: int | None = None,
+    config: CoordinatorConfig | None = None,
+    coordinator_factory: Callable[[CoordinatorConfig, ManualClock], Coordinator] | None = None,
+) -> TraceStats:
+    """Simulate `consumers` consumers of one group for `duration_ms` (or until `max_events`)
+    against the impl and write the trace to `out`. With `churn`, members leave, crash, arrive,
+    restart, stall and commit stale offsets."""
+    config = config or CoordinatorConfig(group_initial_rebalance_delay_ms=0)
+    clock = ManualClock(START_MS)
+    factory = coordinator_factory or (
+        lambda c, k: Coordinator(to_impl_config(c), policy=RandomPolicy(seed), clock=k)
+    )
+    header = TraceHeader(
+        source=f"groupspec.impl, simulated consumers (seed {seed})",
+        coordinator={"group_initial_rebalance_delay_ms": config.group_initial_rebalance_delay_ms},
+    )
+    run = _Run(factory(config, clock), clock, TraceWriter(out, header), random.Random(seed))
+    for index in range(consumers):
+        _arrive(run, index)
+    end = START_MS + duration_ms
+    while run.now < end and (max_events is None or run.stats.events < max_events):
+        clock.advance(run.rng.choice((20, 50, 100, 250)))
+        run.coordinator.advance()
+        run.deliver()
+        if churn:
+            _churn(run)
+        for consumer in list(run.consumers.values()):
+            if consumer.phase != "gone" and consumer.in_flight is None:
+                _act(run, consumer)
+    run.stats.consumers = len(run.consumers)
+    return run.stats
+
+
+def _arrive(run: _Run, index: int) -> None:
+    static = index % 3 == 2
+    name = f"consumer-{index}"
+    run.consumers[name] = _Consumer(
+        name, f"10.0.0.{index + 1}:5{index:04d}", f"instance-{index}" if static else None
+    )
+
+
+def _churn(run: _Run) -> None:
+    rng = run.rng
+    live = [c for c in run.consumers.values() if c.phase != "gone"]
+    roll = rng.random()
+    if roll < 0.002 and live:
+        victim = rng.choice(live)
+        if victim.in_flight is None and victim.member_id:
+            run.send(
+                victim,
+                rq.LeaveGroupRequest(
+                    "g", (rq.MemberIdentity(victim.member_id, victim.instance_id),)
+                ),
+            )
+            victim.phase = "gone"
+    elif roll < 0.004 and live:
+        rng.choice(live).phase = "gone"  # crashed: it never sends again; its session expires
+    elif roll < 0.006 and len(live) < 6:
+        _arrive(run, len(run.consumers))
+    elif roll < 0.009 and live:
+        laggard = rng.choice(live)
+        if laggard.generation > 0:
+            laggard.stale_generation = laggard.generation - 1
+    elif roll < 0.010 and live:
+        rng.choice(live).skips_sync = True
+    elif roll < 0.012:
+        static = [
+            c for c in live if c.instance_id is not None and c.phase == "stable" and not c.zombie
+        ]
+        if static:
+            _restart(run, rng.choice(static))
+
+
+def _restart(run: _Run, old: _Consumer) -> None:
+    """A static member restarts: a new connection joins with its instance id, while the old
+    incarnation, not yet aware, heartbeats once more."""
+    index = len(run.consumers)
+    name = f"consumer-{index}"
+    run.consumers[name] = _Consumer(name, f"10.0.1.{index + 1}:5{index:04d}", old.instance_id)
+    old.zombie = True
+    old.next_heartbeat = run.now + HEARTBEAT_MS
+
+
+def _act(run: _Run, consumer: _Consumer) -> None:
+    now = run.now
+    if consumer.phase in ("start", "rejoin"):
+        consumer.phase = "joining"
+        run.send(consumer, _join(consumer))
+    elif consumer.phase == "stable" and consumer.stale_generation is not None:
+        generation, consumer.stale_generation = consumer.stale_generation, None
+        run.send(consumer, _commit(consumer, generation))
+    elif consumer.phase == "stable" and now >= consumer.next_commit:
+        consumer.next_commit = now + COMMIT_MS
+        consumer.offset += 10
+        run.send(consumer, _commit(consumer, consumer.generation))
+    elif consumer.phase in ("stable", "stalled") and now >= consumer.next_heartbeat:
+        consumer.next_heartbeat = now + HEARTBEAT_MS
+        if consumer.zombie:
+            consumer.phase = "gone"
+        run.send(
+            consumer,
+            rq.HeartbeatRequest("g", consumer.generation, consumer.member_id, consumer.instance_id),
+        )
+
+
+def _join(consumer: _Consumer) -> rq.JoinGroupRequest:
+    return rq.JoinGroupRequest(
+        group_id="g",
+        member_id=consumer.member_id,
+        protocol_type="consumer",
+        protocols=(rq.JoinGroupProtocol("range", encode_subscription_v0((TOPIC,))),),
+        session_timeout_ms=SESSION_MS,
+        rebalance_timeout_ms=REBALANCE_MS,
+        group_instance_id=consumer.instance_id,
+        client_id=consumer.name,
+        client_host="/" + consumer.connection.rpartition(":")[0],
+    )
+
+
+def _commit(consumer: _Consumer, generation: int) -> rq.OffsetCommitRequest:
+    partition = int(consumer.name.rpartition("-")[2]) % PARTITIONS
+    return rq.OffsetCommitRequest(
+        "g",
+        (rq.OffsetCommitPartition(TOPIC, partition, consumer.offset),),
+        generation_id=generation,
+        member_id=consumer.member_id,
+        group_instance_id=consumer.instance_id,
+    )
+
+
+def _react(run: _Run, consumer: _Consumer, body: object) -> None:
+    """What a consumer does with a response (the next request goes out on its next turn)."""
+    if consumer.phase == "gone" and not consumer.zombie:
+        return
+    error = int(getattr(body, "error_code", 0))
+    if isinstance(body, rs.JoinGroupResponse):
+        if error == MEMBER_ID_REQUIRED:
+            consumer.member_id, consumer.phase = body.member_id, "start"
+        elif error == 0:
+            consumer.member_id, consumer.generation = body.member_id, body.generation_id
+            if consumer.skips_sync:
+                consumer.phase, consumer.skips_sync = "stalled", False
+                consumer.next_heartbeat = run.now + HEARTBEAT_MS
+                return
+            consumer.phase = "syncing"
+            assignments: tuple[rq.SyncGroupAssignment, ...] = ()
+            if body.leader == body.member_id:
+                members = sorted(m.member_id for m in body.members)
+                assignments = tuple(
+                    rq.SyncGroupAssignment(
+                        member,
+                        encode_assignment(
+                            tuple(
+                                rq.TopicPartition(TOPIC, p)
+                                for p in range(PARTITIONS)
+                                if p % len(members) == i
+                            )
+                        ),
+                    )
+                    for i, member in enumerate(members)
+                )
+            run.send(
+                consumer,
+                rq.SyncGroupRequest(
+                    "g",
+                    consumer.generation,
+                    consumer.member_id,
+                    consumer.instance_id,
+                    assignments=assignments,
+                ),
+            )
+        else:
+            _after_error(consumer, error)
+    elif isinstance(body, rs.SyncGroupResponse):
+        if error == 0:
+            consumer.phase = "stable"
+            consumer.next_heartbeat = run.now + HEARTBEAT_MS
+        else:
+            _after_error(consumer, error)
+    elif isinstance(body, rs.HeartbeatResponse) and error != 0:
+        _after_error(consumer, error)
+    elif isinstance(body, rs.OffsetCommitResponse):
+        errors = {int(p.error_code) for p in body.partitions} - {0}
+        if errors and consumer.phase == "stable":
+            _after_error(consumer, min(errors))
+
+
+def _after_error(consumer: _Consumer, error: int) -> None:
+    if error == FENCED_INSTANCE_ID or consumer.zombie:
+        consumer.phase = "gone"
+        consumer.phase = "gone"
+        return
+    if error == UNKNOWN_MEMBER_ID:
+        consumer.member_id = ""
+    consumer.generation = -1 if error == UNKNOWN_MEMBER_ID else consumer.generation
+    consumer.phase = "rejoin"

@@ -1,0 +1,1 @@
+"""groupspec.coverage — which spec rules exist, where they are implemented and which are reached."""

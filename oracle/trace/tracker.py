@@ -1,0 +1,273 @@
+"""The oracle's core: the set of specification states consistent with what was observed.
+
+Watching a coordinator from outside leaves three things open, and the tracker keeps every
+answer to them that the observations allow (a *hypothesis* each):
+
+- **When a request took effect.** Kafka handles a connection's requests in order, but requests
+  on different connections race; a request takes effect at some moment between being seen and
+  its response being seen, and at the latest `reorder_window_ms` after it was seen.
+- **When a timer fired.** An armed timer (session, join, sync, retention) may fire any time
+  after its deadline and must have fired `timer_slack_ms` after it.
+- **What the implementation chose** where the specification allows several outcomes (which
+  member leads, protocol-vote ties) and how it spells member ids (the `Binding`).
+
+Hypotheses advance lazily: a move (a request taking effect, a timer firing) is made only when an
+observation needs it, or when time forces it. Moves commute with observations, so a lazy
+hypothesis stands for every eager one that made the same moves in the same order. An observed
+response keeps the hypotheses that produce an equal response and drops the rest; when none
+remains, the coordinator diverged from the specification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from groupspec.checker.rewrite import rewrite_strings
+from groupspec.spec import requests as rq
+from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.coordinator import GroupCoordinatorSpec
+from groupspec.spec.events import TimerEvent
+from groupspec.spec.member_ids import rename_request_member_ids
+from groupspec.spec.responses import ResponseBody
+from groupspec.spec.state import CoordinatorState
+
+from .binding import Binding
+
+Ref = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class OracleSettings:
+    """How much the observed coordinator's timing may differ from the recorder's clock."""
+
+    timer_slack_ms: int = 1_000
+    reorder_window_ms: int = 1_000
+    max_hypotheses: int = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An observed request that has not taken effect yet (in some hypothesis)."""
+
+    ref: Ref
+    api_key: int
+    version: int
+    requests: tuple[rq.Request, ...]
+    ts: int
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hypothesis:
+    """One way the coordinator may stand: its state, what it has not yet done, and its ids.
+
+    `queues` are the requests not yet taken, per connection in arrival order; `outbox` the
+    responses produced but not yet observed (a batched request has one body per key).
+    """
+
+    state: CoordinatorState
+    queues: tuple[tuple[str, tuple[Pending, ...]], ...] = ()
+    outbox: tuple[tuple[Ref, tuple[ResponseBody, ...]], ...] = ()
+    binding: Binding = field(default_factory=Binding)
+    closed: frozenset[str] = frozenset()
+
+    def produced(self, ref: Ref) -> tuple[ResponseBody, ...] | None:
+        """The response produced for `ref`, if any."""
+        for key, bodies in self.outbox:
+            if key == ref:
+                return bodies
+        return None
+
+    def key(self) -> tuple[Any, ...]:
+        """What tells two hypotheses apart: the state and pending responses with every bound id
+        spelled the observed way, so hypotheses whose specification numbered the same members
+        differently (requests taking effect in another order) are one."""
+        spelled = self.binding.observed_spelling()
+        return (
+            rewrite_strings(self.state, spelled),
+            self.queues,
+            rewrite_strings(self.outbox, spelled),
+            self.closed,
+        )
+
+
+class TooAmbiguous(Exception):
+    """More hypotheses than the configured limit: the trace cannot be decided in bounds."""
+
+
+class Tracker:
+    """The hypotheses about one coordinator, advanced event by event."""
+
+    def __init__(self, config: CoordinatorConfig, settings: OracleSettings) -> None:
+        self.spec = GroupCoordinatorSpec(config)
+        self.settings = settings
+        self.hypotheses: list[Hypothesis] = [Hypothesis(self.spec.initial_state())]
+
+    # -- observations -----------------------------------------------------------------------
+
+    def on_request(self, pending: Pending) -> None:
+        """A request was seen: it joins its connection's queue in every hypothesis."""
+        connection = pending.ref[0]
+        updated = []
+        for hypothesis in self.hypotheses:
+            queues = dict(hypothesis.queues)
+            queues[connection] = (*queues.get(connection, ()), pending)
+            updated.append(replace(hypothesis, queues=tuple(sorted(queues.items()))))
+        self.hypotheses = updated
+
+    def on_close(self, connection: str) -> None:
+        """A connection closed: responses still owed to it will never be seen."""
+        self.hypotheses = _unique(
+            replace(
+                h,
+                closed=h.closed | {connection},
+                outbox=tuple(entry for entry in h.outbox if entry[0][0] != connection),
+            )
+            for h in self.hypotheses
+        )
+
+    def explain_response(
+        self, ref: Ref, now: int
+    ) -> list[tuple[Hypothesis, tuple[ResponseBody, ...]]]:
+        """Every hypothesis, advanced as little as possible, in which the response to `ref`
+        has been produced by time `now`, with that response."""
+        reached = self._search(now, lambda h: h.produced(ref) is not None)
+        return [(h, h.produced(ref) or ()) for h in reached]
+
+    def settle(self, now: int) -> None:
+        """Advance every hypothesis past what time `now` forces (overdue timers and requests)."""
+        self.hypotheses = self._search(now, lambda h: True)
+
+    def keep(self, ref: Ref, survivors: list[Hypothesis]) -> None:
+        """The hypotheses left after the response to `ref` was observed."""
+        left = [replace(h, outbox=tuple(e for e in h.outbox if e[0] != ref)) for h in survivors]
+        self.hypotheses = _unique(left) if len(left) > 1 else left
+
+    # -- the search ---------------------------------------------------------------------------
+
+    def _search(self, now: int, goal: Any) -> list[Hypothesis]:
+        """Breadth-first over moves from every hypothesis until each reaches `goal` with no
+        overdue obligation; those reached, deduplicated."""
+        reached: list[Hypothesis] = []
+        frontier = self.hypotheses
+        explored = 0
+        while frontier:
+            following: list[Hypothesis] = []
+            for hypothesis in frontier:
+                if goal(hypothesis) and not self._overdue(hypothesis, now):
+                    reached.append(hypothesis)
+                else:
+                    following.extend(self._moves(hypothesis, now))
+            # Deduplicating hashes whole states: worth it only where hypotheses branched.
+            frontier = _unique(following) if len(following) > 1 else following
+            explored += len(frontier)
+            if explored > self.settings.max_hypotheses:
+                raise TooAmbiguous(
+                    f"more than {self.settings.max_hypotheses} hypotheses; raise --max-hypotheses "
+                    "or lower --reorder-window-ms / --timer-slack-ms"
+                )
+        return _unique(reached) if len(reached) > 1 else reached
+
+    def _overdue(self, hypothesis: Hypothesis, now: int) -> bool:
+        window = self.settings.reorder_window_ms
+        for connection, queue in hypothesis.queues:
+            if queue and connection not in hypothesis.closed and queue[0].ts + window < now:
+                return True
+        slack = self.settings.timer_slack_ms
+        return any(
+            deadline + slack < now for deadline, _ in self.spec.armed_timers(hypothesis.state)
+        )
+
+    def _moves(self, hypothesis: Hypothesis, now: int) -> Iterator[Hypothesis]:
+        """Every hypothesis one move later: a queued request takes effect, or a timer fires."""
+        timers = self.spec.armed_timers(hypothesis.state)
+        slack = self.settings.timer_slack_ms
+        for connection, queue in hypothesis.queues:
+            if not queue:
+                continue
+            head = queue[0]
+            # A timer overdue when the request was seen fired before the request took effect.
+            if any(deadline + slack < head.ts for deadline, _ in timers):
+                continue
+            yield from self._take(hypothesis, connection, head)
+        # A request seen more than the reorder window before a timer's deadline took effect
+        # before the timer fired.
+        window = self.settings.reorder_window_ms
+        latest = min(
+            (q[0].ts + window for c, q in hypothesis.queues if q and c not in hypothesis.closed),
+            default=None,
+        )
+        for deadline, event in timers:
+            if deadline <= now and (latest is None or deadline <= latest):
+                yield from self._fire(hypothesis, deadline, event)
+
+    def _take(self, hypothesis: Hypothesis, connection: str, head: Pending) -> Iterator[Hypothesis]:
+        # A request acts at the time it was seen and a timer at its deadline, whichever order
+        # they take effect in: the outcome of a move then does not depend on how late the
+        # tracker made it, so hypotheses that differ only in that coincide.
+        at = head.ts
+        queues = tuple(
+            (c, q[1:] if c == connection else q)
+            for c, q in hypothesis.queues
+            if c != connection or len(q) > 1
+        )
+        binding = hypothesis.binding
+        requests = [rename_request_member_ids(r, binding.to_spec) for r in head.requests]
+        runs: list[
+            tuple[CoordinatorState, tuple[ResponseBody, ...], tuple[tuple[Ref, ResponseBody], ...]]
+        ] = [(hypothesis.state, (), ())]
+        spec_ref = rq.RequestRef(*head.ref)
+        for request in requests:
+            following = []
+            for state, own, others in runs:
+                for outcome in self.spec.step(state, rq.Received(spec_ref, request), at):
+                    mine = tuple(
+                        r.body
+                        for r in outcome.responses
+                        if (r.ref.connection, r.ref.correlation_id) == head.ref
+                    )
+                    rest = tuple(
+                        ((r.ref.connection, r.ref.correlation_id), r.body)
+                        for r in outcome.responses
+                        if (r.ref.connection, r.ref.correlation_id) != head.ref
+                    )
+                    following.append((outcome.state, own + mine, others + rest))
+            runs = following
+        for state, own, others in runs:
+            produced = list(others)
+            if own:
+                produced.append((head.ref, own[0]) if len(own) == 1 else (head.ref, own))  # type: ignore[arg-type]
+            yield self._after(hypothesis, state, queues, produced)
+
+    def _fire(
+        self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
+    ) -> Iterator[Hypothesis]:
+        for outcome in self.spec.step(hypothesis.state, event, deadline):
+            produced = [
+                ((r.ref.connection, r.ref.correlation_id), r.body) for r in outcome.responses
+            ]
+            yield self._after(hypothesis, outcome.state, hypothesis.queues, produced)
+
+    def _after(
+        self,
+        hypothesis: Hypothesis,
+        state: CoordinatorState,
+        queues: tuple[tuple[str, tuple[Pending, ...]], ...],
+        produced: Iterable[tuple[Ref, Any]],
+    ) -> Hypothesis:
+        outbox = list(hypothesis.outbox)
+        for ref, body in produced:
+            if ref[0] in hypothesis.closed:
+                continue
+            bodies = body if isinstance(body, tuple) else (body,)
+            outbox.append((ref, bodies))
+        return Hypothesis(state, queues, tuple(outbox), hypothesis.binding, hypothesis.closed)
+
+
+def _unique(hypotheses: Iterable[Hypothesis]) -> list[Hypothesis]:
+    found: dict[tuple[Any, ...], Hypothesis] = {}
+    for hypothesis in hypotheses:
+        found.setdefault(hypothesis.key(), hypothesis)
+    return list(found.values())

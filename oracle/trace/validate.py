@@ -1,0 +1,321 @@
+"""Validate a trace file against the specification: a verdict, and the first divergence shown
+with the shortest excerpt of the trace that still leads to it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.errors import InvalidConfigError
+from groupspec.wire.trace_format import (
+    REQUEST,
+    RESPONSE,
+    TraceEvent,
+    TraceFormatError,
+    TraceHeader,
+    TraceReading,
+    parse_lines,
+)
+
+from .oracle import Divergence, ObservationError, Oracle, OracleCounts
+from .tracker import OracleSettings, TooAmbiguous
+
+PASS = "pass"
+DIVERGED = "diverged"
+UNDECIDED = "undecided"
+# Re-validations spent shrinking a divergence's excerpt: each replays a short trace.
+SHRINK_BUDGET = 400
+
+
+class TraceInputError(Exception):
+    """A trace, or settings for it, that cannot be validated: names the file and line."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement of one trace."""
+
+    source: str
+    status: str
+    counts: OracleCounts
+    divergence: Divergence | None
+    excerpt: tuple[str, ...]
+    cut_at_line: int | None
+    elapsed_s: float
+    note: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """Whether every response was one the specification allows."""
+        return self.status == PASS
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as a JSON object."""
+        return {
+            "trace": self.source,
+            "status": self.status,
+            "events": self.counts.events,
+            "requests": self.counts.requests,
+            "responses_checked": self.counts.responses_checked,
+            "skipped_requests": self.counts.skipped,
+            "skipped_apis": self.counts.skipped_apis,
+            "max_hypotheses": self.counts.max_hypotheses,
+            "cut_at_line": self.cut_at_line,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "divergence": self.divergence.to_json() if self.divergence else None,
+            "excerpt": list(self.excerpt),
+            "note": self.note,
+        }
+
+
+def coordinator_config(
+    header: TraceHeader, overrides: dict[str, Any], source: str
+) -> CoordinatorConfig:
+    """The broker settings to validate with: Kafka's defaults, the trace's, then `overrides`."""
+    settings = {**header.coordinator, **overrides}
+    names = {f.name for f in dataclasses.fields(CoordinatorConfig)} - {"write_failures"}
+    unknown = sorted(set(settings) - names)
+    if unknown:
+        raise TraceInputError(
+            f"{source}: unknown coordinator setting(s) {unknown}; known: {sorted(names)}"
+        )
+    try:
+        return CoordinatorConfig(**settings)
+    except (InvalidConfigError, TypeError) as error:
+        raise TraceInputError(f"{source}: coordinator settings: {error}") from None
+
+
+def validate_trace(
+    path: Path | str,
+    overrides: dict[str, Any] | None = None,
+    settings: OracleSettings | None = None,
+    shrink: bool = True,
+) -> Verdict:
+    """Replay the trace at `path` against the specification.
+
+    Raises `TraceInputError` for a trace that is not in the format (naming the line), or that
+    cannot be read; a trace cut while being written validates up to the cut.
+    """
+    trace = Path(path)
+    return validate_lines(lambda: _file_lines(trace), str(trace), overrides, settings, shrink)
+
+
+def _file_lines(path: Path) -> Iterator[str]:
+    number = 0
+    try:
+        with path.open("r", encoding="utf-8", errors="strict") as handle:
+            for number, line in enumerate(handle, start=1):  # noqa: B007 (read after the loop)
+                yield line
+    except UnicodeDecodeError:
+        raise TraceFormatError(str(path), number + 1, "not UTF-8 text") from None
+    except OSError as error:
+        raise TraceInputError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def validate_lines(
+    open_lines: Callable[[], Iterator[str]],
+    source: str,
+    overrides: dict[str, Any] | None = None,
+    settings: OracleSettings | None = None,
+    shrink: bool = True,
+) -> Verdict:
+    """Replay a trace given as lines (`open_lines()` reads them afresh each call) against the
+    specification; `source` names it in messages. See `validate_trace`."""
+    reading = TraceReading()
+    started = time.perf_counter()
+    settings = settings or OracleSettings()
+    events = parse_lines(open_lines(), source, reading)
+    line = 1
+    try:
+        first = next(events, None)
+        config = coordinator_config(reading.header, overrides or {}, source)
+        oracle = Oracle(config, settings)
+        for event in _chain(first, events):
+            line += 1
+            if oracle.observe(event, line) is not None:
+                break
+    except TraceFormatError as error:
+        raise TraceInputError(str(error)) from None
+    except ObservationError as error:
+        raise TraceInputError(f"{source}:{line}: {error}") from None
+    except TooAmbiguous as error:
+        return Verdict(
+            source,
+            UNDECIDED,
+            oracle.counts,
+            None,
+            (),
+            reading.cut_at_line,
+            time.perf_counter() - started,
+            str(error),
+        )
+    excerpt: tuple[str, ...] = ()
+    divergence = oracle.divergence
+    if divergence is not None:
+        try:
+            excerpt = _excerpt(open_lines, source, divergence, config, settings, shrink)
+        except TraceFormatError as error:
+            raise TraceInputError(str(error)) from None
+    status = PASS if divergence is None else DIVERGED
+    return Verdict(
+        source,
+        status,
+        oracle.counts,
+        divergence,
+        excerpt,
+        reading.cut_at_line,
+        time.perf_counter() - started,
+    )
+
+
+def _chain(first: TraceEvent | None, rest: Iterable[TraceEvent]) -> Iterable[TraceEvent]:
+    if first is None:
+        return
+    yield first
+    yield from rest
+
+
+# -- the excerpt ----------------------------------------------------------------------------
+
+
+def _excerpt(
+    open_lines: Callable[[], Iterator[str]],
+    source: str,
+    divergence: Divergence,
+    config: CoordinatorConfig,
+    settings: OracleSettings,
+    shrink: bool,
+) -> tuple[str, ...]:
+    """The trace lines up to the divergence that touch its group, shrunk while it still diverges."""
+    lines: list[tuple[int, TraceEvent]] = []
+    reading = TraceReading()
+    for number, event in enumerate(parse_lines(open_lines(), source, reading), start=2):
+        if number > divergence.line:
+            break
+        lines.append((number, event))
+    target = next(e for n, e in lines if n == divergence.line)
+    groups = _groups_of_connection(lines, target.connection, divergence.line)
+    chosen = _paired([(n, e) for n, e in lines if _touches(e, groups)], divergence)
+    if shrink:
+        chosen = _shrink(chosen, divergence, config, settings)
+    return tuple(json.dumps({"line": n, **e.to_json()}, separators=(",", ":")) for n, e in chosen)
+
+
+def _groups_of_connection(
+    lines: Sequence[tuple[int, TraceEvent]], connection: str, line: int
+) -> frozenset[str]:
+    request = None
+    target = next(e for n, e in lines if n == line)
+    for _, event in lines:
+        if event.direction == REQUEST and (event.connection, event.correlation_id) == (
+            connection,
+            target.correlation_id,
+        ):
+            request = event
+    return _event_groups(request) if request is not None else frozenset()
+
+
+def _event_groups(event: TraceEvent) -> frozenset[str]:
+    body = event.body or {}
+    found = set()
+    for name in ("group_id", "key"):
+        if isinstance(body.get(name), str):
+            found.add(body[name])
+    for name in ("groups", "groups_names", "coordinator_keys"):
+        for item in body.get(name) or ():
+            if isinstance(item, str):
+                found.add(item)
+            elif isinstance(item, dict) and isinstance(item.get("group_id"), str):
+                found.add(item["group_id"])
+    return frozenset(found)
+
+
+def _touches(event: TraceEvent, groups: frozenset[str]) -> bool:
+    if event.direction == REQUEST:
+        return bool(_event_groups(event) & groups) or not _event_groups(event)
+    return True
+
+
+def _shrink(
+    chosen: list[tuple[int, TraceEvent]],
+    divergence: Divergence,
+    config: CoordinatorConfig,
+    settings: OracleSettings,
+) -> list[tuple[int, TraceEvent]]:
+    """Drop request/response pairs while the excerpt still diverges at the same response:
+    chunks of pairs first, then smaller ones (delta debugging), within a budget of replays."""
+    current = chosen
+    budget = SHRINK_BUDGET
+    size = max(1, len(_removable(current, divergence)) // 2)
+    while budget > 0:
+        removable = _removable(current, divergence)
+        shrunk = False
+        for start in range(0, len(removable), size):
+            if budget == 0:
+                break
+            drop = set(removable[start : start + size])
+            candidate = [
+                (n, e)
+                for n, e in current
+                if (e.connection, e.correlation_id, e.direction == "close") not in drop
+            ]
+            budget -= 1
+            if _diverges_at(candidate, divergence, config, settings):
+                current, shrunk = candidate, True
+                break
+        if not shrunk:
+            if size == 1:
+                break
+            size = max(1, size // 2)
+    return current
+
+
+def _removable(
+    current: list[tuple[int, TraceEvent]], divergence: Divergence
+) -> list[tuple[str, int, bool]]:
+    """The request/response pairs an excerpt may lose: all but the divergent one."""
+    target = next(e for n, e in current if n == divergence.line)
+    return [
+        (e.connection, e.correlation_id, False)
+        for _, e in current
+        if e.direction == REQUEST
+        and (e.connection, e.correlation_id) != (target.connection, target.correlation_id)
+    ]
+
+
+def _paired(
+    chosen: list[tuple[int, TraceEvent]], divergence: Divergence
+) -> list[tuple[int, TraceEvent]]:
+    """Requests with their responses, and responses only with their requests."""
+    requested = {(e.connection, e.correlation_id) for _, e in chosen if e.direction == REQUEST}
+    return [
+        (n, e)
+        for n, e in chosen
+        if e.direction != RESPONSE or (e.connection, e.correlation_id) in requested
+    ]
+
+
+def _diverges_at(
+    candidate: list[tuple[int, TraceEvent]],
+    divergence: Divergence,
+    config: CoordinatorConfig,
+    settings: OracleSettings,
+) -> bool:
+    oracle = Oracle(config, settings)
+    try:
+        for number, event in candidate:
+            found = oracle.observe(event, number)
+            if found is not None:
+                return number == divergence.line and (found.reason, found.allowed) == (
+                    divergence.reason,
+                    divergence.allowed,
+                )
+    except (ObservationError, TooAmbiguous):
+        return False
+    return False

@@ -1,0 +1,289 @@
+"""The layer table of docs/architecture.md, the imports of every module, and the import graph.
+
+Each top-level folder has one job and a floor; a module may import groupspec modules only from
+the folders its row allows (always lower floors). `tests/test_layers.py` enforces the table;
+`python tests/layers.py --update-doc` regenerates the graph in docs/architecture.md and
+docs/diagrams/import-graph.{dot,svg} from the code (a test keeps them fresh).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One folder: its floor, its job, which groupspec folders it may import."""
+
+    folder: str
+    floor: int
+    job: str
+    may_import: frozenset[str]
+    standard_library_only: bool = False
+
+
+def _layer(
+    folder: str, floor: int, job: str, *may: str, standard_library_only: bool = False
+) -> Layer:
+    return Layer(folder, floor, job, frozenset(may), standard_library_only)
+
+
+LAYERS: tuple[Layer, ...] = (
+    _layer("spec", 1, "the specification", standard_library_only=True),
+    _layer("checker", 1, "the generic exploration engine (and its Spark engine)"),
+    _layer("wire", 1, "Kafka codec helpers and the trace format"),
+    _layer("models", 2, "closed worlds, presets, faults, the bug catalog", "spec", "checker"),
+    _layer("impl", 2, "the optimized coordinator", standard_library_only=True),
+    _layer("impl/server", 2, "the wire server over the optimized coordinator", "impl", "wire"),
+    _layer(
+        "oracle", 2, "judging other implementations: traces, assignors", "spec", "wire", "checker"
+    ),
+    _layer(
+        "conformance",
+        3,
+        "differential machinery, vectors, adapters",
+        "spec",
+        "checker",
+        "wire",
+        "models",
+        "impl",
+        "oracle",
+    ),
+    _layer("diagrams", 3, "state machines and sequence charts", "spec", "checker", "models"),
+    _layer("record", 3, "recording proxy, real-client workloads, probes", "wire"),
+    _layer("coverage", 3, "the rule index and rule coverage", "spec", "checker", "models"),
+    _layer(
+        "bench",
+        4,
+        "every benchmark",
+        "spec",
+        "checker",
+        "wire",
+        "models",
+        "impl",
+        "impl/server",
+        "oracle",
+        "conformance",
+        "diagrams",
+        "record",
+        "coverage",
+    ),
+    _layer(
+        "cli",
+        5,
+        "argument parsing and printing",
+        "spec",
+        "checker",
+        "wire",
+        "models",
+        "impl",
+        "impl/server",
+        "oracle",
+        "conformance",
+        "diagrams",
+        "record",
+        "coverage",
+        "bench",
+    ),
+)
+LAYER_OF = {layer.folder: layer for layer in LAYERS}
+FOLDERS = tuple(sorted({layer.folder.split("/")[0] for layer in LAYERS}))
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target, where it stands."""
+
+    path: str  # the importing file, relative to the repository
+    line: int
+    module: str  # absolute module name ("groupspec.spec.state", "kafka.protocol", "os")
+
+
+def layer_of_path(path: str) -> Layer:
+    """The layer a repository file belongs to (its deepest folder with a row)."""
+    parts = path.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        layer = LAYER_OF.get("/".join(parts[:depth]))
+        if layer is not None:
+            return layer
+    raise KeyError(f"{path} is in no layer of tests/layers.py")
+
+
+def layer_of_module(module: str) -> str | None:
+    """The folder of a `groupspec.` module ("groupspec.impl.server.apis" -> "impl/server")."""
+    if not module.startswith("groupspec."):
+        return None
+    parts = module.split(".")[1:]
+    for depth in range(len(parts), 0, -1):
+        if "/".join(parts[:depth]) in LAYER_OF:
+            return "/".join(parts[:depth])
+    return parts[0]
+
+
+def module_name(path: str) -> str:
+    """The import name of a repository file ("impl/server/apis.py" -> "groupspec.impl.server.apis")."""
+    parts = path.removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(["groupspec", *parts])
+
+
+def imports_of(path: str, source: str) -> list[Import]:
+    """Every import of a module's source, relative ones resolved against `path`."""
+    package = module_name(path)
+    if not path.endswith("__init__.py"):
+        package = package.rsplit(".", 1)[0]
+    found: list[Import] = []
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, ast.Import):
+            found += [Import(path, node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            found.append(Import(path, node.lineno, module))
+    return found
+
+
+def violations(path: str, source: str) -> list[str]:
+    """What in a module's imports breaks the layer table, one message per import."""
+    layer = layer_of_path(path)
+    problems = []
+    for imported in imports_of(path, source):
+        target = layer_of_module(imported.module)
+        top = imported.module.split(".")[0]
+        where = f"{imported.path}:{imported.line}"
+        if target is None:
+            if (
+                layer.standard_library_only
+                and top not in sys.stdlib_module_names
+                and top != "__future__"
+            ):
+                problems.append(
+                    f"{where}: imports {imported.module}, but {layer.folder}/ may import the "
+                    "standard library only"
+                )
+            continue
+        if target == layer.folder or target in layer.may_import:
+            continue
+        allowed = ", ".join(sorted(layer.may_import)) or "nothing of groupspec"
+        floor = LAYER_OF[target].floor if target in LAYER_OF else "?"
+        problems.append(
+            f"{where}: imports {imported.module} ({target}/, floor {floor}), but "
+            f"{layer.folder}/ (floor {layer.floor}) may import only: {allowed}"
+        )
+    return problems
+
+
+def source_files() -> list[str]:
+    """Every Python file of the package folders, relative to the repository."""
+    return sorted(
+        path.relative_to(ROOT).as_posix()
+        for folder in FOLDERS
+        for path in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+
+
+def folder_edges() -> Counter[tuple[str, str]]:
+    """How many import statements each folder has of each other folder."""
+    edges: Counter[tuple[str, str]] = Counter()
+    for path in source_files():
+        source = (ROOT / path).read_text()
+        here = layer_of_path(path).folder
+        for imported in imports_of(path, source):
+            target = layer_of_module(imported.module)
+            if target is not None and target != here:
+                edges[(here, target)] += 1
+    return edges
+
+
+def graph_dot() -> str:
+    """The folder import graph as Graphviz source, floors from bottom to top."""
+    edges = folder_edges()
+    files = Counter(layer_of_path(path).folder for path in source_files())
+    lines = [
+        "// Generated by `python tests/layers.py --update-doc`; do not edit.",
+        "digraph imports {",
+        '  rankdir=BT; node [shape=box, fontname="Helvetica", fontsize=11];',
+        '  edge [fontname="Helvetica", fontsize=9, color="#666666"];',
+    ]
+    for floor in sorted({layer.floor for layer in LAYERS}):
+        names = [layer.folder for layer in LAYERS if layer.floor == floor]
+        nodes = " ".join(
+            f'"{name}" [label="{name}/\\nfloor {floor}, {files[name]} files"];' for name in names
+        )
+        lines.append(f"  {{ rank=same; {nodes} }}")
+    for (source, target), count in sorted(edges.items()):
+        lines.append(f'  "{source}" -> "{target}" [label="{count}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def table_markdown() -> str:
+    """The layer table with the measured imports of each folder, as Markdown."""
+    edges = folder_edges()
+    files = Counter(layer_of_path(path).folder for path in source_files())
+    rows = [
+        "| floor | folder | job | files | may import | imports today (statements) |",
+        "|---|---|---|---:|---|---|",
+    ]
+    for layer in LAYERS:
+        allowed = ", ".join(sorted(layer.may_import)) or (
+            "the standard library only" if layer.standard_library_only else "nothing of groupspec"
+        )
+        used = ", ".join(
+            f"{target} ({count})"
+            for (source, target), count in sorted(edges.items())
+            if source == layer.folder
+        )
+        rows.append(
+            f"| {layer.floor} | `{layer.folder}/` | {layer.job} | {files[layer.folder]} | "
+            f"{allowed} | {used or '—'} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+BEGIN = "<!-- BEGIN GENERATED by `python tests/layers.py --update-doc` -->"
+END = "<!-- END GENERATED -->"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+DOT_FILE = ROOT / "docs" / "diagrams" / "import-graph.dot"
+SVG_FILE = ROOT / "docs" / "diagrams" / "import-graph.svg"
+
+
+def with_generated_block(document: str) -> str:
+    """docs/architecture.md with its generated block replaced by the current table."""
+    start, end = document.index(BEGIN) + len(BEGIN), document.index(END)
+    return document[:start] + "\n" + table_markdown() + document[end:]
+
+
+def main() -> int:
+    """Regenerate docs/architecture.md's table and docs/diagrams/import-graph.{dot,svg}."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--update-doc", action="store_true")
+    args = parser.parse_args()
+    if not args.update_doc:
+        sys.stdout.write(table_markdown())
+        return 0
+    ARCHITECTURE.write_text(with_generated_block(ARCHITECTURE.read_text()))
+    DOT_FILE.write_text(graph_dot())
+    svg = subprocess.run(
+        ["dot", "-Tsvg"], input=graph_dot(), capture_output=True, text=True, check=True
+    ).stdout
+    SVG_FILE.write_text(svg)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
