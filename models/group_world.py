@@ -65,7 +65,6 @@ from groupspec.spec import (
     OffsetRetentionCheck,
     Outcome,
     StartLoading,
-    SyncTimerExpired,
     Unload,
 )
 from groupspec.spec.assignment import Cluster, TopicPartition
@@ -116,10 +115,10 @@ from groupspec.spec.responses import (
 )
 from groupspec.spec.state import CoordinatorState, Group
 
-from . import fault_switches
-from . import faults as fault_names
 from . import world_properties as props
 from .canonical import Canonicalizer, map_coordinator_refs
+from .faults import fault_switch
+from .memo import Memo
 from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
 from .world_params import WorldParameters, validate
 from .world_state import (
@@ -197,32 +196,6 @@ FAIR_ACTIONS = frozenset(
     }
 )
 
-# Memo tables are cleared when they grow past this many entries, to bound memory.
-MEMO_LIMIT = 200_000
-
-
-class _Memo:
-    """Results of pure functions (spec steps, checks) by the canonical text of their inputs.
-
-    Most world states share their coordinator or a client's consumer state with many others, so
-    a step of one part is computed once and reused. Keys are `canonical_repr` texts, which are
-    remembered on the objects themselves and cheap once a state has been fingerprinted.
-    """
-
-    def __init__(self) -> None:
-        self._table: dict[tuple[object, ...], Any] = {}
-
-    def get(self, key: tuple[object, ...], compute: Any) -> Any:
-        """The remembered value for `key`, computing it with `compute()` the first time."""
-        table = self._table
-        if key in table:
-            return table[key]
-        if len(table) >= MEMO_LIMIT:
-            table.clear()
-        value = table[key] = compute()
-        return value
-
-
 @dataclass(frozen=True)
 class _Cut:
     """A step the model does not take because it would break `bound` (a parameter name)."""
@@ -267,7 +240,7 @@ class GroupWorld:
         self.parameters = parameters
         self._name = name
         self.memoize = memoize
-        self.fault = parameters.fault
+        self.fault = fault_switch(parameters.fault)
         self.compact_ids = compact_ids
         self.coordinator = MemoCoordinatorSpec(CoordinatorConfig(), memoize=memoize)
         self.group_partition = self.coordinator.partition_for(GROUP_ID)
@@ -285,7 +258,9 @@ class GroupWorld:
         configs = [spec.config for spec in self.consumers]
         self._config_ids = tuple(configs.index(config) for config in configs)
         self.decoder = props.Decoder()
-        self._memo = _Memo()
+        # Spec steps and state checks by the canonical text of their inputs: most world states
+        # share their coordinator or a client's consumer state with many others.
+        self._memo: Memo[tuple[object, ...], Any] = Memo()
         self.initial_cluster = Cluster.of(
             dict(zip(parameters.topics, parameters.partitions, strict=True))
         )
@@ -337,9 +312,7 @@ class GroupWorld:
     @property
     def action_kinds(self) -> tuple[str, ...]:
         """Every action kind a transition may carry (for action coverage)."""
-        if self.fault == fault_names.NO_SYNC_TIMER:
-            return (*ACTION_KINDS, "LoseSyncGroup")
-        return ACTION_KINDS
+        return (*ACTION_KINDS, *self.fault.extra_action_kinds)
 
     @property
     def expected_failures(self) -> tuple[str, ...]:
@@ -735,7 +708,7 @@ class GroupWorld:
         spec = self.consumers[index]
 
         def compute() -> tuple[ConsumerOutcome, tuple[tuple[str, str], ...]]:
-            outcome = self._faulty_consumer_outcome(consumer, event, spec.step(consumer, event))
+            outcome = self.fault.consumer_outcome(consumer, event, spec.step(consumer, event))
             problems = check_consumer_step(spec.config, consumer, event, outcome)
             if isinstance(event, ResponseReceived) and isinstance(event.body, JoinGroupResponse):
                 for send in outcome.sends:
@@ -747,20 +720,6 @@ class GroupWorld:
 
         key = ("consumer", self._config_ids[index], canonical_repr(consumer), _event_key(event))
         return self._memo.get(key, compute)  # type: ignore[no-any-return]
-
-    def _faulty_consumer_outcome(
-        self, consumer: ConsumerState, event: ConsumerEvent, outcome: ConsumerOutcome
-    ) -> ConsumerOutcome:
-        """The outcome as a buggy client sends it (KAFKA-12984, KIP-429); unchanged otherwise."""
-        if self.fault == fault_names.CORRUPT_OWNED_PARTITIONS:
-            return fault_switches.corrupt_owned_partitions(outcome, consumer.cluster)
-        if (
-            self.fault == fault_names.NO_WITHHOLDING
-            and isinstance(event, ResponseReceived)
-            and isinstance(event.body, JoinGroupResponse)
-        ):
-            return fault_switches.no_withholding(outcome, event.body, consumer.cluster)
-        return outcome
 
     def _coordinator_step(
         self,
@@ -774,13 +733,7 @@ class GroupWorld:
             loaded = self._loaded(coordinator)
             results = []
             for outcome in self.coordinator.step(coordinator, event, 0):
-                if self.fault == fault_names.STATIC_REJOIN_UNFENCED and isinstance(event, Received):
-                    outcome = evolve(
-                        outcome,
-                        state=fault_switches.keep_replaced_static_member(
-                            coordinator, event.request, outcome.state
-                        ),
-                    )
+                outcome = self.fault.coordinator_outcome(coordinator, event, outcome)
                 problems = check_step(coordinator, event, outcome.state, outcome.responses)
                 problems += props.coordinator_step_problems(
                     coordinator, outcome.state, outcome.responses, handled, self.decoder, loaded
@@ -789,7 +742,7 @@ class GroupWorld:
             return tuple(results)
 
         key: tuple[object, ...] = ("coordinator", canonical_repr(coordinator), _event_key(event))
-        if handled is not None and self.fault == fault_names.UNFENCED_COMMIT:
+        if handled is not None and self.fault.rewrites_requests:
             key += (canonical_repr(handled[1]),)  # the event may differ from what was sent
         return self._memo.get(key, compute)  # type: ignore[no-any-return]
 
@@ -839,12 +792,7 @@ class GroupWorld:
         ref = RequestRef(connection_name(index, slot.incarnation), cid)
         # Under KAFKA-2555 the coordinator reads a different request than the client sent; the
         # properties judge what the client sent.
-        seen = (
-            fault_switches.unfenced_commit(state.coordinator, request)
-            if self.fault == fault_names.UNFENCED_COMMIT
-            else request
-        )
-        event = Received(ref, seen)
+        event = Received(ref, self.fault.request_seen(state.coordinator, request))
         base = state.with_client(index, evolve(slot, outbound=slot.outbound[1:]))
         label = f"coordinator handles {client_name(index)} {describe_request(request)} #{cid}"
         action = "Handle" + type(request).__name__.removesuffix("Request")
@@ -852,22 +800,13 @@ class GroupWorld:
             self._coordinator_outcome(base, event, outcome, found, label, action, (ref, request))
             for outcome, found in self._coordinator_step(state.coordinator, event, (ref, request))
         ]
-        if (
-            self.fault == fault_names.NO_SYNC_TIMER
-            and isinstance(request, SyncGroupRequest)
-            and not request.assignments
-        ):
-            # KAFKA-12890: the follower's SyncGroup never reaches the coordinator (in Kafka the
-            # follower was stuck between JoinGroup and SyncGroup while it kept heartbeating).
+        if self.fault.may_lose(request):
+            # The request never reaches the coordinator (KAFKA-12890: the follower was stuck
+            # between JoinGroup and SyncGroup while it kept heartbeating).
+            api = type(request).__name__.removesuffix("Request")
             lost = evolve(base, step_problems=())
-            steps.append(
-                _Step(
-                    f"fault {client_name(index)} SyncGroup #{cid} is never sent",
-                    "LoseSyncGroup",
-                    lost,
-                    (),
-                )
-            )
+            label = f"fault {client_name(index)} {api} #{cid} is never sent"
+            steps.append(_Step(label, "Lose" + api, lost, ()))
         return steps
 
     def _timer_steps(self, state: WorldState) -> list[_Candidate]:
@@ -880,8 +819,8 @@ class GroupWorld:
         for _deadline, timer in self.coordinator.armed_timers(state.coordinator):
             if isinstance(timer, OffsetRetentionCheck):
                 continue
-            if isinstance(timer, SyncTimerExpired) and self.fault == fault_names.NO_SYNC_TIMER:
-                continue  # KAFKA-12890: Kafka had no pending-sync timer
+            if not self.fault.timer_enabled(timer):
+                continue
             label = f"timer {type(timer).__name__}"
             if isinstance(timer, HeartbeatExpired):
                 label += f" {timer.member_id}"

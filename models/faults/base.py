@@ -1,0 +1,90 @@
+"""What a fault switch is: a historical Kafka bug re-introduced into the group world.
+
+A switch never changes the specification. It rewrites what the correct specification sees or
+does, at the hooks the world calls on every step; each hook's default is the correct behaviour,
+so a switch overrides only the hooks its bug touched. Its catalog entry (`Bug`) says which
+property must fail, under which preset and bounds, and how long the shortest counterexample is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from groupspec.spec import Input, Outcome
+from groupspec.spec.consumer import ConsumerEvent, ConsumerOutcome, ConsumerState
+from groupspec.spec.events import TimerEvent
+from groupspec.spec.requests import Request
+from groupspec.spec.state import CoordinatorState
+
+
+@dataclass(frozen=True)
+class Bug:
+    """One catalog entry: a fault (or none), the property it breaks, and where to look."""
+
+    name: str
+    reference: str
+    what_went_wrong: str
+    fault: str
+    property_name: str
+    preset: str
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    counterexample_length: int = 0
+    expected: bool = False
+
+    def all_overrides(self) -> dict[str, str]:
+        """The `--set` overrides, including the fault parameter."""
+        overrides = dict(self.overrides)
+        if self.fault:
+            overrides["fault"] = self.fault
+        return overrides
+
+
+class FaultSwitch:
+    """The hooks a group world calls on every step; each default is the correct behaviour.
+
+    Hooks must be pure and must not read a client's slot index: symmetry permutes
+    interchangeable clients, and a switch has to commute with that (tests compare the orbits).
+    """
+
+    # The `--set fault=NAME` value, a one-line summary, and the catalog entry.
+    name: str = ""
+    summary: str = "no fault: the correct protocol"
+    bug: Bug | None = None
+    # Action kinds only this fault's steps carry (for action coverage).
+    extra_action_kinds: tuple[str, ...] = ()
+    # Whether `request_seen` may differ from what the client sent (the world then remembers
+    # coordinator steps by both).
+    rewrites_requests: bool = False
+
+    def request_seen(self, coordinator: CoordinatorState, request: Request) -> Request:
+        """What the coordinator reads when a client sent `request`."""
+        del coordinator
+        return request
+
+    def coordinator_outcome(
+        self, before: CoordinatorState, event: Input, outcome: Outcome
+    ) -> Outcome:
+        """The coordinator's outcome of `event` in `before`, as the buggy coordinator had it."""
+        del before, event
+        return outcome
+
+    def consumer_outcome(
+        self, consumer: ConsumerState, event: ConsumerEvent, outcome: ConsumerOutcome
+    ) -> ConsumerOutcome:
+        """The consumer's outcome of `event`, as the buggy client had it."""
+        del consumer, event
+        return outcome
+
+    def may_lose(self, request: Request) -> bool:
+        """Whether `request` may never reach the coordinator (a step of its own)."""
+        del request
+        return False
+
+    def timer_enabled(self, timer: TimerEvent) -> bool:
+        """Whether the coordinator has this timer at all."""
+        del timer
+        return True
+
+
+NO_FAULT = FaultSwitch()
