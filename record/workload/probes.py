@@ -5,7 +5,7 @@ early (say, on the first JoinGroup) hides everything after. A probe speaks the p
 directly, at API versions chosen so that it steps around the other probes' rules (JoinGroup v3
 has no MEMBER_ID_REQUIRED round), through the recording proxy; each writes its own trace, for
 `groupspec validate` to judge. The rules, as the specification states them (reference
-classic-protocol.md):
+docs/protocol.md):
 
 - `member-id-required`: a dynamic member's first JoinGroup v4+ is answered MEMBER_ID_REQUIRED
   with an id (KIP-394);
