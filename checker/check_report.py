@@ -69,8 +69,10 @@ def result_json(
     parameters: Mapping[str, object],
     known_rules: Sequence[str] = (),
     known_actions: Sequence[str] = (),
+    verdict: str | None = None,
 ) -> dict[str, Any]:
-    """The `--json` document of a check (format version 1)."""
+    """The `--json` document of a check (format version 1); `verdict` is the whole check's
+    (with liveness), the search's own by default."""
     violations = []
     for found, example in zip(result.problems, counterexamples(model, result), strict=True):
         violations.append(
@@ -95,7 +97,7 @@ def result_json(
         "overrides": dict(overrides),
         "model": result.model,
         "parameters": dict(parameters),
-        "verdict": result.verdict,
+        "verdict": verdict or result.verdict,
         "complete": result.complete,
         "stopped_by": result.stopped_by,
         "distinct_states": result.distinct_states,
@@ -109,11 +111,12 @@ def result_json(
     }
 
 
-def summary_lines(result: SearchResult[S]) -> list[str]:
-    """The final summary of a check, one fact per line."""
+def summary_lines(result: SearchResult[S], verdict: str | None = None) -> list[str]:
+    """The final summary of a check, one fact per line; `verdict` is the whole check's (with
+    liveness), the search's own by default."""
     rate = result.distinct_states / result.elapsed_s if result.elapsed_s > 0 else 0.0
     lines = [
-        f"verdict: {result.verdict}"
+        f"verdict: {verdict or result.verdict}"
         + (f" (stopped by {result.stopped_by})" if result.stopped_by else ""),
         f"distinct states: {result.distinct_states:,}   transitions: {result.transitions:,}   "
         f"depth: {result.depth}",

@@ -4,63 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groupspec.checker.bfs import Limits, search
-from groupspec.checker.liveness import check_liveness
-from groupspec.checker.model import liveness_properties
 from groupspec.cli.output import write_atomically
-from groupspec.models.bugs import BUGS, Bug
-from groupspec.models.catalog import load_model
+from groupspec.models.bugs import BUGS, BugRun, run_bug
 from groupspec.models.faults import FAULTS
 
 EXIT_OK, EXIT_MISSED, EXIT_USAGE = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class BugRun:
-    """What checking one catalog entry found."""
-
-    bug: Bug
-    failed: tuple[str, ...]
-    states: int
-    length: int
-    seconds: float
-    # How the first failure showed: invariant, action, deadlock, goal-unreachable, fair-cycle.
-    kind: str = ""
-
-    @property
-    def found(self) -> bool:
-        """Whether the expected property, and only it, failed."""
-        return self.failed == (self.bug.property_name,)
-
-
-def run_bug(bug: Bug, workers: int = 1) -> BugRun:
-    """Check `bug`'s preset with its fault and bounds; which properties failed, and how."""
-    started = time.perf_counter()
-    loaded = load_model(bug.preset, bug.all_overrides())
-    live = bool(liveness_properties(loaded.model))
-    result = search(loaded.model, workers=workers, limits=Limits(), record_graph=live)
-    failed = [found.problem.property_name for found in result.problems]
-    lengths = [len(found.path) - 1 for found in result.problems]
-    kinds = [found.problem.kind for found in result.problems]
-    if live and not result.problems:
-        for item in check_liveness(loaded.model, result):
-            if item.verdict == "fail":
-                failed.append(item.property_name)
-                lengths += [len(v.path) - 1 for v in item.violations[:1]]
-                kinds += [v.kind for v in item.violations[:1]]
-    return BugRun(
-        bug,
-        tuple(dict.fromkeys(failed)),
-        result.distinct_states,
-        lengths[0] if lengths else 0,
-        time.perf_counter() - started,
-        kinds[0] if kinds else "",
-    )
 
 
 def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.checker.bfs import Limits, Progress, SearchResult, search
+from groupspec.checker.bfs import Limits, Progress, ProgressCallback, SearchResult
+from groupspec.checker.check import CheckResult, SearchEngine, check, in_process
 from groupspec.checker.check_report import (
     counterexamples,
     format_counterexample,
@@ -17,8 +18,8 @@ from groupspec.checker.check_report import (
     result_json,
     summary_lines,
 )
-from groupspec.checker.liveness import LivenessResult, check_liveness
-from groupspec.checker.model import liveness_properties
+from groupspec.checker.liveness import LivenessResult
+from groupspec.checker.model import Model
 from groupspec.cli import check_spark
 from groupspec.cli.check_spark import IN_PROCESS, SPARK
 from groupspec.cli.output import ProgressLine, write_atomically
@@ -132,22 +133,29 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"groupspec check: {error}", file=sys.stderr)
         return EXIT_USAGE
     limits = Limits(args.max_states, args.max_seconds, all_violations=args.all)
-    live = not args.no_liveness and bool(liveness_properties(loaded.model))
+    line = ProgressLine()
     try:
-        result = _search(loaded, args, limits, record_graph=live)
+        checked = check(
+            loaded.model,
+            limits=limits,
+            liveness=not args.no_liveness,
+            engine=_engine(loaded, args),
+            progress=None if args.quiet else _progress_printer(loaded, line),
+        )
     except check_spark.SparkRunError as error:
         print(f"groupspec check: {error}", file=sys.stderr)
         return EXIT_USAGE
-    liveness = check_liveness(loaded.model, result) if live else ()
-    _print(loaded, result, liveness)
+    finally:
+        line.close()
+    result, liveness = checked.search, checked.liveness
+    _print(loaded, checked)
     if args.json is not None:
-        document = _document(loaded, result)
+        document = _document(loaded, checked)
         document["liveness"] = liveness_json(loaded.model, liveness)
         write_atomically(args.json, json.dumps(document, indent=2) + "\n")
     if args.diagram is not None:
         _write_diagram(args.diagram, loaded, result, liveness)
-    failed = result.problems or any(item.verdict == "fail" for item in liveness)
-    return EXIT_VIOLATION if failed else EXIT_OK
+    return EXIT_VIOLATION if checked.verdict == "fail" else EXIT_OK
 
 
 def _validate(args: argparse.Namespace) -> str | None:
@@ -203,14 +211,28 @@ def _overrides(options: list[str]) -> dict[str, str]:
     return overrides
 
 
-def _search(
-    loaded: LoadedModel, args: argparse.Namespace, limits: Limits, *, record_graph: bool
-) -> SearchResult[Any]:
-    line = ProgressLine()
+def _engine(loaded: LoadedModel, args: argparse.Namespace) -> SearchEngine:
+    """The search engine `--engine` names: this process (and --workers), or Spark."""
+    if args.engine != SPARK:
+        return in_process(args.workers)
 
+    def on_spark(
+        model: Model[Any],
+        *,
+        limits: Limits,
+        progress: ProgressCallback | None,
+        record_graph: bool,
+    ) -> SearchResult[Any]:
+        del model  # the loaded preset's, which Spark rebuilds on its executors
+        return check_spark.search(
+            loaded, args, limits, progress=progress, record_graph=record_graph
+        )
+
+    return on_spark
+
+
+def _progress_printer(loaded: LoadedModel, line: ProgressLine) -> ProgressCallback:
     def show(progress: Progress) -> None:
-        if args.quiet:
-            return
         rate = progress.distinct_states / progress.elapsed_s if progress.elapsed_s else 0.0
         line.update(
             f"{loaded.preset}: {progress.distinct_states:,} states  "
@@ -218,31 +240,17 @@ def _search(
             f"depth {progress.depth}  {rate:,.0f} states/s"
         )
 
-    try:
-        if args.engine == SPARK:
-            return check_spark.search(
-                loaded, args, limits, progress=show, record_graph=record_graph
-            )
-        return search(
-            loaded.model,
-            workers=args.workers,
-            limits=limits,
-            progress=show,
-            record_graph=record_graph,
-        )
-    finally:
-        line.close()
+    return show
 
 
-def _print(
-    loaded: LoadedModel, result: SearchResult[Any], liveness: tuple[LivenessResult, ...]
-) -> None:
+def _print(loaded: LoadedModel, checked: CheckResult[Any]) -> None:
+    result = checked.search
     print(f"{loaded.preset}: {loaded.description}")
     for example in counterexamples(loaded.model, result):
         print(format_counterexample(loaded.model, example))
-    for item in liveness:
+    for item in checked.liveness:
         print(format_liveness(loaded.model, item))
-    for line in summary_lines(result):
+    for line in summary_lines(result, checked.verdict):
         print(line)
     never = sorted(set(loaded.known_rules) - set(result.rule_counts))
     if loaded.known_rules:
@@ -252,10 +260,11 @@ def _print(
             print("never reached: " + ", ".join(never))
 
 
-def _document(loaded: LoadedModel, result: SearchResult[Any]) -> dict[str, Any]:
+def _document(loaded: LoadedModel, checked: CheckResult[Any]) -> dict[str, Any]:
     return result_json(
         loaded.model,
-        result,
+        checked.search,
+        verdict=checked.verdict,
         preset=loaded.preset,
         preset_file=str(loaded.path),
         overrides=loaded.overrides,

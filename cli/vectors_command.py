@@ -20,11 +20,11 @@ from groupspec.conformance.vectors import (
     write_vectors,
 )
 from groupspec.models.catalog import (
+    GROUP_KIND,
     ModelLoadError,
     group_preset_names,
     load_model,
     model_names,
-    preset_kind,
 )
 
 from .output import ProgressLine, write_atomically
@@ -102,7 +102,7 @@ def _export(args: argparse.Namespace) -> int:
     for preset in presets:
         try:
             loaded = load_model(preset, {})
-            if preset_kind(loaded.path) != "group":
+            if loaded.kind != GROUP_KIND:
                 raise CoordinatorRunsError(f"{preset}: not a group-world preset")
             runs = explore_coordinator_runs(
                 loaded,

@@ -10,9 +10,15 @@ protocol's documented behaviour that a naive property gets wrong (the zombie win
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+
+from groupspec.checker.check import check, in_process
+
+from .catalog import load_model
 from .faults import FAULT_SWITCHES, Bug, unknown_fault_message
 
-__all__ = ["BUGS", "Bug", "bug_named"]
+__all__ = ["BUGS", "Bug", "BugRun", "bug_named", "run_bug"]
 
 # Not a bug: the classic protocol's documented behaviour, which a naive property gets wrong.
 ZOMBIE_WINDOW = Bug(
@@ -41,3 +47,49 @@ def bug_named(name: str) -> Bug:
         if bug.name == name:
             return bug
     raise KeyError(unknown_fault_message(name))
+
+
+@dataclass(frozen=True)
+class BugRun:
+    """What checking one catalog entry found."""
+
+    bug: Bug
+    failed: tuple[str, ...]
+    states: int
+    length: int
+    seconds: float
+    # How the first failure showed: invariant, action, deadlock, goal-unreachable, fair-cycle.
+    kind: str = ""
+
+    @property
+    def found(self) -> bool:
+        """Whether the expected property, and only it, failed."""
+        return self.failed == (self.bug.property_name,)
+
+
+def run_bug(bug: Bug, workers: int = 1) -> BugRun:
+    """Check `bug`'s preset with its fault and bounds; which properties failed, and how.
+
+    Safety comes first: liveness is judged only when every safety property held (a safety
+    counterexample is shorter and says more)."""
+    started = time.perf_counter()
+    loaded = load_model(bug.preset, bug.all_overrides())
+    checked = check(loaded.model, engine=in_process(workers))
+    result = checked.search
+    failed = [found.problem.property_name for found in result.problems]
+    lengths = [len(found.path) - 1 for found in result.problems]
+    kinds = [found.problem.kind for found in result.problems]
+    if not result.problems:
+        for item in checked.liveness:
+            if item.verdict == "fail":
+                failed.append(item.property_name)
+                lengths += [len(v.path) - 1 for v in item.violations[:1]]
+                kinds += [v.kind for v in item.violations[:1]]
+    return BugRun(
+        bug,
+        tuple(dict.fromkeys(failed)),
+        result.distinct_states,
+        lengths[0] if lengths else 0,
+        time.perf_counter() - started,
+        kinds[0] if kinds else "",
+    )

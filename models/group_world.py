@@ -196,6 +196,7 @@ FAIR_ACTIONS = frozenset(
     }
 )
 
+
 @dataclass(frozen=True)
 class _Cut:
     """A step the model does not take because it would break `bound` (a parameter name)."""

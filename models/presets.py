@@ -1,40 +1,53 @@
-"""Preset group worlds: data files `models/presets/<name>.toml` with named parameters.
+"""Presets: TOML files in `models/presets/`, read by one parser for every kind of model.
 
-A preset file has two tables:
+A preset states what it changes from the documented defaults, and what checking it gives:
 
 ```toml
 [model]
+kind = "group"                 # "group" (the default) or "two-phase"
 description = "two dynamic consumers with the range assignor"
 
-[parameters]
-clients = 2
-assignors = ["range"]
-max_generation = 3
+[parameters]                   # only what differs from the defaults (docs/checking.md)
+max_in_flight = 1
+check_convergence = true
+
+[expected]                     # what `groupspec check` reports with no --set (a test keeps it)
+verdict = "pass"
+distinct_states = 36174
+transitions = 100850
+depth = 41
 ```
 
-`[model] kind` may say "group" (the default; models/catalog.py knows the other kinds). Every
-key of `[parameters]` is a parameter of `WorldParameters` (world_params.py); keys left
-out take their defaults. `load_preset(name_or_path, overrides)` reads a preset by name (or a
-path to any such file), applies `--set name=value` overrides, parsed by the parameter's declared
-type, and builds the `GroupWorld`. Anything wrong (malformed TOML, an unknown table or key, a
-value of the wrong type, an impossible bound) raises `PresetError`, whose message names the
-file and the key (and for malformed TOML the line).
+The kind says which model the parameters build: "group" is the closed group world of
+`group_world.py` (parameters: `WorldParameters`), "two-phase" Lamport's two-phase commit, the
+calibration model (parameters: `TwoPhaseModel`'s fields). Every key of `[parameters]` is
+checked against the kind's declared parameters (models/parameters.py), and a `--set name=value`
+override is parsed by the same declaration. Anything wrong (malformed TOML, an unknown table or
+key, a value of the wrong type, an impossible bound) raises `PresetError`, whose message names
+the file and the key (and for malformed TOML the line).
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
+
+from groupspec.checker.model import Model
 
 from .group_world import GroupWorld
-from .world_params import ParameterError, WorldParameters, build, coerce, parse_override
+from .parameters import Parameter, ParameterError, coerce, parse_override, schema
+from .two_phase import TwoPhaseModel
+from .world_params import WorldParameters, validate
 
 PRESET_DIRECTORY = Path(__file__).parent / "presets"
-_MODEL_KEYS = ("description", "kind")
-# `[model] kind` says which model a preset builds (models/catalog.py); this module builds "group".
 GROUP_KIND = "group"
+TWO_PHASE_KIND = "two-phase"
+_TABLES = ("model", "parameters", "expected")
+_MODEL_KEYS = ("description", "kind")
+VERDICTS = ("pass", "fail")
 
 
 class PresetError(ValueError):
@@ -48,32 +61,93 @@ class PresetError(ValueError):
 
 
 @dataclass(frozen=True)
+class ModelKind:
+    """A kind of model a preset can build: its parameters' dataclass and how to build it."""
+
+    name: str
+    parameters_type: type
+    build: Callable[[Any, str], Model[Any]]
+    validate: Callable[[Any], None]
+
+    @property
+    def parameters(self) -> Mapping[str, Parameter]:
+        """The kind's declared parameters."""
+        return schema(self.parameters_type)
+
+
+def _two_phase_checked(model: TwoPhaseModel) -> None:
+    del model  # its __post_init__ checks the bounds
+
+
+KINDS: Mapping[str, ModelKind] = {
+    GROUP_KIND: ModelKind(
+        GROUP_KIND, WorldParameters, lambda p, name: GroupWorld(p, name=name), validate
+    ),
+    TWO_PHASE_KIND: ModelKind(TWO_PHASE_KIND, TwoPhaseModel, lambda p, name: p, _two_phase_checked),
+}
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What checking a preset with no overrides reports; None where the file does not say."""
+
+    verdict: str
+    distinct_states: int | None = None
+    transitions: int | None = None
+    depth: int | None = None
+
+
+@dataclass(frozen=True)
 class Preset:
-    """A loaded preset: where it came from, what it says it is, and its parameters."""
+    """A loaded preset: where it came from, its kind, what it says it is, its parameters."""
 
     name: str
     path: Path
+    kind: str
     description: str
-    parameters: WorldParameters
+    parameters: Any
+    stated: Mapping[str, object]
+    expected: Expected | None = None
+
+    def model(self) -> Model[Any]:
+        """The model these parameters describe."""
+        return KINDS[self.kind].build(self.parameters, self.name)
 
     def world(self) -> GroupWorld:
-        """The group world these parameters describe."""
-        return GroupWorld(self.parameters, name=self.name)
+        """The group world of a group preset."""
+        model = self.model()
+        if not isinstance(model, GroupWorld):
+            raise PresetError(self.path, "[model] kind", f"{self.kind!r} is not a group world")
+        return model
 
 
-def _kind(path: Path) -> object:
+def _document(path: Path) -> dict[str, Any]:
     try:
-        model = tomllib.loads(path.read_text(encoding="utf-8")).get("model", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return GROUP_KIND  # reading it properly reports the problem
-    return model.get("kind", GROUP_KIND) if isinstance(model, dict) else GROUP_KIND
+        text = path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise PresetError(path, None, f"cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[: error.start].count(b"\n") + 1
+        raise PresetError(path, f"line {line}", "not UTF-8 text (is this a preset file?)") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise PresetError(path, None, f"malformed TOML: {error}") from None
 
 
-def preset_names() -> tuple[str, ...]:
-    """The names of the group-world presets shipped in models/presets, sorted."""
-    return tuple(
-        sorted(path.stem for path in PRESET_DIRECTORY.glob("*.toml") if _kind(path) == GROUP_KIND)
-    )
+def preset_kind(path: Path) -> str:
+    """The `[model] kind` of a preset file ("group" when absent)."""
+    model = _document(path).get("model", {})
+    kind = model.get("kind", GROUP_KIND) if isinstance(model, dict) else GROUP_KIND
+    if kind not in KINDS:
+        raise PresetError(path, "[model] kind", f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
+    return str(kind)
+
+
+def preset_names(kind: str | None = None) -> tuple[str, ...]:
+    """The presets shipped in models/presets (of `kind`, if given), sorted."""
+    paths = sorted(PRESET_DIRECTORY.glob("*.toml"))
+    return tuple(path.stem for path in paths if kind is None or preset_kind(path) == kind)
 
 
 def preset_path(name_or_path: str | Path) -> Path:
@@ -90,61 +164,77 @@ def preset_path(name_or_path: str | Path) -> Path:
 
 
 def read_preset(name_or_path: str | Path, overrides: Mapping[str, str] | None = None) -> Preset:
-    """The preset's description and parameters, with `overrides` ("name" -> "value") applied."""
+    """The preset's kind, description, parameters and expected results, with `overrides`
+    ("name" -> "value") applied."""
     path = preset_path(name_or_path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise PresetError(path, None, f"cannot read: {error.strerror or error}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise PresetError(path, None, f"malformed TOML: {error}") from None
+    if not path.exists():
+        raise PresetError(path, None, "no such preset file")
+    document = _document(path)
     for table in document:
-        if table not in ("model", "parameters"):
-            raise PresetError(path, table, "unknown table; a preset has [model] and [parameters]")
-    model = document.get("model", {})
-    parameters = document.get("parameters", {})
-    for table, value in (("model", model), ("parameters", parameters)):
-        if not isinstance(value, dict):
+        if table not in _TABLES:
+            raise PresetError(
+                path, table, "unknown table; a preset has [model], [parameters] and [expected]"
+            )
+    for table in _TABLES:
+        if not isinstance(document.get(table, {}), dict):
             raise PresetError(path, table, "must be a table")
+    if "model" not in document:
+        raise PresetError(path, "[model]", "missing: a preset says what it is in [model]")
+    model = document["model"]
     for key in model:
         if key not in _MODEL_KEYS:
             raise PresetError(path, f"[model] {key}", "unknown key; known: description, kind")
-    kind = model.get("kind", GROUP_KIND)
-    if kind != GROUP_KIND:
-        raise PresetError(path, "[model] kind", f"{kind!r} is not a group world ({GROUP_KIND!r})")
+    kind_name = preset_kind(path)
     description = model.get("description", "")
-    if not isinstance(description, str):
-        raise PresetError(path, "[model] description", f"expected str, got {description!r}")
-    values: dict[str, object] = {}
-    for key, value in parameters.items():
+    if not isinstance(description, str) or not description.strip():
+        raise PresetError(path, "[model] description", f"expected a sentence, got {description!r}")
+    kind = KINDS[kind_name]
+    declared = kind.parameters
+    stated: dict[str, object] = {}
+    for key, value in document.get("parameters", {}).items():
         try:
-            values[key] = coerce(key, value)
+            stated[key] = coerce(declared, key, value)
         except ParameterError as error:
             raise PresetError(path, f"[parameters] {error.key}", error.message) from None
+    values = dict(stated)
     for key, text in (overrides or {}).items():
         try:
-            values[key] = parse_override(key, text)
+            values[key] = parse_override(declared, key, text)
         except ParameterError as error:
             raise PresetError(path, f"--set {error.key}", error.message) from None
     try:
-        world_parameters = build(values)
+        parameters = kind.parameters_type(**values)
+        kind.validate(parameters)
     except ParameterError as error:
         origin = "--set " if error.key in (overrides or {}) else "[parameters] "
         raise PresetError(path, origin + error.key, error.message) from None
-    return Preset(path.stem, path, description, world_parameters)
+    except ValueError as error:
+        raise PresetError(path, "[parameters]", str(error)) from None
+    expected = _expected(path, document.get("expected"))
+    return Preset(path.stem, path, kind_name, description, parameters, stated, expected)
+
+
+def _expected(path: Path, table: dict[str, Any] | None) -> Expected | None:
+    if table is None:
+        return None
+    known = {item.name for item in fields(Expected)}
+    for key in table:
+        if key not in known:
+            raise PresetError(
+                path, f"[expected] {key}", f"unknown key; known: {', '.join(sorted(known))}"
+            )
+    verdict = table.get("verdict")
+    if verdict not in VERDICTS:
+        raise PresetError(path, "[expected] verdict", f"expected pass or fail, got {verdict!r}")
+    counts: dict[str, int | None] = {}
+    for key in ("distinct_states", "transitions", "depth"):
+        value = table.get(key)
+        if value is not None and (type(value) is not int or value < 0):
+            raise PresetError(path, f"[expected] {key}", f"expected a count, got {value!r}")
+        counts[key] = value
+    return Expected(verdict, **counts)
 
 
 def load_preset(name_or_path: str | Path, overrides: Mapping[str, str] | None = None) -> GroupWorld:
     """The group world of a preset (by name or path), with `--set` overrides applied."""
     return read_preset(name_or_path, overrides).world()
-
-
-def parse_set_options(options: list[str]) -> dict[str, str]:
-    """`--set name=value` options as a mapping; raises ParameterError for a missing "="."""
-    overrides: dict[str, str] = {}
-    for option in options:
-        key, separator, value = option.partition("=")
-        if not separator or not key.strip():
-            raise ParameterError(option, "expected name=value")
-        overrides[key.strip()] = value
-    return overrides

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
 
+from .parameters import documented
+
 WORKING, PREPARED, COMMITTED, ABORTED = "working", "prepared", "committed", "aborted"
 TM_INIT, TM_COMMITTED, TM_ABORTED = "init", "committed", "aborted"
 
@@ -137,10 +139,12 @@ def _tm_decides_once(before: TwoPhaseState, step: Transition[TwoPhaseState]) -> 
 class TwoPhaseModel:
     """Two-phase commit with `resource_managers` RMs; `symmetry` reduces interchangeable RMs."""
 
-    resource_managers: int = 3
-    symmetry: bool = False
-    # A seeded bug for testing the engines: the TM commits once any RM has prepared.
-    tm_commits_early: bool = False
+    resource_managers: int = documented(3, "resource managers (RMs)")
+    symmetry: bool = documented(False, "reduce interchangeable RMs")
+    # A seeded bug for testing the engines.
+    tm_commits_early: bool = documented(
+        False, "seeded bug: the TM commits once any RM has prepared"
+    )
 
     def __post_init__(self) -> None:
         if self.resource_managers < 1:

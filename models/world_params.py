@@ -9,26 +9,18 @@ does not exist) with a `ParameterError` naming the key; `models/presets.py` adds
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from groupspec.spec.assignors.registry import ASSIGNORS
 
 from .faults import FAULTS, unknown_fault_message
+from .parameters import Parameter, ParameterError, documented, schema
 
 # Separates the assignors of one client in `client_assignors` ("range+cooperative-sticky"):
 # a comma already separates list items in `--set`.
 ASSIGNOR_SEPARATOR = "+"
 # Symmetry tries permutations of interchangeable clients, and member ids stay single-digit.
 MAX_CLIENTS = 4
-
-
-class ParameterError(ValueError):
-    """A parameter that is unknown, of the wrong type, or impossible; `key` names it."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
-        self.key = key
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -57,31 +49,59 @@ class WorldParameters:
     `check_convergence` declares the liveness property Convergence (see `GroupWorld`).
     """
 
-    clients: int = 2
-    static_clients: int = 0
-    assignors: tuple[str, ...] = ("range",)
-    client_assignors: tuple[str, ...] = ()
-    topics: tuple[str, ...] = ("t",)
-    partitions: tuple[int, ...] = (2,)
-    subscription: tuple[str, ...] = ()
-    alternative_subscription: tuple[str, ...] = ()
-    grow_topic: str = ""
-    max_generation: int = 2
-    max_in_flight: int = 2
-    max_offset: int = 0
-    crashes: int = 0
-    poll_timeouts: int = 0
-    session_timeouts: int = 0
-    evictions: int = 1
-    failovers: int = 0
-    subscription_changes: int = 0
-    partition_growths: int = 0
-    closes: int = 0
-    commits: int = 0
-    symmetry: bool = True
-    naive_zombie_property: bool = False
-    fault: str = ""
-    check_convergence: bool = False
+    clients: int = documented(2, "consumers in the group")
+    static_clients: int = documented(
+        0, "the first N clients are static (group.instance.id i1, i2, ...)"
+    )
+    assignors: tuple[str, ...] = documented(
+        ("range",), "every client's partition.assignment.strategy, in preference order"
+    )
+    client_assignors: tuple[str, ...] = documented(
+        (), 'per-client override, one entry per client: "range+cooperative-sticky"'
+    )
+    topics: tuple[str, ...] = documented(("t",), "topic names")
+    partitions: tuple[int, ...] = documented((2,), "partitions per topic, in the order of topics")
+    subscription: tuple[str, ...] = documented((), "topics every client subscribes to (empty: all)")
+    alternative_subscription: tuple[str, ...] = documented(
+        (), "what a subscription change switches one client to"
+    )
+    grow_topic: str = documented(
+        "", "the topic a partition growth adds to (empty: the first topic)"
+    )
+    max_generation: int = documented(2, "bound: the group's generation never exceeds this")
+    max_in_flight: int = documented(2, "bound: requests one client may have unanswered")
+    max_offset: int = documented(0, "bound: records a client processes per partition")
+    crashes: int = documented(0, "fault budget: client crash and restart")
+    poll_timeouts: int = documented(
+        0, "fault budget: max.poll.interval.ms expires (PollTimeoutExpired)"
+    )
+    session_timeouts: int = documented(
+        0, "fault budget: the client's own session timeout (SessionTimeoutExpired)"
+    )
+    evictions: int = documented(
+        1, "fault budget: a coordinator timer evicts a member whose client is alive (-1: unbounded)"
+    )
+    failovers: int = documented(
+        0, "fault budget: coordinator failover (Unload, StartLoading, FinishLoading)"
+    )
+    subscription_changes: int = documented(
+        0, "fault budget: a client switches to alternative_subscription"
+    )
+    partition_growths: int = documented(
+        0, "fault budget: a topic gains a partition (every client's MetadataChanged)"
+    )
+    closes: int = documented(
+        0, "budget: clients that shut down gracefully (Consumer.close(); not a fault)"
+    )
+    commits: int = documented(0, "budget: OffsetCommits the clients send in all")
+    symmetry: bool = documented(True, "reduce interchangeable (identically configured) clients")
+    naive_zombie_property: bool = documented(
+        False, "also check ExclusiveOwnershipCountingZombies (expected to fail)"
+    )
+    fault: str = documented("", "a historical bug to re-introduce (see docs/bugs.md; empty: none)")
+    check_convergence: bool = documented(
+        False, "also check the liveness property Convergence (keeps the state graph)"
+    )
 
     def assignors_of(self, index: int) -> tuple[str, ...]:
         """The assignor names of client `index` (0-based), in preference order."""
@@ -98,17 +118,8 @@ class WorldParameters:
         return self.grow_topic or self.topics[0]
 
 
-# name -> declared type, as the words used in error messages and docs.
-PARAMETER_TYPES: Mapping[str, str] = {
-    field.name: {
-        "int": "int",
-        "bool": "bool",
-        "str": "str",
-        "tuple[str, ...]": "list of str",
-        "tuple[int, ...]": "list of int",
-    }[str(field.type)]
-    for field in fields(WorldParameters)
-}
+# Every parameter with its type, default and meaning (preset files, `--set`, docs).
+WORLD_PARAMETERS: Mapping[str, Parameter] = schema(WorldParameters)
 
 _NON_NEGATIVE = (
     "static_clients",
@@ -122,56 +133,6 @@ _NON_NEGATIVE = (
     "partition_growths",
     "closes",
 )
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def coerce(key: str, value: object) -> object:
-    """`value` (as read from TOML) checked against `key`'s declared type; lists become tuples."""
-    if key not in PARAMETER_TYPES:
-        raise ParameterError(key, f"unknown parameter; known: {', '.join(sorted(PARAMETER_TYPES))}")
-    kind = PARAMETER_TYPES[key]
-    if kind == "int" and _is_int(value):
-        return value
-    if kind == "bool" and isinstance(value, bool):
-        return value
-    if kind == "str" and isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)):
-        if kind == "list of str" and all(isinstance(item, str) for item in value):
-            return tuple(value)
-        if kind == "list of int" and all(_is_int(item) for item in value):
-            return tuple(value)
-    raise ParameterError(key, f"expected {kind}, got {value!r}")
-
-
-def parse_override(key: str, text: str) -> object:
-    """The value of `--set key=text`, parsed by `key`'s declared type (lists: comma-separated)."""
-    if key not in PARAMETER_TYPES:
-        raise ParameterError(key, f"unknown parameter; known: {', '.join(sorted(PARAMETER_TYPES))}")
-    kind = PARAMETER_TYPES[key]
-    text = text.strip()
-    if kind == "int":
-        try:
-            return int(text)
-        except ValueError:
-            raise ParameterError(key, f"expected int, got {text!r}") from None
-    if kind == "bool":
-        words = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
-        if text.lower() not in words:
-            raise ParameterError(key, f"expected bool (true or false), got {text!r}")
-        return words[text.lower()]
-    if kind == "str":
-        return text
-    items = tuple(item.strip() for item in text.split(",")) if text else ()
-    if kind == "list of int":
-        try:
-            return tuple(int(item) for item in items)
-        except ValueError:
-            raise ParameterError(key, f"expected comma-separated ints, got {text!r}") from None
-    return items
 
 
 def build(values: Mapping[str, object]) -> WorldParameters:

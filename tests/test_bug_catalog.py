@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from groupspec.checker.bfs import Limits, search
-from groupspec.cli.bugs_command import BugRun, run_bug, with_results_table
+from groupspec.cli.bugs_command import with_results_table
 from groupspec.cli.main import main
-from groupspec.models.bugs import BUGS, Bug
+from groupspec.models.bugs import BUGS, Bug, BugRun, run_bug
 from groupspec.models.catalog import ModelLoadError, load_model
 
 

@@ -52,7 +52,7 @@ def test_limits_give_incomplete_verdict(capsys):
 
 def test_bad_input_exits_2_naming_the_place(tmp_path, capsys):
     assert main(["check", "two-phase", "--set", "resource_managers=zero"]) == 2
-    assert "two-phase.toml: --set resource_managers: expected an integer" in capsys.readouterr().err
+    assert "two-phase.toml: --set resource_managers: expected int" in capsys.readouterr().err
     assert main(["check", "two-phase", "--set", "resource_managers=0"]) == 2
     assert "resource_managers must be at least 1" in capsys.readouterr().err
     assert main(["check", "no-such-preset"]) == 2

@@ -16,8 +16,9 @@ from groupspec.checker.liveness import check_liveness
 from groupspec.diagrams.explore import explore as explore_all
 from groupspec.diagrams.explore import shortest_run
 from groupspec.models.canonical import member_ids, permuted_findings
+from groupspec.models.catalog import group_preset_names, load_model
 from groupspec.models.group_world import NAIVE_PROPERTY, GroupWorld
-from groupspec.models.presets import load_preset, preset_names, read_preset
+from groupspec.models.presets import load_preset, read_preset
 from groupspec.models.world_params import WorldParameters
 from groupspec.models.world_state import WorldState, canonical_repr
 
@@ -47,11 +48,12 @@ def explore(world, limit):
     "name",
     [
         pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
-        for name in preset_names()
+        for name in group_preset_names()
     ],
 )
-def test_every_preset_explores_exhaustively_and_passes(name):
-    world = load_preset(name)
+def test_every_preset_explores_exhaustively_and_gives_what_it_expects(name):
+    loaded = load_model(name)
+    world = loaded.model
     result = search(world, record_graph=True)
     assert result.complete
     assert result.verdict == "pass", [
@@ -63,6 +65,15 @@ def test_every_preset_explores_exhaustively_and_passes(name):
     assert convergence.verdict == "pass", [v.detail for v in convergence.violations]
     assert convergence.goal_states > 0
     assert convergence.cut_states < convergence.applicable_states / 2
+    # The preset's [expected] table is the regression record of these figures.
+    expected = loaded.expected
+    assert expected is not None, f"{name} has no [expected] table"
+    assert (expected.verdict, expected.distinct_states, expected.transitions, expected.depth) == (
+        "pass",
+        result.distinct_states,
+        result.transitions,
+        result.depth,
+    )
     print(
         f"{name}: {result.distinct_states} states, {result.transitions} transitions, "
         f"depth {result.depth}, {result.elapsed_s:.1f} s"
@@ -283,7 +294,7 @@ def test_a_limit_stops_the_search_as_incomplete():
 
 
 def test_presets_describe_their_worlds():
-    for name in preset_names():
+    for name in group_preset_names():
         preset = read_preset(name)
         assert preset.world().name == name
 

@@ -4,14 +4,17 @@ from pathlib import Path
 
 import pytest
 
+from groupspec.checker.bfs import search
+from groupspec.models.catalog import load_model
+from groupspec.models.parameters import ParameterError, parse_set_options
 from groupspec.models.presets import (
+    KINDS,
     PresetError,
     load_preset,
-    parse_set_options,
     preset_names,
     read_preset,
 )
-from groupspec.models.world_params import PARAMETER_TYPES, ParameterError, WorldParameters
+from groupspec.models.world_params import WorldParameters
 
 SHIPPED = ("cooperative-3", "eager-2", "eager-3", "failover", "mixed", "scale-down", "static-2")
 
@@ -21,18 +24,38 @@ def test_the_issue_presets_are_shipped():
 
 
 @pytest.mark.parametrize("name", preset_names())
-def test_every_preset_names_every_parameter_and_describes_itself(name):
+def test_every_preset_states_only_what_it_changes_and_what_it_expects(name):
     preset = read_preset(name)
     assert preset.description
-    text = preset.path.read_text(encoding="utf-8")
-    # Presets are documentation too: every parameter is written out, none left to defaults.
-    for key in PARAMETER_TYPES:
-        assert f"\n{key} = " in text, f"{name} does not set {key}"
+    declared = KINDS[preset.kind].parameters
+    for key, value in preset.stated.items():
+        assert value != declared[key].default, f"{name} restates the default of {key}"
+    assert preset.expected is not None, f"{name} has no [expected] table"
 
 
-def write(tmp_path: Path, text: str) -> Path:
+def test_two_phase_gives_what_its_preset_expects():
+    loaded = load_model("two-phase")
+    result = search(loaded.model)
+    expected = loaded.expected
+    assert expected is not None
+    assert (result.verdict, result.distinct_states, result.transitions, result.depth) == (
+        expected.verdict,
+        expected.distinct_states,
+        expected.transitions,
+        expected.depth,
+    )
+
+
+def test_overrides_drop_the_expected_results():
+    assert load_model("two-phase", {"resource_managers": "4"}).expected is None
+
+
+HEADER = '[model]\ndescription = "a world"\n'
+
+
+def write(tmp_path: Path, text: str, header: str = HEADER) -> Path:
     path = tmp_path / "bad.toml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(header + text, encoding="utf-8")
     return path
 
 
@@ -51,8 +74,10 @@ def write(tmp_path: Path, text: str) -> Path:
         ("[parameters]\ncrashes = -1\n", "[parameters] crashes", "at least 0"),
         ('[parameters]\nsubscription = ["u"]\n', "[parameters] subscription", "not in topics"),
         ("[parameters]\nsubscription_changes = 1\n", "[parameters] subscription_changes", "needs"),
-        ("[model]\nname = 'x'\n", "[model] name", "unknown key"),
         ("[extras]\nx = 1\n", "extras", "unknown table"),
+        ("[expected]\nverdict = 'maybe'\n", "[expected] verdict", "pass or fail"),
+        ("[expected]\nverdict = 'pass'\nstates = 3\n", "[expected] states", "unknown key"),
+        ("[expected]\nverdict = 'pass'\ndepth = -1\n", "[expected] depth", "a count"),
     ],
 )
 def test_a_bad_preset_names_file_and_key(tmp_path, text, key, words):
@@ -65,13 +90,39 @@ def test_a_bad_preset_names_file_and_key(tmp_path, text, key, words):
     assert raised.value.key == key
 
 
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        ("", "[model]", "missing"),
+        ("[parameters]\nclients = 2\n", "[model]", "missing"),
+        ("[model]\nname = 'x'\n", "[model] name", "unknown key"),
+        ("[model]\n", "[model] description", "expected a sentence"),
+        ("[model]\nkind = 'petri'\ndescription = 'x'\n", "[model] kind", "unknown kind"),
+    ],
+)
+def test_a_preset_must_say_what_it_is(tmp_path, text, key, words):
+    path = write(tmp_path, text, header="")
+    with pytest.raises(PresetError) as raised:
+        load_preset(path)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: {key}: "), message
+    assert words in message
+
+
+def test_a_binary_preset_is_named_not_decoded(tmp_path):
+    path = tmp_path / "junk.toml"
+    path.write_bytes(b"[model]\n\xff\xfe\x00junk")
+    with pytest.raises(PresetError, match=r"line 2: not UTF-8"):
+        load_preset(path)
+
+
 def test_malformed_toml_names_file_and_line(tmp_path):
     path = write(tmp_path, "[parameters]\nclients = 2\nmax_generation = = 3\n")
     with pytest.raises(PresetError) as raised:
         load_preset(path)
     message = str(raised.value)
     assert message.startswith(f"{path}: malformed TOML")
-    assert "line 3" in message
+    assert "line 5" in message
 
 
 def test_an_unknown_preset_lists_the_known_ones():

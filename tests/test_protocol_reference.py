@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from layers import FOLDERS
+
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL_DOC = ROOT / "docs" / "protocol.md"
-SOURCE_DIRS = ("spec", "impl", "models", "checker", "cli")
+SOURCE_DIRS = FOLDERS  # every package folder (tests/layers.py)
 TEXT_SUFFIXES = {".py", ".toml", ".md", ".txt", ".properties", ".yml", ".yaml"}
 
 _NUMBER = r"\d+(?:\.\d+)*"

@@ -1,0 +1,88 @@
+"""A whole model check: the exhaustive search, then liveness on the explored graph, one verdict.
+
+This is the operation `groupspec check` and the bug catalog run; the command line only parses
+options and prints. The search engine is a parameter (the in-process engine by default, or any
+callable with its signature, such as the Spark engine), so every engine feeds the same
+liveness check and the same verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from .bfs import Limits, ProgressCallback, SearchResult, search
+from .liveness import LivenessResult, check_liveness
+from .model import Model, liveness_properties
+
+S = TypeVar("S")
+
+
+class SearchEngine(Protocol):
+    """Something that explores a model exhaustively (the in-process engine, Spark, ...)."""
+
+    def __call__(
+        self,
+        model: Model[Any],
+        *,
+        limits: Limits,
+        progress: ProgressCallback | None,
+        record_graph: bool,
+    ) -> SearchResult[Any]: ...
+
+
+def in_process(workers: int = 1) -> SearchEngine:
+    """The in-process engine with `workers` processes."""
+
+    def engine(
+        model: Model[Any],
+        *,
+        limits: Limits,
+        progress: ProgressCallback | None,
+        record_graph: bool,
+    ) -> SearchResult[Any]:
+        return search(
+            model, workers=workers, limits=limits, progress=progress, record_graph=record_graph
+        )
+
+    return engine
+
+
+@dataclass(frozen=True)
+class CheckResult(Generic[S]):
+    """The search's result and each liveness property's, under one verdict."""
+
+    search: SearchResult[S]
+    liveness: tuple[LivenessResult, ...] = ()
+
+    @property
+    def verdict(self) -> str:
+        """ "fail" when any property failed (safety or liveness), "pass" when the space was
+        exhausted and everything held, else "incomplete"."""
+        if self.search.problems or any(item.verdict == "fail" for item in self.liveness):
+            return "fail"
+        return self.search.verdict
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """The names of the properties that failed, safety first, each once."""
+        names = [found.problem.property_name for found in self.search.problems]
+        names += [item.property_name for item in self.liveness if item.verdict == "fail"]
+        return tuple(dict.fromkeys(names))
+
+
+def check(
+    model: Model[S],
+    *,
+    limits: Limits | None = None,
+    liveness: bool = True,
+    engine: SearchEngine | None = None,
+    progress: Callable[..., None] | None = None,
+) -> CheckResult[S]:
+    """Check every property of `model`: safety during the search, then (unless `liveness` is
+    false or the model declares none) its liveness properties on the recorded graph."""
+    live = liveness and bool(liveness_properties(model))
+    explore = engine if engine is not None else in_process()
+    result = explore(model, limits=limits or Limits(), progress=progress, record_graph=live)
+    return CheckResult(result, check_liveness(model, result) if live else ())
