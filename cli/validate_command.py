@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.oracle.trace.render import error_names
+from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, TraceInputError, Verdict, validate_trace
 

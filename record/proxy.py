@@ -23,7 +23,7 @@ from typing import Any
 
 from groupspec.wire.address import Address
 from groupspec.wire.frames import DEFAULT_MAX_FRAME_BYTES, Frame, FrameSplitter
-from groupspec.wire.tasks import TaskSet
+from groupspec.wire.listener_tasks import TaskSet
 
 from .advertise import REWRITTEN_APIS, AddressRewriter
 from .recording import ConnectionRecorder, TraceSink

@@ -27,7 +27,7 @@ from groupspec.impl.coordinator import Coordinator
 from groupspec.impl.errors import CoordinatorInputError, ErrorCode
 from groupspec.wire import codec
 from groupspec.wire.codec import FrameError, RequestHead
-from groupspec.wire.tasks import TaskSet
+from groupspec.wire.listener_tasks import TaskSet
 
 from .apis import Apis, Fields
 from .offsets_file import DurablePolicy, OffsetsFile

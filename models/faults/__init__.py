@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .base import NO_FAULT, Bug, FaultSwitch
+from .switch import NO_FAULT, Bug, FaultSwitch
 
 __all__ = [
     "FAULTS",
@@ -35,7 +35,7 @@ def _reference_order(switch: FaultSwitch) -> tuple[str, int, str]:
 def _discover() -> tuple[FaultSwitch, ...]:
     switches = []
     for module in pkgutil.iter_modules(__path__):
-        if module.name == "base":
+        if module.name == "switch":
             continue
         switch = importlib.import_module(f"{__name__}.{module.name}").SWITCH
         if not isinstance(switch, FaultSwitch) or not switch.name:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from groupspec.spec.events import SyncTimerExpired, TimerEvent
 from groupspec.spec.requests import Request, SyncGroupRequest
 
-from .base import Bug, FaultSwitch
+from .switch import Bug, FaultSwitch
 
 NAME = "KAFKA-12890"
 

@@ -20,7 +20,7 @@ from groupspec.spec.consumer_protocol import (
 )
 from groupspec.spec.requests import JoinGroupRequest
 
-from .base import Bug, FaultSwitch
+from .switch import Bug, FaultSwitch
 
 NAME = "KAFKA-12984"
 

@@ -14,7 +14,7 @@ from groupspec.spec.requests import OffsetCommitRequest, Request
 from groupspec.spec.state import CoordinatorState
 
 from ..world_state import GROUP_ID
-from .base import Bug, FaultSwitch
+from .switch import Bug, FaultSwitch
 
 NAME = "KAFKA-2555"
 

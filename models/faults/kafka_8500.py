@@ -15,7 +15,7 @@ from groupspec.spec.requests import JoinGroupRequest, Received
 from groupspec.spec.state import CoordinatorState, Group
 
 from ..world_state import GROUP_ID, evolve
-from .base import Bug, FaultSwitch
+from .switch import Bug, FaultSwitch
 
 NAME = "KAFKA-8500"
 

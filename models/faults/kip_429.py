@@ -26,7 +26,7 @@ from groupspec.spec.consumer_protocol import (
 from groupspec.spec.requests import SyncGroupAssignment, SyncGroupRequest
 from groupspec.spec.responses import JoinGroupResponse
 
-from .base import Bug, FaultSwitch
+from .switch import Bug, FaultSwitch
 
 NAME = "KIP-429"
 

@@ -20,8 +20,8 @@ from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
 from .binding import Binding
 from .comparison import comparable
+from .divergence_text import render_response, render_state
 from .kafka_shape import BodyError, UnmodelledRequest, response_body, spec_requests
-from .render import render_response, render_state
 from .tracker import Hypothesis, OracleSettings, Pending, Ref, Tracker
 
 
