@@ -9,10 +9,19 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 
 .PHONY: run test lint kcat
 
-$(STAMP): pyproject.toml
+# The package folders (docs/architecture.md). The install is editable in setuptools' strict
+# mode: a tree of links under build/ that Python and static tools (mypy, IDEs) both follow.
+# Edits take effect at once; a file added or removed needs a reinstall, so the list of package
+# files is kept in MANIFEST, rewritten only when it changes, and the install depends on it.
+PACKAGE_FOLDERS := spec checker wire models impl oracle conformance diagrams record coverage bench cli
+MANIFEST := $(VENV)/.package-files
+_ := $(shell mkdir -p $(VENV) && find $(PACKAGE_FOLDERS) -type f -not -path '*/__pycache__/*' \
+	| sort > $(MANIFEST).new && (cmp -s $(MANIFEST).new $(MANIFEST) || mv $(MANIFEST).new $(MANIFEST)))
+
+$(STAMP): pyproject.toml $(MANIFEST)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	$(VENV)/bin/pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
 	touch $(STAMP)
 
 # `groupspec diagram` lays graphs out with Graphviz's `dot` program, which pip cannot install:
@@ -35,6 +44,7 @@ run: $(STAMP) $(DOT_STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # kcat (a Debian package) for the wire server's end-to-end tests; without it that test skips.
 kcat:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .channel import Channel
-from .expand import BatchResult, Problem, expand_for_merge, invariant_problems
+from .expand import BatchResult, Problem, StepObserver, expand_for_merge, invariant_problems
 from .fingerprint import fingerprint
 from .graph import StateGraph
 from .model import Model, liveness_properties
@@ -132,10 +132,15 @@ class _Search(Generic[S]):
         self.result = result
         self.next_frontier: list[tuple[int, object]] = []
 
-    def record(self, problem: Problem, at: int) -> None:
+    def record(self, problem: Problem, at: int, via: int | None = None) -> None:
+        """Keep `problem`, found on state `at` (reached by a step from `via`, for a problem of
+        that step)."""
         if self.done():
             return
-        self.result.problems.append(FoundProblem(problem, self.result.path_to(at)))
+        # A step's problem is shown on that step, even when its successor was first reached
+        # from another state.
+        path = self.result.path_to(at) if via is None else (*self.result.path_to(via), at)
+        self.result.problems.append(FoundProblem(problem, path))
 
     def done(self) -> bool:
         return bool(self.result.problems) and not self.limits.all_violations
@@ -191,7 +196,9 @@ class _Search(Generic[S]):
             for problem in problems_by_state.pop(target, ()):
                 # Invariant verdicts come with the first occurrence only; action properties
                 # belong to every step, including steps into states already seen.
-                if problem.kind == "action" or is_new:
+                if problem.kind == "action":
+                    self.record(problem, target, via=parent)
+                elif is_new:
                     self.record(problem, target)
 
 
@@ -225,15 +232,20 @@ def search(
     limits: Limits | None = None,
     progress: ProgressCallback | None = None,
     record_graph: bool = False,
+    observer: StepObserver[S] | None = None,
 ) -> SearchResult[S]:
     """Explore every reachable state of `model` breadth-first, checking every property.
 
     With `record_graph` the result also holds the explored graph (`SearchResult.graph`) with
     the marks of the model's liveness properties, for `checker.liveness`; it costs memory per
-    edge, so safety-only runs leave it off.
+    edge, so safety-only runs leave it off. `observer` is told of every explored step, in
+    breadth-first order (see `expand.StepObserver`): diagrams, vectors and coverage build on it
+    instead of exploring on their own. It needs one process.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    if observer is not None and workers != 1:
+        raise ValueError("an observer sees steps in one process: use workers=1")
     limits = limits or Limits()
     started = time.monotonic()
     result: SearchResult[S] = SearchResult(model.name, workers)
@@ -265,6 +277,7 @@ def search(
                             result.parents,
                             set(),
                             graph=record_graph,
+                            observer=observer,
                         ),
                         True,
                     )

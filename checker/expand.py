@@ -8,12 +8,12 @@ multi-process engine and the Spark engine all judge states with this one functio
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .fingerprint import fingerprint
-from .model import LivenessProperty, Model, liveness_properties
+from .model import LivenessProperty, Model, Transition, liveness_properties
 
 S = TypeVar("S")
 
@@ -159,6 +159,11 @@ class BatchResult(Generic[S]):
     marks: tuple[int, ...] = ()
 
 
+# Told of every explored step: the expanded state's fingerprint, the state, the transition, the
+# successor's fingerprint, and whether this step is the first to reach that successor.
+StepObserver = Callable[[int, S, Transition[S], int, bool], None]
+
+
 def expand_for_merge(
     model: Model[S],
     batch: Sequence[tuple[int, S]],
@@ -166,6 +171,7 @@ def expand_for_merge(
     shipped: set[int],
     *,
     graph: bool = False,
+    observer: StepObserver[S] | None = None,
 ) -> BatchResult[S]:
     """Expand a batch like `expand_batch` does, in the compact form the BFS merge reads.
 
@@ -173,7 +179,8 @@ def expand_for_merge(
     in the merging process) or in `shipped` (successors this expander already sent, in this
     batch or an earlier one of the same search) is not judged again and its state is not sent:
     batches are merged in order, so the state and its verdict reach the merge first with the
-    earlier occurrence. Fingerprints sent with a state are added to `shipped`.
+    earlier occurrence. Fingerprints sent with a state are added to `shipped`. `observer`, when
+    given, is told of every step in the order the merge will see them (one process only).
     """
     invariants = tuple(model.invariants)
     action_properties = tuple(model.action_properties)
@@ -208,7 +215,10 @@ def expand_for_merge(
             for action_property in action_properties:
                 for detail in action_property.check(state, transition):
                     problems.append(Problem("action", action_property.name, detail, successor_fp))
-            if successor_fp in shipped or successor_fp in settled:
+            known = successor_fp in shipped or successor_fp in settled
+            if observer is not None:
+                observer(parent, state, transition, successor_fp, not known)
+            if known:
                 states.append(None)
                 continue
             shipped.add(successor_fp)

@@ -1,7 +1,7 @@
 """Seeded random walks over any model: beyond exhaustive bounds, the same properties.
 
 Each walk starts from an initial state and takes `steps` steps, each chosen uniformly among the
-enabled transitions, with a random generator of its own seeded from the run's seed (so the
+enabled transitions (or by the weights a model gives them, see `one_walk`), with a random generator of its own seeded from the run's seed (so the
 Spark engine can take the walks on different machines and get the same ones). Every state is checked against every invariant and every step against
 every action property; a state with no enabled step that is not a legitimate end is a deadlock.
 The same seed always gives the same walks, and a violation's trace is a list of step labels
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from .fingerprint import fingerprint
-from .model import Model
+from .model import Model, Transition
 
 S = TypeVar("S")
 
@@ -77,20 +77,30 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
     rules: Counter[str] = Counter()
     seen: set[int] = set()
     taken = 0
+    # A model may say how often a walk takes each step (`weighted_transitions`); uniform else.
+    weighted = getattr(model, "weighted_transitions", None)
+    pairs: list[tuple[Transition[S], float]] = []
     state = rng.choice(list(model.initial_states()))
     trace: list[str] = []
     found = _invariant_violations(model, state, run, trace)
     for _ in range(steps):
         if found:
             break
-        transitions = model.transitions(state)
+        if weighted is not None:
+            pairs = weighted(state)
+            transitions = [step for step, _ in pairs]
+        else:
+            transitions = model.transitions(state)
         if not transitions:
             if not model.is_terminal(state):
                 found.append(
                     WalkViolation("deadlock", "Deadlock", "no step is enabled", run, tuple(trace))
                 )
             break
-        step = rng.choice(transitions)
+        if weighted is not None:
+            step = rng.choices(transitions, weights=[weight for _, weight in pairs])[0]
+        else:
+            step = rng.choice(transitions)
         trace.append(step.label)
         taken += 1
         actions[step.action] += 1

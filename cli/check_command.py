@@ -132,6 +132,13 @@ def run_check(args: argparse.Namespace) -> int:
     except ModelLoadError as error:
         print(f"groupspec check: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if not loaded.exhaustive:
+        print(
+            f"groupspec check: {loaded.preset} is a {loaded.kind} world, unbounded: it cannot be "
+            f"explored exhaustively; walk it with `groupspec simulate {loaded.preset}`",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     limits = Limits(args.max_states, args.max_seconds, all_violations=args.all)
     line = ProgressLine()
     try:

@@ -3,11 +3,11 @@
 The model checker explores a group world whose states are canonical: member ids are
 renumbered after every step and interchangeable clients are permuted. A coordinator seen
 through those states is not a run any real coordinator takes (its member counter goes down).
-To replay what the checker explored on another implementation, this module walks the same
-quotient graph with a second copy of the world that never renumbers (`compact_ids=False`):
-every node keeps one concrete, uncompacted world state, and is deduplicated by the fingerprint
-the checker gives it (the representative of its compacted form), so the walk visits exactly the
-checker's states. Each step of that walk that involves the coordinator is one coordinator
+To replay what the checker explored on another implementation, this module explores the
+same quotient graph, with the checker's engine, over a second copy of the world that never
+renumbers (`compact_ids=False`): every node keeps one concrete, uncompacted world state, and is
+deduplicated by the fingerprint the checker gives it (the representative of its compacted
+form), so the walk visits exactly the checker's states. Each step of that walk that involves the coordinator is one coordinator
 transition: its input (a request, a timer, a change of partition ownership, or a client
 connection closing) and every outcome the specification allows.
 
@@ -23,7 +23,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from groupspec.checker.bfs import Progress, search
 from groupspec.checker.fingerprint import fingerprint
+from groupspec.checker.model import ActionProperty, Invariant, Transition
 from groupspec.checker.rewrite import rewrite_strings
 from groupspec.models.canonical import compaction, map_coordinator_refs
 from groupspec.models.catalog import LoadedModel
@@ -157,47 +159,52 @@ class _Walk:
 
     def run(self) -> CoordinatorRuns:
         started = time.monotonic()
-        (initial,) = self.walker.initial_states()
-        seen = {self._checker_fingerprint(initial)}
-        frontier: list[tuple[WorldState, int]] = [(initial, 0)]
-        while frontier:
-            following: list[tuple[WorldState, int]] = []
-            for state, node in frontier:
-                for transition in self.walker.transitions(state):
-                    child = node
-                    step = self._coordinator_step(state, transition.action, transition.state)
-                    if step is not None:
-                        first = self._is_new(state, step)
-                        child = self._add(node, step, first)
-                        if first:
-                            self._keep(child)
-                    key = self._checker_fingerprint(transition.state)
-                    if key not in seen:
-                        seen.add(key)
-                        following.append((transition.state, child))
-            frontier = following
+        # The node of the run tree each distinct state was first reached at, by fingerprint.
+        node_of: dict[int, int] = {}
+        quotient = _CheckersQuotient(self.walker, self._checker_bytes)
+        for initial in quotient.initial_states():
+            node_of[fingerprint(initial)] = 0
+
+        def observe(
+            parent: int, keyed: _Keyed, transition: Transition[_Keyed], successor: int, new: bool
+        ) -> None:
+            node = node_of[parent]
+            child = node
+            step = self._coordinator_step(keyed.state, transition.action, transition.state.state)
+            if step is not None:
+                first = self._is_new(keyed.state, step)
+                child = self._add(node, step, first)
+                if first:
+                    self._keep(child)
+            if new:
+                node_of[successor] = child
+
+        def report(progress: Progress) -> None:
             if self.progress is not None:
-                self.progress(len(seen), len(self.seen_transitions))
+                self.progress(progress.distinct_states, len(self.seen_transitions))
+
+        result = search(quotient, observer=observe, progress=report)
         nodes, leaves = self._pruned()
         return CoordinatorRuns(
             preset=self.preset,
             parameters=self.walker.parameters,
             nodes=nodes,
             leaves=leaves,
-            world_states=len(seen),
+            world_states=result.distinct_states,
             coordinator_transitions=len(self.seen_transitions),
             elapsed_s=time.monotonic() - started,
         )
 
-    def _checker_fingerprint(self, state: WorldState) -> int:
-        """The fingerprint the model checker gives the state (compacted, then its representative)."""
+    def _checker_bytes(self, state: WorldState) -> bytes:
+        """What the model checker fingerprints for the state: the canonical encoding of its
+        representative, after compaction."""
         mapping, next_seq = compaction(state)
         compacted = rewrite_strings(state, mapping) if mapping else state
         if compacted.coordinator.next_member_seq != next_seq:
             compacted = replace(
                 compacted, coordinator=replace(compacted.coordinator, next_member_seq=next_seq)
             )
-        return fingerprint(self.checked.representative(compacted))
+        return self.checked.representative(compacted).canonical_bytes()
 
     def _coordinator_step(
         self, before: WorldState, action: str, after: WorldState
@@ -300,3 +307,51 @@ class _Walk:
 
 def _connection(state: WorldState, index: int) -> str:
     return connection_name(index, state.clients[index].incarnation)
+
+
+class _Keyed:
+    """A concrete (uncompacted) world state that fingerprints as the checker's state does."""
+
+    __slots__ = ("_bytes", "_encode", "state")
+
+    def __init__(self, state: WorldState, encode: Callable[[WorldState], bytes]) -> None:
+        self.state = state
+        self._encode = encode
+        self._bytes: bytes | None = None
+
+    def canonical_bytes(self) -> bytes:
+        """The checker's canonical encoding of the state's representative."""
+        if self._bytes is None:
+            self._bytes = self._encode(self.state)
+        return self._bytes
+
+
+class _CheckersQuotient:
+    """The uncompacted world, deduplicated as the checker deduplicates its compacted form:
+    exploring it visits exactly the checker's states, each as one concrete world state."""
+
+    def __init__(self, walker: GroupWorld, encode: Callable[[WorldState], bytes]) -> None:
+        self.walker = walker
+        self._encode = encode
+        self.name = walker.name
+        self.invariants: tuple[Invariant[_Keyed], ...] = ()
+        self.action_properties: tuple[ActionProperty[_Keyed], ...] = ()
+
+    def initial_states(self) -> tuple[_Keyed, ...]:
+        """The world's initial state."""
+        return tuple(_Keyed(state, self._encode) for state in self.walker.initial_states())
+
+    def transitions(self, keyed: _Keyed) -> list[Transition[_Keyed]]:
+        """The world's steps, unrenumbered."""
+        return [
+            Transition(step.label, step.action, _Keyed(step.state, self._encode), step.rules)
+            for step in self.walker.transitions(keyed.state)
+        ]
+
+    def representative(self, keyed: _Keyed) -> _Keyed:
+        """The state itself: it already fingerprints as its representative."""
+        return keyed
+
+    def is_terminal(self, keyed: _Keyed) -> bool:
+        """Nothing is judged here."""
+        return True

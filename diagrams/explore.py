@@ -1,21 +1,23 @@
-"""Small breadth-first explorations for diagrams: every step seen, and shortest runs to a goal.
+"""Explorations for diagrams, on the checker's one engine: every step seen, shortest runs.
 
-The model-checking engine (`bfs.py`) keeps fingerprints only and judges properties; diagrams
-need something else: a look at every explored step together with the state it leaves (to
-project it onto a state machine), and concrete runs to states that satisfy a goal (to draw a
-scenario). Both explore symmetry representatives in the same deterministic order as the
-engine, one process, no limits: the presets that diagrams use are small.
+Diagrams need two things the model check does not: a look at every explored step together
+with the state it leaves (to project it onto a state machine), and concrete runs to states that
+satisfy a goal (to draw a scenario). Both are `checker.bfs.search` over a view of the model
+(`checker.views.ModelView`): judging nothing and observing every step, or with the goal as the
+one action property whose first violation is a shortest run to it, replayed concretely like a
+counterexample.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from groupspec.checker.fingerprint import fingerprint
+from groupspec.checker.bfs import Limits, search
+from groupspec.checker.counterexample import ReplayError, reconstruct
 from groupspec.checker.model import Model, Transition
+from groupspec.checker.views import ModelView
 
 S = TypeVar("S")
 
@@ -37,21 +39,13 @@ def explore(model: Model[S], visit: Callable[[S, Transition[S]], None]) -> Explo
     `state` is the symmetry representative the step leaves; every step from every distinct
     representative is visited once, as the model-checking engine counts transitions.
     """
-    initial = [model.representative(state) for state in model.initial_states()]
-    seen = {fingerprint(state) for state in initial}
-    queue = deque(initial)
-    transitions = 0
-    while queue:
-        state = queue.popleft()
-        for step in model.transitions(state):
-            transitions += 1
-            visit(state, step)
-            representative = model.representative(step.state)
-            key = fingerprint(representative)
-            if key not in seen:
-                seen.add(key)
-                queue.append(representative)
-    return Exploration(len(seen), transitions)
+
+    def observe(parent: int, state: S, step: Transition[S], successor: int, new: bool) -> None:
+        del parent, successor, new
+        visit(state, step)
+
+    result = search(ModelView(model, judged=False), observer=observe)
+    return Exploration(result.distinct_states, result.transitions)
 
 
 @dataclass(frozen=True)
@@ -83,60 +77,12 @@ def shortest_run(
     ends a shortest run; ties go to the model's transition order. The run is then replayed from
     `start` concretely (as counterexamples are), so client names stay the same all along.
     """
-    root = model.representative(start)
-    parents: dict[int, tuple[int, int] | None] = {fingerprint(root): None}
-    queue = deque([root])
-    while queue:
-        state = queue.popleft()
-        key = fingerprint(state)
-        for position, step in enumerate(model.transitions(state)):
-            if allowed is not None and not allowed(step):
-                continue
-            if goal(state, step):
-                return _replay(model, start, allowed, goal, _path(parents, key))
-            representative = model.representative(step.state)
-            successor = fingerprint(representative)
-            if successor not in parents:
-                parents[successor] = (key, position)
-                queue.append(representative)
-    raise GoalNotFoundError("no reachable state satisfies the goal")
-
-
-def _path(parents: dict[int, tuple[int, int] | None], key: int) -> list[int]:
-    """Fingerprints from the root's successor to `key` (the root itself excluded)."""
-    path: list[int] = []
-    while (link := parents[key]) is not None:
-        path.append(key)
-        key = link[0]
-    path.reverse()
-    return path
-
-
-def _replay(
-    model: Model[S],
-    start: S,
-    allowed: Callable[[Transition[S]], bool] | None,
-    goal: StepGoal[S],
-    path: Sequence[int],
-) -> Run[S]:
-    """Follow `path` (fingerprints of representatives) from `start`, then a goal step."""
-    state = start
-    steps: list[Transition[S]] = []
-    for index in range(len(path) + 1):
-        candidates = [step for step in model.transitions(state) if allowed is None or allowed(step)]
-        if index == len(path):
-            chosen = next((step for step in candidates if goal(state, step)), None)
-        else:
-            chosen = next(
-                (
-                    s
-                    for s in candidates
-                    if fingerprint(model.representative(s.state)) == path[index]
-                ),
-                None,
-            )
-        if chosen is None:
-            raise GoalNotFoundError(f"step {index + 1} of the shortest run could not be replayed")
-        steps.append(chosen)
-        state = chosen.state
-    return Run(start, tuple(steps))
+    view = ModelView(model, initial=(start,), allowed=allowed, goal=goal)
+    result = search(view, limits=Limits())
+    if not result.problems:
+        raise GoalNotFoundError("no reachable state satisfies the goal")
+    try:
+        example = reconstruct(view, result.problems[0])
+    except ReplayError as error:
+        raise GoalNotFoundError(f"the shortest run could not be replayed: {error}") from None
+    return Run(example.initial, example.steps)

@@ -18,7 +18,9 @@ from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
 
 from .presets import (
+    CLIENTS_KIND,
     GROUP_KIND,
+    KINDS,
     TWO_PHASE_KIND,
     Expected,
     PresetError,
@@ -56,6 +58,8 @@ class LoadedModel:
     # What the preset file says checking it gives; None with overrides (they change it).
     expected: Expected | None = None
     kind: str = GROUP_KIND
+    # Whether `check` can explore it all (random-clients worlds are for `simulate` only).
+    exhaustive: bool = True
 
 
 def model_names() -> tuple[str, ...]:
@@ -66,6 +70,11 @@ def model_names() -> tuple[str, ...]:
 def group_preset_names() -> tuple[str, ...]:
     """The shipped group-world presets (the reference presets), sorted."""
     return preset_names(GROUP_KIND)
+
+
+def random_clients_preset_names() -> tuple[str, ...]:
+    """The shipped random-clients worlds (what `simulate` walks by default), sorted."""
+    return preset_names(CLIENTS_KIND)
 
 
 def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = None) -> LoadedModel:
@@ -79,6 +88,9 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
     if preset.kind == TWO_PHASE_KIND:
         rules: tuple[str, ...] = ()
         actions = TWO_PHASE_ACTIONS
+    elif preset.kind == CLIENTS_KIND:
+        rules = tuple(sorted(RULE_IDS - DEFENSIVE_RULE_IDS))
+        actions = ()
     else:
         rules = tuple(sorted((RULE_IDS - DEFENSIVE_RULE_IDS) | CONSUMER_RULE_IDS))
         actions = tuple(getattr(model, "action_kinds", ()))
@@ -93,4 +105,5 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
         actions,
         None if overrides else preset.expected,
         preset.kind,
+        KINDS[preset.kind].exhaustive,
     )

@@ -4,7 +4,7 @@ A preset states what it changes from the documented defaults, and what checking 
 
 ```toml
 [model]
-kind = "group"                 # "group" (the default) or "two-phase"
+kind = "group"                 # "group" (the default), "two-phase" or "random-clients"
 description = "two dynamic consumers with the range assignor"
 
 [parameters]                   # only what differs from the defaults (docs/checking.md)
@@ -20,7 +20,9 @@ depth = 41
 
 The kind says which model the parameters build: "group" is the closed group world of
 `group_world.py` (parameters: `WorldParameters`), "two-phase" Lamport's two-phase commit, the
-calibration model (parameters: `TwoPhaseModel`'s fields). Every key of `[parameters]` is
+calibration model (parameters: `TwoPhaseModel`'s fields), "random-clients" protocol clients
+sending any request, stale and wrong ones too, for random walks only (`ClientsParameters`; its
+state space is unbounded, so it has no [expected] table and `check` refuses it). Every key of `[parameters]` is
 checked against the kind's declared parameters (models/parameters.py), and a `--set name=value`
 override is parsed by the same declaration. Anything wrong (malformed TOML, an unknown table or
 key, a value of the wrong type, an impossible bound) raises `PresetError`, whose message names
@@ -39,12 +41,15 @@ from groupspec.checker.model import Model
 
 from .group_world import GroupWorld
 from .parameters import Parameter, ParameterError, coerce, parse_override, schema
+from .random_clients import ClientsParameters, RandomClientsWorld
 from .two_phase import TwoPhaseModel
 from .world_params import WorldParameters, validate
 
-PRESET_DIRECTORY = Path(__file__).parent / "presets"
+# Resolved: an editable install reaches this module through a link tree.
+PRESET_DIRECTORY = Path(__file__).resolve().parent / "presets"
 GROUP_KIND = "group"
 TWO_PHASE_KIND = "two-phase"
+CLIENTS_KIND = "random-clients"
 _TABLES = ("model", "parameters", "expected")
 _MODEL_KEYS = ("description", "kind")
 VERDICTS = ("pass", "fail")
@@ -68,6 +73,8 @@ class ModelKind:
     parameters_type: type
     build: Callable[[Any, str], Model[Any]]
     validate: Callable[[Any], None]
+    # Whether its state space is finite, so `check` can explore it all (else: `simulate`).
+    exhaustive: bool = True
 
     @property
     def parameters(self) -> Mapping[str, Parameter]:
@@ -75,15 +82,24 @@ class ModelKind:
         return schema(self.parameters_type)
 
 
-def _two_phase_checked(model: TwoPhaseModel) -> None:
-    del model  # its __post_init__ checks the bounds
+def _checked_on_creation(parameters: object) -> None:
+    del parameters  # the dataclass's __post_init__ checks its bounds
 
 
 KINDS: Mapping[str, ModelKind] = {
     GROUP_KIND: ModelKind(
         GROUP_KIND, WorldParameters, lambda p, name: GroupWorld(p, name=name), validate
     ),
-    TWO_PHASE_KIND: ModelKind(TWO_PHASE_KIND, TwoPhaseModel, lambda p, name: p, _two_phase_checked),
+    TWO_PHASE_KIND: ModelKind(
+        TWO_PHASE_KIND, TwoPhaseModel, lambda p, name: p, _checked_on_creation
+    ),
+    CLIENTS_KIND: ModelKind(
+        CLIENTS_KIND,
+        ClientsParameters,
+        lambda p, name: RandomClientsWorld(p, name),
+        _checked_on_creation,
+        exhaustive=False,
+    ),
 }
 
 

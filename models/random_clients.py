@@ -10,9 +10,10 @@ not client correctness.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 
+from groupspec.checker.model import ActionProperty, Invariant, Transition
 from groupspec.spec import (
     CoordinatorConfig,
     CoordinatorState,
@@ -25,6 +26,7 @@ from groupspec.spec import (
 )
 from groupspec.spec.consumer_protocol import encode_subscription_v0
 from groupspec.spec.errors import ErrorCode
+from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
 from groupspec.spec.requests import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
@@ -46,32 +48,44 @@ from groupspec.spec.requests import (
 )
 from groupspec.spec.responses import JoinGroupResponse, Response, SyncGroupResponse
 
+from .parameters import ParameterError, documented
+
 GROUP = "g"
 SIMPLE_GROUP = "simple"
 TOPIC = "t"
 
 
 @dataclass(frozen=True)
-class WorldSettings:
-    """The shape of the world: how many clients, which of them static, which faults."""
+class ClientsParameters:
+    """The shape of a random-clients world: how many clients, which static, which faults."""
 
-    clients: int = 3
-    static_clients: int = 1
-    failover: bool = True
-    legacy_join_versions: bool = True
-    write_failures: tuple[ErrorCode, ...] = ()
-    group_max_size: int | None = None
-    # Milliseconds one "clock advances" action moves time forward; retention compares real
-    # timestamps, while timers stay abstract (any armed timer may fire at any step).
-    clock_tick_ms: int = 3_600_000
+    clients: int = documented(3, "protocol clients around the coordinator")
+    static_clients: int = documented(1, "the first N clients are static (instance ids i1, ...)")
+    failover: bool = documented(True, "coordinator failover (Unload, StartLoading, FinishLoading)")
+    legacy_join_versions: bool = documented(
+        True, "the last dynamic client joins with JoinGroup v3 (no MEMBER_ID_REQUIRED round)"
+    )
+    write_failures: tuple[str, ...] = documented(
+        (), "errors a __consumer_offsets append may fail with (Kafka error names)"
+    )
+    group_max_size: int = documented(0, "group.max.size (0: unlimited)")
+    # Retention compares real timestamps, while timers stay abstract (any armed timer may fire).
+    clock_tick_ms: int = documented(3_600_000, "milliseconds one 'clock advances' step moves")
 
     def __post_init__(self) -> None:
         if self.clients < 1:
-            raise ValueError(f"clients must be at least 1, got {self.clients}")
+            raise ParameterError("clients", f"must be at least 1, got {self.clients}")
         if not 0 <= self.static_clients <= self.clients:
-            raise ValueError(
-                f"static_clients must be in [0, {self.clients}], got {self.static_clients}"
+            raise ParameterError(
+                "static_clients", f"must be in [0, {self.clients}], got {self.static_clients}"
             )
+        if self.group_max_size < 0:
+            raise ParameterError("group_max_size", f"must be at least 0, got {self.group_max_size}")
+        if self.clock_tick_ms < 1:
+            raise ParameterError("clock_tick_ms", f"must be at least 1, got {self.clock_tick_ms}")
+        for name in self.write_failures:
+            if name not in ErrorCode.__members__:
+                raise ParameterError("write_failures", f"unknown error {name!r}")
 
 
 @dataclass(frozen=True)
@@ -103,12 +117,14 @@ class Action:
 
 
 @dataclass(frozen=True)
-class World:
-    """The coordinator state together with every client's view."""
+class ClientsState:
+    """The coordinator state together with every client's view, and the coordinator
+    action-property findings of the step that led here (a ghost, empty when correct)."""
 
     coordinator: CoordinatorState
     clients: tuple[Client, ...] = field(default=())
     now_ms: int = 0
+    step_problems: tuple[tuple[str, str], ...] = ()
 
     def client(self, name: str) -> Client:
         """The client called `name`."""
@@ -117,7 +133,7 @@ class World:
                 return client
         raise KeyError(name)
 
-    def with_client(self, updated: Client) -> World:
+    def with_client(self, updated: Client) -> ClientsState:
         """The world with one client's view replaced."""
         return replace(
             self, clients=tuple(updated if c.name == updated.name else c for c in self.clients)
@@ -135,23 +151,106 @@ def _protocols(variant: int) -> tuple[JoinGroupProtocol, ...]:
 
 
 class RandomClientsWorld:
-    """Enumerates the actions possible in a `World` and applies one outcome of each."""
+    """The actions possible in a `ClientsState`, each with every outcome the spec allows, as a
+    model for random walks (`checker.walk`). Unbounded: correlation ids and the clock grow, so
+    it is never explored exhaustively."""
 
-    def __init__(self, settings: WorldSettings, config: CoordinatorConfig | None = None) -> None:
+    exhaustive = False
+
+    def __init__(self, settings: ClientsParameters, name: str = "random-clients") -> None:
         self.settings = settings
-        base = (
-            config
-            if config is not None
-            else CoordinatorConfig(offsets_retention_ms=2 * settings.clock_tick_ms)
-        )
+        self._name = name
+        base = CoordinatorConfig(offsets_retention_ms=2 * settings.clock_tick_ms)
         if settings.write_failures:
-            base = replace(base, write_failures=settings.write_failures)
-        if settings.group_max_size is not None:
+            base = replace(
+                base, write_failures=tuple(ErrorCode[name] for name in settings.write_failures)
+            )
+        if settings.group_max_size:
             base = replace(base, group_max_size=settings.group_max_size)
         self.spec = GroupCoordinatorSpec(base)
         self.partition = self.spec.partition_for(GROUP)
+        self._invariants = tuple(
+            Invariant(invariant.name, _coordinator_check(invariant.name))
+            for invariant in INVARIANTS
+        )
+        self._action_properties = tuple(
+            ActionProperty(prop.name, _step_check(prop.name)) for prop in ACTION_PROPERTIES
+        )
 
-    def initial(self) -> World:
+    # Closures do not pickle; engines send models to other processes (Spark's executors), so
+    # only the parameters travel and everything else is rebuilt.
+    def __getstate__(self) -> dict[str, object]:
+        return {"settings": self.settings, "name": self._name}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(state["settings"], state["name"])  # type: ignore[misc]
+
+    # -- the Model protocol ------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The world's name in reports (its preset's name)."""
+        return self._name
+
+    def initial_states(self) -> tuple[ClientsState, ...]:
+        """Every client unjoined; the coordinator leads every partition."""
+        return (self.initial(),)
+
+    def transitions(self, world: ClientsState) -> list[Transition[ClientsState]]:
+        """Every enabled action with each outcome the specification allows."""
+        return [step for step, _ in self.weighted_transitions(world)]
+
+    def weighted_transitions(
+        self, world: ClientsState
+    ) -> list[tuple[Transition[ClientsState], float]]:
+        """The transitions with how often a walk takes each: an action's weight, shared by its
+        outcomes (faults and misbehaviour are rarer than the ordinary protocol, so that walks
+        reach Stable groups and then perturb them)."""
+        steps: list[tuple[Transition[ClientsState], float]] = []
+        for action in self.actions(world):
+            kind = _action_kind(action)
+            outcomes = self.outcomes(world, action)
+            if not outcomes:
+                after = replace(self.apply(world, action, None), step_problems=())
+                steps.append((Transition(action.label, kind, after), float(action.weight)))
+                continue
+            for outcome in outcomes:
+                event = action.event
+                assert event is not None
+                found = check_step(world.coordinator, event, outcome.state, outcome.responses)
+                after = replace(self.apply(world, action, outcome), step_problems=tuple(found))
+                label = action.label
+                if outcome.choices:
+                    label += " [" + ", ".join(f"{c.what}={c.value}" for c in outcome.choices) + "]"
+                steps.append(
+                    (
+                        Transition(label, kind, after, outcome.rules),
+                        action.weight / len(outcomes),
+                    )
+                )
+        return steps
+
+    def representative(self, world: ClientsState) -> ClientsState:
+        """The state itself (no symmetry)."""
+        return world
+
+    def is_terminal(self, world: ClientsState) -> bool:
+        """Never: some action is always enabled."""
+        return False
+
+    @property
+    def invariants(self) -> tuple[Invariant[ClientsState], ...]:
+        """The coordinator's invariants, on the coordinator state."""
+        return self._invariants
+
+    @property
+    def action_properties(self) -> tuple[ActionProperty[ClientsState], ...]:
+        """The coordinator's action properties, as each step recorded them."""
+        return self._action_properties
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def initial(self) -> ClientsState:
         """Every client unjoined; the coordinator leads every partition."""
         clients = []
         for index in range(self.settings.clients):
@@ -164,9 +263,9 @@ class RandomClientsWorld:
                     join_version=3 if legacy and not is_static else (8 if index % 2 else 9),
                 )
             )
-        return World(self.spec.initial_state(), tuple(clients))
+        return ClientsState(self.spec.initial_state(), tuple(clients))
 
-    def actions(self, world: World) -> tuple[Action, ...]:
+    def actions(self, world: ClientsState) -> tuple[Action, ...]:
         """Every action enabled in `world`, in a stable order."""
         actions: list[Action] = []
         for client in world.clients:
@@ -196,7 +295,7 @@ class RandomClientsWorld:
     def _admin(self, request: object) -> Received:
         return Received(RequestRef("admin", 0), request)  # type: ignore[arg-type]
 
-    def _fault_actions(self, world: World) -> list[Action]:
+    def _fault_actions(self, world: ClientsState) -> list[Action]:
         if not self.settings.failover:
             return []
         state = world.coordinator
@@ -333,13 +432,13 @@ class RandomClientsWorld:
         )
         return actions
 
-    def outcomes(self, world: World, action: Action) -> tuple[Outcome, ...]:
+    def outcomes(self, world: ClientsState, action: Action) -> tuple[Outcome, ...]:
         """Every outcome the specification allows for `action` (empty for a client restart)."""
         if action.event is None:
             return ()
         return self.spec.step(world.coordinator, action.event, world.now_ms)
 
-    def apply(self, world: World, action: Action, outcome: Outcome | None) -> World:
+    def apply(self, world: ClientsState, action: Action, outcome: Outcome | None) -> ClientsState:
         """The world after `action` happened with `outcome`."""
         if action.event is None and not action.restart:
             return replace(world, now_ms=world.now_ms + self.settings.clock_tick_ms)
@@ -375,7 +474,7 @@ class RandomClientsWorld:
             world = self._deliver(world, response)
         return world
 
-    def _deliver(self, world: World, response: Response) -> World:
+    def _deliver(self, world: ClientsState, response: Response) -> ClientsState:
         """A response reaches its client (if that client still waits for it)."""
         for client in world.clients:
             if client.in_flight != response.ref:
@@ -409,16 +508,28 @@ def _learn_from_join(client: Client, body: JoinGroupResponse) -> Client:
     return client
 
 
-# Named worlds the simulator runs by default: each exercises rules the others cannot reach.
-PRESET_WORLDS: MappingProxyType[str, WorldSettings] = MappingProxyType(
-    {
-        "three-clients": WorldSettings(),
-        "max-size-two": WorldSettings(clients=3, static_clients=1, group_max_size=2),
-        "write-failures": WorldSettings(
-            clients=2,
-            static_clients=1,
-            write_failures=(ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.NOT_LEADER_OR_FOLLOWER),
-        ),
-        "dynamic-only": WorldSettings(clients=3, static_clients=0),
-    }
-)
+def _coordinator_check(name: str) -> Callable[[ClientsState], list[str]]:
+    def check(world: ClientsState) -> list[str]:
+        return [problem for which, problem in check_state(world.coordinator) if which == name]
+
+    return check
+
+
+def _step_check(name: str) -> Callable[[ClientsState, Transition[ClientsState]], list[str]]:
+    def check(before: ClientsState, step: Transition[ClientsState]) -> list[str]:
+        del before
+        return [problem for which, problem in step.state.step_problems if which == name]
+
+    return check
+
+
+def _action_kind(action: Action) -> str:
+    """The action kind a walk counts: Handle<API>, a timer's or a fault's event, or the rest."""
+    if action.restart:
+        return "Restart"
+    event = action.event
+    if event is None:
+        return "ClockAdvances"
+    if isinstance(event, Received):
+        return "Handle" + type(event.request).__name__.removesuffix("Request")
+    return type(event).__name__

@@ -76,3 +76,19 @@ def test_import_graph_is_current():
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
 def test_import_graph_svg_exists():
     assert DOT_FILE.with_suffix(".svg").stat().st_size > 0
+
+
+def test_every_package_folder_is_installed():
+    import tomllib
+
+    configured = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    folders = {
+        "groupspec." + init.parent.relative_to(ROOT).as_posix().replace("/", ".")
+        for path in source_files()
+        if (init := ROOT / path).name == "__init__.py"
+    }
+    assert folders == configured, (
+        "pyproject.toml [tool.setuptools] packages must list every package"
+    )

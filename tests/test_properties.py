@@ -6,21 +6,24 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from groupspec.models.random_clients import PRESET_WORLDS, RandomClientsWorld, World
+from groupspec.models.catalog import load_model, random_clients_preset_names
+from groupspec.models.random_clients import ClientsState, RandomClientsWorld
 from groupspec.spec.invariants import check_state, check_step
 
 
 class CoordinatorUnderRandomClients(RuleBasedStateMachine):
-    """Drives the spec through one of the preset worlds, choosing actions and outcomes freely."""
+    """Drives the spec through one of the random-clients presets, choosing actions and outcomes freely."""
 
     def __init__(self) -> None:
         super().__init__()
         self.world_model: RandomClientsWorld | None = None
-        self.world: World | None = None
+        self.world: ClientsState | None = None
 
-    @initialize(name=st.sampled_from(sorted(PRESET_WORLDS)))
+    @initialize(name=st.sampled_from(random_clients_preset_names()))
     def start(self, name: str) -> None:
-        self.world_model = RandomClientsWorld(PRESET_WORLDS[name])
+        model = load_model(name).model
+        assert isinstance(model, RandomClientsWorld)
+        self.world_model = model
         self.world = self.world_model.initial()
 
     @rule(data=st.data())

@@ -159,7 +159,7 @@ def test_bad_spark_options_and_a_missing_java(spark, monkeypatch, capsys, tmp_pa
     assert main(["check", "two-phase", "--engine", "spark", "--workers", "2"]) == 2
     assert main(["check", "two-phase", "--master", "local[1]"]) == 2
     assert main(["check", "two-phase", "--engine", "spark", "--resume"]) == 2
-    assert main(["simulate", "--engine", "spark"]) == 2
+    assert main(["simulate", "no-such-preset", "--engine", "spark"]) == 2
     capsys.readouterr()
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)

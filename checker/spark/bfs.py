@@ -274,7 +274,11 @@ class _SparkSearch(Generic[S]):
         for found in sorted(keyed, key=lambda item: item.key):
             if self._done():
                 break
-            result.problems.append(FoundProblem(found.problem, self._path_to(found.at, visited)))
+            if found.via is None:
+                path = self._path_to(found.at, visited)
+            else:  # a step's problem: shown on that step (see bfs._Search.record)
+                path = (*self._path_to(found.via, visited), found.at)
+            result.problems.append(FoundProblem(found.problem, path))
         return new
 
     def _add_graph(self, records: Sequence[GraphRecord]) -> None:

@@ -74,6 +74,8 @@ class KeyedProblem:
     key: ProblemKey
     at: int
     problem: Problem
+    # For a problem of a step: the state the step left (its trace ends with that step).
+    via: int | None = None
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,7 @@ class Expand:
                 if position in deadlocked:
                     deadlock = Problem("deadlock", "Deadlock", "no step is enabled", parent)
                     report.problems.append(KeyedProblem((path, 0, 0), parent, deadlock))
-                judged = _keyed(path, targets, result.problems.get(position, ()), report)
+                judged = _keyed(path, parent, targets, result.problems.get(position, ()), report)
                 for step, target in enumerate(targets):
                     state = result.states[first + step]
                     if state is None:
@@ -196,7 +198,11 @@ def _count(
 
 
 def _keyed(
-    path: bytes, targets: Sequence[int], problems: Sequence[Problem], report: ExpansionReport
+    path: bytes,
+    parent: int,
+    targets: Sequence[int],
+    problems: Sequence[Problem],
+    report: ExpansionReport,
 ) -> dict[int, tuple[KeyedProblem, ...]]:
     """Key one state's problems in merge order; action problems go into `report`, invariant
     problems are returned by target (they count only if the target turns out to be new)."""
@@ -208,11 +214,10 @@ def _keyed(
     judged: dict[int, list[KeyedProblem]] = {}
     for seq, problem in enumerate(problems, start=1):
         at = problem.successor
-        keyed = KeyedProblem((path, 1 + slots[at], seq), at, problem)
         if problem.kind == "invariant":
-            judged.setdefault(at, []).append(keyed)
+            judged.setdefault(at, []).append(KeyedProblem((path, 1 + slots[at], seq), at, problem))
         else:
-            report.problems.append(keyed)
+            report.problems.append(KeyedProblem((path, 1 + slots[at], seq), at, problem, parent))
     return {target: tuple(found) for target, found in judged.items()}
 
 
