@@ -24,6 +24,7 @@ def unload(rt: Runtime, partition: int) -> None:
     _check_partition(rt, partition)
     if partition in rt.unowned:
         raise PartitionStateError(f"partition {partition} is not led by this broker")
+    # rule: partition.unloaded
     for group in [g for g in rt.groups.values() if g.partition == partition]:
         group.transition_to(DEAD, rt.now)
         _answer_parked_with_not_coordinator(rt, group)
@@ -38,11 +39,13 @@ def _answer_parked_with_not_coordinator(rt: Runtime, group: Group) -> None:
     was = group.previous_state
     for member in group.members.values():
         if was is PREPARING_REBALANCE and member.awaiting_join is not None:
+            # rule: partition.unloaded_parked_join_answered
             rt.respond(
                 member.awaiting_join,
                 JoinGroupResponse(ErrorCode.NOT_COORDINATOR, member_id=member.member_id),
             )
         if (was is COMPLETING_REBALANCE or was is STABLE) and member.awaiting_sync is not None:
+            # rule: partition.unloaded_parked_sync_answered
             rt.respond(member.awaiting_sync, _NOT_COORDINATOR_SYNC)
 
 
@@ -51,6 +54,7 @@ def start_loading(rt: Runtime, partition: int) -> None:
     _check_partition(rt, partition)
     if partition not in rt.unowned:
         raise PartitionStateError(f"partition {partition} is already led by this broker")
+    # rule: partition.loading_started
     rt.unowned.discard(partition)
     rt.loading.add(partition)
     rt.partitions_changed()
@@ -61,6 +65,7 @@ def finish_loading(rt: Runtime, partition: int) -> None:
     _check_partition(rt, partition)
     if partition not in rt.loading:
         raise PartitionStateError(f"partition {partition} is not loading")
+    # rule: partition.loaded
     limit = rt.config.group_max_size
     for group_id, entry in list(rt.log.groups_in(partition)):
         group = group_from_log(group_id, partition, entry)
@@ -68,6 +73,7 @@ def finish_loading(rt: Runtime, partition: int) -> None:
             rt.arm_heartbeat(group, member)
         rt.groups[group_id] = group
         if group.state is STABLE and len(group.members) > limit:
+            # rule: partition.loaded_group_over_max_size_rebalances
             prepare_rebalance(rt, group)
     rt.loading.discard(partition)
     rt.partitions_changed()

@@ -82,6 +82,7 @@ def propagate_assignment(rt: Runtime, group: Group, error: ErrorCode) -> None:
 
 def reset_and_propagate_assignment_error(rt: Runtime, group: Group, error: ErrorCode) -> None:
     """Clear every assignment and answer each parked SyncGroup with `error`."""
+    # rule: sync.parked_answered_with_error
     for member in group.members.values():
         member.assignment = b""
     propagate_assignment(rt, group, error)
@@ -89,12 +90,14 @@ def reset_and_propagate_assignment_error(rt: Runtime, group: Group, error: Error
 
 def prepare_rebalance(rt: Runtime, group: Group) -> None:
     """Enter PreparingRebalance: fail parked syncs, drop the sync timer, arm the join timer."""
+    # rule: rebalance.prepare
     if group.state is COMPLETING_REBALANCE:
         reset_and_propagate_assignment_error(rt, group, ErrorCode.REBALANCE_IN_PROGRESS)
     group.pending_sync_members.clear()
     group.sync_timer = None
     is_initial_rebalance = group.state is EMPTY
     if is_initial_rebalance:
+        # rule: rebalance.initial_delay_armed
         delay = rt.config.group_initial_rebalance_delay_ms
         remaining = max(group.rebalance_timeout_ms() - delay, 0)
         rt.arm_join_timer(group, delay, delay, remaining)
@@ -108,6 +111,7 @@ def maybe_complete_join_else_schedule(rt: Runtime, group: Group) -> None:
     if group.has_all_members_joined():
         complete_join(rt, group)
     else:
+        # rule: rebalance.join_timer_armed
         rt.arm_join_timer(group, group.rebalance_timeout_ms())
 
 
@@ -118,6 +122,7 @@ def maybe_complete_join_phase(rt: Runtime, group: Group) -> None:
         and group.has_all_members_joined()
         and group.previous_state is not EMPTY
     ):
+        # rule: rebalance.join_completed_early
         complete_join(rt, group)
 
 
@@ -135,6 +140,7 @@ def try_complete_initial_rebalance_else_schedule(rt: Runtime, group: Group) -> N
     assert timer is not None and timer.initial_delay_ms is not None
     assert timer.initial_remaining_ms is not None
     if group.new_member_added and timer.initial_remaining_ms != 0:
+        # rule: rebalance.initial_delay_extended
         new_delay = min(rt.config.group_initial_rebalance_delay_ms, timer.initial_remaining_ms)
         new_remaining = max(timer.initial_remaining_ms - timer.initial_delay_ms, 0)
         group.new_member_added = False
@@ -153,6 +159,7 @@ def elect_joined_leader(rt: Runtime, group: Group) -> bool:
     rejoined = [m.member_id for m in group.members.values() if m.awaiting_join is not None]
     if not rejoined:
         return False
+    # rule: rebalance.leader_reelected
     group.leader_id = rt.leader_at_join_completion(group, rejoined)
     return True
 
@@ -176,17 +183,21 @@ def complete_join(rt: Runtime, group: Group) -> None:
     group.join_timer = None
     for member in list(group.members.values()):
         if member.awaiting_join is None and member.group_instance_id is None:
+            # rule: rebalance.dynamic_member_not_rejoined_removed
             remove_member(rt, group, member.member_id)
     has_leader = elect_joined_leader(rt, group)
     if not has_leader and group.members:
         # Nobody rejoined but static members remain: wait another rebalance timeout.
+        # rule: rebalance.no_member_rejoined_join_timer_rearmed
         rt.arm_join_timer(group, group.rebalance_timeout_ms())
         return
     init_next_generation(rt, group)
     if group.state is EMPTY:
+        # rule: rebalance.completed_to_empty
         # Kafka only logs a failed append of the empty-group record.
         rt.append(group.partition, group.group_id, [group_record(group, {})])
         return
+    # rule: rebalance.completed_to_completing
     leader_members = current_members_for_leader(group)
     for member in group.members.values():
         ref = member.awaiting_join
@@ -232,4 +243,5 @@ def remove_member_and_update_group(rt: Runtime, group: Group, member_id: str) ->
     if state is STABLE or state is COMPLETING_REBALANCE:
         maybe_prepare_rebalance_or_complete_join(rt, group)
     elif state is PREPARING_REBALANCE and group.has_all_members_joined():
+        # rule: rebalance.join_completed_after_removal
         complete_join(rt, group)
