@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import ErrorCode, append_error_to_response
-from .group import DEAD, EMPTY, STABLE, Group
+from .group_state import DEAD, EMPTY, STABLE
 from .log import GroupMetadataWrite, LogRecord, OffsetWrite
 from .requests import (
     DeleteGroupsRequest,
@@ -23,6 +23,7 @@ from .responses import (
     ListGroupsResponse,
 )
 from .runtime import Runtime
+from .state import Group
 
 CLASSIC_GROUP_TYPE = "classic"
 

@@ -23,8 +23,6 @@ from .events import (
     SyncTimerExpired,
     TimerEvent,
 )
-from .expiry import on_heartbeat_expired, on_join_timer_expired, on_sync_timer_expired
-from .group import Group, Member
 from .heartbeat import heartbeat
 from .join import join_group
 from .leave import leave_group
@@ -48,8 +46,10 @@ from .requests import (
 )
 from .responses import Response
 from .runtime import Responder, Runtime
+from .state import Group, Member
 from .sync import sync_group
 from .timer_heap import HEARTBEAT, JOIN, PENDING, RETENTION, SYNC, Entry
+from .timers import on_heartbeat_expired, on_join_timer_expired, on_sync_timer_expired
 
 _HANDLERS: dict[type, Callable[[Runtime, Ref, Any], None]] = {
     HeartbeatRequest: heartbeat,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import ErrorCode
-from .group import EMPTY, PREPARING_REBALANCE
+from .group_state import EMPTY, PREPARING_REBALANCE
 from .requests import HeartbeatRequest, Ref
 from .responses import HeartbeatResponse
 from .runtime import Runtime

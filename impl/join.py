@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import ErrorCode, append_error_to_response
-from .group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, Group, Member
+from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from .log import EMPTY_GROUP_RECORD, GroupMetadataWrite
 from .membership import validate_member
 from .persistence import group_record
@@ -18,6 +18,7 @@ from .rebalance import (
 from .requests import JoinGroupRequest, Ref
 from .responses import JoinGroupResponse, SyncGroupResponse
 from .runtime import Runtime
+from .state import Group, Member
 from .timer_heap import PENDING
 
 

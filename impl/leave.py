@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from .errors import ErrorCode
-from .group import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, Group
+from .group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
 from .membership import validate_member
 from .rebalance import fail_parked_join_and_remove, maybe_complete_join_phase, prepare_rebalance
 from .requests import LeaveGroupRequest, MemberIdentity, Ref
 from .responses import LeaveGroupMemberResponse, LeaveGroupResponse
 from .runtime import Runtime
+from .state import Group
 
 
 def leave_group(rt: Runtime, ref: Ref, request: LeaveGroupRequest) -> None:

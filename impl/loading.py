@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from .errors import ErrorCode, PartitionStateError
-from .group import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE, Group
+from .group_state import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
 from .persistence import group_from_log
 from .rebalance import prepare_rebalance
 from .responses import JoinGroupResponse, SyncGroupResponse
 from .runtime import Runtime
+from .state import Group
 
 _NOT_COORDINATOR_SYNC = SyncGroupResponse(ErrorCode.NOT_COORDINATOR)
 

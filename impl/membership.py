@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import ErrorCode
-from .group import Group
+from .state import Group
 
 
 def validate_member(group: Group, member_id: str, instance: str | None) -> ErrorCode | None:

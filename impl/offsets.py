@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from .errors import ErrorCode, append_error_to_response
-from .group import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, Group
+from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .log import GroupMetadataWrite, LogRecord, OffsetValue, OffsetWrite
 from .membership import validate_member_and_generation
 from .requests import OffsetCommitRequest, OffsetFetchRequest, Ref
@@ -15,6 +15,7 @@ from .responses import (
     OffsetFetchResponse,
 )
 from .runtime import Runtime
+from .state import Group
 
 
 def commit_error_response(request: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitResponse:

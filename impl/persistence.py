@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .group import EMPTY, STABLE, Group, Member
+from .group_state import EMPTY, STABLE
 from .log import GroupLog, GroupMetadataWrite, GroupRecord, MemberRecord
 from .requests import JoinGroupProtocol
+from .state import Group, Member
 
 
 def group_record(group: Group, assignments: Mapping[str, bytes]) -> GroupMetadataWrite:

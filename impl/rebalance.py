@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from .errors import ErrorCode
-from .group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, Group
+from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from .persistence import group_record
 from .responses import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
 from .runtime import Runtime
+from .state import Group
 
 _UNKNOWN_MEMBER_JOIN = JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID)
 

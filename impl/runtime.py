@@ -10,12 +10,12 @@ from collections.abc import Callable, Sequence
 
 from .config import CoordinatorConfig
 from .errors import APPEND_ERRORS, ErrorCode, PolicyError
-from .group import Group, JoinTimer, Member, SyncTimer
 from .hashing import partition_for
 from .log import LogRecord, OffsetsLog
 from .policy import Policy
 from .requests import Ref
 from .responses import Response
+from .state import Group, JoinTimer, Member, SyncTimer
 from .timer_heap import HEARTBEAT, JOIN, RETENTION, SYNC, TimerHeap
 
 Responder = Callable[[Ref, Response], None]

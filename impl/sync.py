@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import ErrorCode, append_error_to_response
-from .group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, Group
+from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from .membership import validate_member_and_generation
 from .persistence import group_record
 from .rebalance import (
@@ -14,6 +14,7 @@ from .rebalance import (
 from .requests import Ref, SyncGroupRequest
 from .responses import SyncGroupResponse
 from .runtime import Runtime
+from .state import Group
 
 _RESPONSES = {error: SyncGroupResponse(error) for error in ErrorCode}
 

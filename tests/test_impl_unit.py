@@ -34,7 +34,7 @@ from groupspec.impl import (
     UnknownRequestError,
 )
 from groupspec.impl.consumer_protocol import subscribed_topics
-from groupspec.impl.group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from groupspec.impl.group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from groupspec.impl.hashing import partition_for
 from groupspec.impl.requests import (
     FindCoordinatorRequest,

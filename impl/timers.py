@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .group import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE, Group
+from .group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
 from .rebalance import (
     complete_join,
     prepare_rebalance,
@@ -11,6 +11,7 @@ from .rebalance import (
     try_complete_initial_rebalance_else_schedule,
 )
 from .runtime import Runtime
+from .state import Group
 
 
 def on_heartbeat_expired(rt: Runtime, group: Group, member_id: str) -> None:
