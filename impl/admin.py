@@ -40,11 +40,14 @@ def find_coordinator(rt: Runtime, ref: Ref, request: FindCoordinatorRequest) -> 
 
 def describe_groups(rt: Runtime, ref: Ref, request: DescribeGroupsRequest) -> None:
     """Describe each group: Stable shows metadata and assignments, other states do not."""
-    rt.respond(ref, DescribeGroupsResponse(tuple(_describe(rt, gid) for gid in request.group_ids)))
+    rt.respond(
+        ref, DescribeGroupsResponse(tuple(describe_group(rt, gid) for gid in request.group_ids))
+    )
 
 
-def _describe(rt: Runtime, group_id: str) -> DescribedGroup:
-    error = rt.route_error(group_id)
+def describe_group(rt: Runtime, group_id: str) -> DescribedGroup:
+    """One group as DescribeGroups reports it, after the coordinator check."""
+    error = rt.coordinator_error(group_id)
     if error is not None:
         # rule: coordinator.check_failed
         return DescribedGroup(error, group_id, "", "", "")
@@ -94,7 +97,7 @@ def list_groups(rt: Runtime, ref: Ref, request: ListGroupsRequest) -> None:
         for group in rt.groups.values():
             if states and group.state.value.lower() not in states:
                 continue
-            if rt.blocked and rt.route_error(group.group_id) is not None:
+            if rt.blocked and rt.coordinator_error(group.group_id) is not None:
                 continue
             listed.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
     error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if rt.loading else ErrorCode.NONE
@@ -106,14 +109,15 @@ def delete_groups(rt: Runtime, ref: Ref, request: DeleteGroupsRequest) -> None:
     results = []
     for group_id in request.group_ids:
         # rule: coordinator.check_failed
-        error = rt.route_error(group_id)
+        error = rt.coordinator_error(group_id)
         if error is None:
-            error = _delete(rt, rt.groups.get(group_id))
+            error = delete_group(rt, rt.groups.get(group_id))
         results.append(DeleteGroupsResult(group_id, error))
     rt.respond(ref, DeleteGroupsResponse(tuple(results)))
 
 
-def _delete(rt: Runtime, group: Group | None) -> ErrorCode:
+def delete_group(rt: Runtime, group: Group | None) -> ErrorCode:
+    """Delete one group if it is Empty: tombstone its offsets and metadata; its error code."""
     if group is None:
         # rule: delete.unknown_group
         return ErrorCode.GROUP_ID_NOT_FOUND

@@ -26,7 +26,7 @@ from .events import (
 from .heartbeat import heartbeat
 from .join import join_group
 from .leave import leave_group
-from .loading import finish_loading, start_loading, unload
+from .loading import on_finish_loading, on_start_loading, on_unload
 from .log import OffsetsLog
 from .offsets import offset_commit, offset_fetch, run_offset_retention
 from .policy import DefaultPolicy, Policy
@@ -177,17 +177,17 @@ class Coordinator:
     def start_loading(self, partition: int) -> None:
         """This broker became leader of `partition` and starts replaying it."""
         self._rt.now = self._clock.now_ms()
-        start_loading(self._rt, partition)
+        on_start_loading(self._rt, partition)
 
     def finish_loading(self, partition: int) -> None:
         """Replay of `partition` finished: its groups are rebuilt from the log."""
         self._rt.now = self._clock.now_ms()
-        finish_loading(self._rt, partition)
+        on_finish_loading(self._rt, partition)
 
     def unload(self, partition: int) -> None:
         """This broker lost leadership of `partition`: its groups leave memory."""
         self._rt.now = self._clock.now_ms()
-        unload(self._rt, partition)
+        on_unload(self._rt, partition)
 
     # -- inspection (read-only views; callers must not mutate what they get) -----------------
 

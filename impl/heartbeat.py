@@ -68,7 +68,7 @@ def _refused_before_group_logic(rt: Runtime, ref: Ref, group_id: str) -> bool:
         # rule: coordinator.invalid_group_id
         rt.respond(ref, _RESPONSES[ErrorCode.INVALID_GROUP_ID])
         return True
-    error = rt.route_error(group_id)
+    error = rt.coordinator_error(group_id)
     if error is None:
         return False
     # rule: coordinator.check_failed

@@ -6,7 +6,7 @@ from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from .log import EMPTY_GROUP_RECORD, GroupMetadataWrite
 from .membership import validate_member
-from .persistence import group_record
+from .persistence import group_metadata_record
 from .rebalance import (
     current_members_for_leader,
     maybe_complete_join_phase,
@@ -31,7 +31,7 @@ def join_group(rt: Runtime, ref: Ref, request: JoinGroupRequest) -> None:
         return
     if rt.blocked:
         # rule: coordinator.check_failed
-        error = rt.route_error(group_id)
+        error = rt.coordinator_error(group_id)
         if error is not None:
             _reply_error(rt, ref, request, error)
             return
@@ -62,22 +62,22 @@ def join_group(rt: Runtime, ref: Ref, request: JoinGroupRequest) -> None:
             return
         group = rt.groups[group_id] = Group(group_id, partition)
 
-    if not _accept_joining_member(rt, group, member_id):
+    if not accept_joining_member(rt, group, member_id):
         # rule: join.group_max_size_reached
         if member_id in group.members or member_id in group.pending_members:
             remove_member(rt, group, member_id)
         rt.respond(ref, JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id=""))
     elif member_id == "":
-        _join_new_member(rt, group, ref, request)
+        join_new_member(rt, group, ref, request)
     else:
-        _join_existing_member(rt, group, ref, request)
+        join_existing_member(rt, group, ref, request)
 
 
 def _reply_error(rt: Runtime, ref: Ref, request: JoinGroupRequest, error: ErrorCode) -> None:
     rt.respond(ref, JoinGroupResponse(error, member_id=request.member_id))
 
 
-def _accept_joining_member(rt: Runtime, group: Group, member_id: str) -> bool:
+def accept_joining_member(rt: Runtime, group: Group, member_id: str) -> bool:
     """Group-size admission (group.max.size)."""
     state = group.state
     if state is EMPTY:
@@ -91,7 +91,7 @@ def _accept_joining_member(rt: Runtime, group: Group, member_id: str) -> bool:
     return member is not None or len(group.members) < limit
 
 
-def _join_new_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequest) -> None:
+def join_new_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequest) -> None:
     """JoinGroup with member id "": replace or add a static member, or hand out an id."""
     if not group.supports_protocols(request.protocol_type, request.protocols):
         # rule: join.new_member.inconsistent_protocol
@@ -103,7 +103,9 @@ def _join_new_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequ
         old_member_id = group.static_members.get(instance)
         if old_member_id is not None:
             # rule: join.static_member_replaced
-            replace_static_member(rt, group, ref, request, old_member_id, new_member_id)
+            replace_static_member_then_rebalance_or_complete_join(
+                rt, group, ref, request, old_member_id, new_member_id
+            )
         else:
             # rule: join.new_static_member_added
             add_member_then_rebalance_or_complete_join(rt, group, ref, request, new_member_id)
@@ -121,7 +123,7 @@ def _join_new_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequ
     add_member_then_rebalance_or_complete_join(rt, group, ref, request, new_member_id)
 
 
-def _join_existing_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequest) -> None:
+def join_existing_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequest) -> None:
     """JoinGroup with a known (or pending) member id."""
     member_id = request.member_id
     if not group.supports_protocols(request.protocol_type, request.protocols):
@@ -210,7 +212,7 @@ def add_member_then_rebalance_or_complete_join(
     if group.leader_id is None:
         group.leader_id = member_id
     # New members cannot heartbeat yet; the join timeout bounds their stay.
-    rt.arm_heartbeat(group, member, rt.config.new_member_join_timeout_ms)
+    rt.schedule_heartbeat(group, member, rt.config.new_member_join_timeout_ms)
     maybe_prepare_rebalance_or_complete_join(rt, group)
 
 
@@ -225,7 +227,7 @@ def update_member_then_rebalance_or_complete_join(
     maybe_prepare_rebalance_or_complete_join(rt, group)
 
 
-def replace_static_member(
+def replace_static_member_then_rebalance_or_complete_join(
     rt: Runtime,
     group: Group,
     ref: Ref,
@@ -250,7 +252,7 @@ def replace_static_member(
     if current_leader == old_member_id:
         group.leader_id = new_member_id
     # Armed with the old session timeout, before the request's timeouts are taken (as Kafka).
-    rt.arm_heartbeat(group, successor)
+    rt.schedule_heartbeat(group, successor)
     successor.protocols = request.protocols
     successor.rebalance_timeout_ms = request.effective_rebalance_timeout_ms
     successor.session_timeout_ms = request.session_timeout_ms
@@ -263,7 +265,9 @@ def replace_static_member(
             maybe_prepare_rebalance_or_complete_join(rt, group)
             return
         assignments = {m.member_id: m.assignment for m in group.members.values()}
-        error = rt.append(group.partition, group.group_id, [group_record(group, assignments)])
+        error = rt.append(
+            group.partition, group.group_id, [group_metadata_record(group, assignments)]
+        )
         if error is not None:
             # rule: join.static_replacement.write_failed_reverted
             _revert_static_replacement(rt, group, old, successor, current_leader)
@@ -349,4 +353,4 @@ def _revert_static_replacement(
     if old.group_instance_id is not None:
         group.static_members[old.group_instance_id] = old.member_id
     group.leader_id = leader
-    rt.arm_heartbeat(group, old)
+    rt.schedule_heartbeat(group, old)

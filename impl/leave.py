@@ -19,7 +19,7 @@ def leave_group(rt: Runtime, ref: Ref, request: LeaveGroupRequest) -> None:
         # rule: coordinator.invalid_group_id
         rt.respond(ref, LeaveGroupResponse(ErrorCode.INVALID_GROUP_ID))
         return
-    error = rt.route_error(group_id)
+    error = rt.coordinator_error(group_id)
     if error is not None:
         # rule: coordinator.check_failed
         rt.respond(ref, LeaveGroupResponse(error))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import ErrorCode, PartitionStateError
 from .group_state import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
-from .persistence import group_from_log
+from .persistence import group_from_records
 from .rebalance import prepare_rebalance
 from .responses import JoinGroupResponse, SyncGroupResponse
 from .runtime import Runtime
@@ -20,7 +20,7 @@ def _check_partition(rt: Runtime, partition: int) -> None:
         raise PartitionStateError(f"partition {partition} is outside [0, {rt.num_partitions})")
 
 
-def unload(rt: Runtime, partition: int) -> None:
+def on_unload(rt: Runtime, partition: int) -> None:
     """The coordinator moves away: the partition's groups die, parked requests are told so."""
     _check_partition(rt, partition)
     if partition in rt.unowned:
@@ -50,7 +50,7 @@ def _answer_parked_with_not_coordinator(rt: Runtime, group: Group) -> None:
             rt.respond(member.awaiting_sync, _NOT_COORDINATOR_SYNC)
 
 
-def start_loading(rt: Runtime, partition: int) -> None:
+def on_start_loading(rt: Runtime, partition: int) -> None:
     """This broker leads the partition again and starts replaying it."""
     _check_partition(rt, partition)
     if partition not in rt.unowned:
@@ -61,7 +61,7 @@ def start_loading(rt: Runtime, partition: int) -> None:
     rt.partitions_changed()
 
 
-def finish_loading(rt: Runtime, partition: int) -> None:
+def on_finish_loading(rt: Runtime, partition: int) -> None:
     """Replay finished: each group of the partition comes back Stable (members) or Empty."""
     _check_partition(rt, partition)
     if partition not in rt.loading:
@@ -69,9 +69,9 @@ def finish_loading(rt: Runtime, partition: int) -> None:
     # rule: partition.loaded
     limit = rt.config.group_max_size
     for group_id, entry in list(rt.log.groups_in(partition)):
-        group = group_from_log(group_id, partition, entry)
+        group = group_from_records(group_id, partition, entry)
         for member in group.members.values():
-            rt.arm_heartbeat(group, member)
+            rt.schedule_heartbeat(group, member)
         rt.groups[group_id] = group
         if group.state is STABLE and len(group.members) > limit:
             # rule: partition.loaded_group_over_max_size_rebalances

@@ -52,7 +52,7 @@ def validate_offset_commit(group: Group, request: OffsetCommitRequest) -> ErrorC
 def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
     """Handle an OffsetCommit."""
     group_id = request.group_id
-    error = rt.route_error(group_id)
+    error = rt.coordinator_error(group_id)
     if error is not None:
         # rule: coordinator.check_failed
         rt.respond(ref, commit_error_response(request, error))
@@ -110,7 +110,7 @@ def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
         rt.groups[group_id] = group
     member = group.members.get(request.member_id)
     if member is not None and (group.state is STABLE or group.state is PREPARING_REBALANCE):
-        rt.arm_heartbeat(group, member)
+        rt.schedule_heartbeat(group, member)
     rt.respond(ref, OffsetCommitResponse(tuple(results)))
 
 
@@ -125,7 +125,7 @@ def offset_fetch(rt: Runtime, ref: Ref, request: OffsetFetchRequest) -> None:
     transactional offsets and UNSTABLE_OFFSET_COMMIT is never returned.
     """
     group_id = request.group_id
-    error = rt.route_error(group_id)
+    error = rt.coordinator_error(group_id)
     if error is not None:
         # rule: coordinator.check_failed
         rt.respond(ref, OffsetFetchResponse(error))

@@ -10,7 +10,7 @@ from .requests import JoinGroupProtocol
 from .state import Group, Member
 
 
-def group_record(group: Group, assignments: Mapping[str, bytes]) -> GroupMetadataWrite:
+def group_metadata_record(group: Group, assignments: Mapping[str, bytes]) -> GroupMetadataWrite:
     """The group-metadata record for `group`, storing `assignments` (member id -> bytes)."""
     protocol = group.protocol_name or ""
     members = tuple(
@@ -37,7 +37,7 @@ def group_record(group: Group, assignments: Mapping[str, bytes]) -> GroupMetadat
     return GroupMetadataWrite(group.group_id, value)
 
 
-def group_from_log(group_id: str, partition: int, entry: GroupLog) -> Group:
+def group_from_records(group_id: str, partition: int, entry: GroupLog) -> Group:
     """Rebuild a group from its records: Stable if the record has members, else Empty.
 
     Session timers are armed by the caller, which knows the time of loading.

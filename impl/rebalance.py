@@ -6,10 +6,10 @@ maybe_complete_join_phase, complete_join, init_next_generation, ...
 
 from __future__ import annotations
 
-from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscription_topics
 from .errors import ErrorCode
 from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
-from .persistence import group_record
+from .persistence import group_metadata_record
 from .responses import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
 from .runtime import Runtime
 from .state import Group
@@ -37,7 +37,7 @@ def current_members_for_leader(group: Group) -> tuple[JoinGroupResponseMember, .
 def select_protocol(rt: Runtime, group: Group) -> str:
     """ClassicGroup.selectProtocol: each member votes for its first candidate; most votes wins."""
     size = len(group.members)
-    candidates = {name for name, n in group.protocol_counts().items() if n == size}
+    candidates = {name for name, n in group.supported_protocol_counts().items() if n == size}
     votes: dict[str, int] = {}
     for member in group.members.values():
         for protocol in member.protocols:
@@ -60,7 +60,7 @@ def compute_subscribed_topics(group: Group) -> frozenset[str] | None:
         return None
     topics: set[str] = set()
     for member in group.members.values():
-        member_topics = subscribed_topics(member.metadata_for(group.protocol_name))
+        member_topics = subscription_topics(member.metadata_for(group.protocol_name))
         if member_topics is None:
             return None
         topics |= member_topics
@@ -78,7 +78,7 @@ def propagate_assignment(rt: Runtime, group: Group, error: ErrorCode) -> None:
             SyncGroupResponse(error, group.protocol_type, group.protocol_name, member.assignment),
         )
         member.awaiting_sync = None
-        rt.arm_heartbeat(group, member)
+        rt.schedule_heartbeat(group, member)
 
 
 def reset_and_propagate_assignment_error(rt: Runtime, group: Group, error: ErrorCode) -> None:
@@ -196,7 +196,7 @@ def complete_join(rt: Runtime, group: Group) -> None:
     if group.state is EMPTY:
         # rule: rebalance.completed_to_empty
         # Kafka only logs a failed append of the empty-group record.
-        rt.append(group.partition, group.group_id, [group_record(group, {})])
+        rt.append(group.partition, group.group_id, [group_metadata_record(group, {})])
         return
     # rule: rebalance.completed_to_completing
     leader_members = current_members_for_leader(group)
@@ -219,7 +219,7 @@ def complete_join(rt: Runtime, group: Group) -> None:
             )
             member.awaiting_join = None
         member.is_new = False
-        rt.arm_heartbeat(group, member)
+        rt.schedule_heartbeat(group, member)
     group.awaiting_join_count = 0
     group.pending_sync_members = set(group.members)
     rt.arm_sync_timer(group, group.rebalance_timeout_ms())

@@ -210,11 +210,11 @@ class Group:
             return protocol_type != "" and len(protocols) > 0
         if self.protocol_type != protocol_type:
             return False
-        counts = self.protocol_counts()
+        counts = self.supported_protocol_counts()
         size = len(self.members)
         return any(counts.get(p.name, 0) == size for p in protocols)
 
-    def protocol_counts(self) -> dict[str, int]:
+    def supported_protocol_counts(self) -> dict[str, int]:
         """For each protocol name, how many members offer it."""
         counts: dict[str, int] = {}
         for member in self.members.values():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from .membership import validate_member_and_generation
-from .persistence import group_record
+from .persistence import group_metadata_record
 from .rebalance import (
     maybe_prepare_rebalance_or_complete_join,
     propagate_assignment,
@@ -28,7 +28,7 @@ def sync_group(rt: Runtime, ref: Ref, request: SyncGroupRequest) -> None:
         return
     if rt.blocked:
         # rule: coordinator.check_failed
-        error = rt.route_error(group_id)
+        error = rt.coordinator_error(group_id)
         if error is not None:
             if error is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
                 error = ErrorCode.REBALANCE_IN_PROGRESS  # Kafka's remap while loading
@@ -47,9 +47,9 @@ def sync_group(rt: Runtime, ref: Ref, request: SyncGroupRequest) -> None:
         # rule: sync.invalid_member_or_generation
         rt.respond(ref, _RESPONSES[error])
         return
-    if _conflicts(request.protocol_type, group.protocol_type) or _conflicts(
-        request.protocol_name, group.protocol_name
-    ):
+    if _is_protocol_inconsistent(
+        request.protocol_type, group.protocol_type
+    ) or _is_protocol_inconsistent(request.protocol_name, group.protocol_name):
         # rule: sync.inconsistent_protocol
         rt.respond(ref, _RESPONSES[ErrorCode.INCONSISTENT_GROUP_PROTOCOL])
         return
@@ -74,7 +74,7 @@ def sync_group(rt: Runtime, ref: Ref, request: SyncGroupRequest) -> None:
         )
 
 
-def _conflicts(requested: str | None, current: str | None) -> bool:
+def _is_protocol_inconsistent(requested: str | None, current: str | None) -> bool:
     """A SyncGroup's protocol type/name conflicts only if both are set and differ."""
     return requested is not None and current is not None and requested != current
 
@@ -98,7 +98,7 @@ def _sync_while_completing(rt: Runtime, group: Group, ref: Ref, request: SyncGro
     given = {a.member_id: a.assignment for a in request.assignments}
     # Members the leader left out get an empty assignment.
     assignments = {mid: given.get(mid, b"") for mid in group.members}
-    error = rt.append(group.partition, group.group_id, [group_record(group, assignments)])
+    error = rt.append(group.partition, group.group_id, [group_metadata_record(group, assignments)])
     if error is not None:
         # rule: sync.leader_assignment_write_failed
         reset_and_propagate_assignment_error(rt, group, append_error_to_response(error))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode, write_error_to_response
+from .errors import ErrorCode, append_error_to_response
 from .group_state import DEAD, EMPTY, STABLE
 from .persistence import group_tombstone, offset_tombstone
 from .requests import ListGroupsRequest
@@ -99,7 +99,7 @@ def delete_group(
     failure = step.write(records)
     if failure is not None:
         step.fire(DELETE_WRITE_FAILED)
-        return state, DeleteGroupsResult(group_id, write_error_to_response(failure))
+        return state, DeleteGroupsResult(group_id, append_error_to_response(failure))
     step.fire(DELETE_EMPTY_GROUP_DELETED)
     # Kafka moves the group to Dead and then drops it; the call enforces that the move is legal.
     group.transition_to(DEAD, step.now_ms)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .config import CoordinatorConfig
-from .errors import ErrorCode, write_error_to_response
+from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .membership import validate_member
 from .persistence import empty_group_record, group_metadata_record
@@ -99,7 +99,7 @@ def join_group(
             # The coordinator reverts to its snapshot: the new group never existed.
             step.fire(JOIN_NEW_GROUP_WRITE_FAILED)
             step.responses = [r for r in step.responses if r.ref != ref]
-            _reply_error(step, ref, request, write_error_to_response(failure))
+            _reply_error(step, ref, request, append_error_to_response(failure))
             return state
     return replace(state.with_group(group), next_member_seq=next_seq)
 
@@ -336,7 +336,7 @@ def replace_static_member_then_rebalance_or_complete_join(
             step.respond(
                 ref,
                 JoinGroupResponse(
-                    write_error_to_response(failure),
+                    append_error_to_response(failure),
                     member_id="",
                     generation_id=group.generation_id,
                     protocol_type=group.protocol_type,

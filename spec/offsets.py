@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from .errors import ErrorCode, write_error_to_response
+from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .log import OffsetCommitValue
 from .membership import validate_member_and_generation
@@ -124,7 +124,7 @@ def offset_commit(
         failure = step.write(records)
         if failure is not None:
             step.fire(COMMIT_WRITE_FAILED)
-            step.respond(ref, commit_error_response(request, write_error_to_response(failure)))
+            step.respond(ref, commit_error_response(request, append_error_to_response(failure)))
             return state
     step.respond(ref, OffsetCommitResponse(tuple(results)))
     return state.with_group(group)

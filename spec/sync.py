@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .errors import ErrorCode, write_error_to_response
+from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .membership import validate_member_and_generation
 from .persistence import group_metadata_record
@@ -104,7 +104,7 @@ def _sync_while_completing(
     failure = step.write([group_metadata_record(group, assignments)])
     if failure is not None:
         step.fire(SYNC_LEADER_ASSIGNMENT_WRITE_FAILED)
-        group = reset_and_propagate_assignment_error(step, group, write_error_to_response(failure))
+        group = reset_and_propagate_assignment_error(step, group, append_error_to_response(failure))
         return maybe_prepare_rebalance_or_complete_join(step, group)
     step.fire(SYNC_LEADER_ASSIGNMENT_STORED_GROUP_STABLE)
     for member_id, assignment in assignments.items():
