@@ -44,7 +44,7 @@ from .requests import (
     Request,
     SyncGroupRequest,
 )
-from .responses import Response
+from .responses import ResponseBody
 from .runtime import Responder, Runtime
 from .state import Group, Member
 from .sync import sync_group
@@ -76,9 +76,9 @@ class Outbox:
     __slots__ = ("responses",)
 
     def __init__(self) -> None:
-        self.responses: dict[Ref, Response] = {}
+        self.responses: dict[Ref, ResponseBody] = {}
 
-    def take(self) -> dict[Ref, Response]:
+    def take(self) -> dict[Ref, ResponseBody]:
         """Every response collected since the last take, by the ref it answers."""
         taken = dict(self.responses)
         self.responses.clear()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-from .log import GroupMetadataWrite, LogRecord, OffsetValue, OffsetWrite
+from .log import GroupMetadataWrite, LogRecord, OffsetCommitValue, OffsetWrite
 from .membership import validate_member_and_generation
 from .requests import OffsetCommitRequest, OffsetFetchRequest, Ref
 from .responses import (
@@ -93,7 +93,9 @@ def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
                 )
             )
             continue
-        value = OffsetValue(p.committed_offset, p.committed_leader_epoch, metadata, now, expire)
+        value = OffsetCommitValue(
+            p.committed_offset, p.committed_leader_epoch, metadata, now, expire
+        )
         writes.append(OffsetWrite(group_id, p.topic, p.partition, value))
         results.append(OffsetCommitPartitionResponse(p.topic, p.partition, ErrorCode.NONE))
     if writes:

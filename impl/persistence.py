@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .group_state import EMPTY, STABLE
-from .log import GroupLog, GroupMetadataWrite, GroupRecord, MemberRecord
+from .log import GroupLog, GroupMetadataMemberValue, GroupMetadataValue, GroupMetadataWrite
 from .requests import JoinGroupProtocol
 from .state import Group, Member
 
@@ -14,7 +14,7 @@ def group_metadata_record(group: Group, assignments: Mapping[str, bytes]) -> Gro
     """The group-metadata record for `group`, storing `assignments` (member id -> bytes)."""
     protocol = group.protocol_name or ""
     members = tuple(
-        MemberRecord(
+        GroupMetadataMemberValue(
             m.member_id,
             m.group_instance_id,
             m.client_id,
@@ -26,7 +26,7 @@ def group_metadata_record(group: Group, assignments: Mapping[str, bytes]) -> Gro
         )
         for m in group.members.values()
     )
-    value = GroupRecord(
+    value = GroupMetadataValue(
         group.protocol_type or "",
         group.generation_id,
         group.protocol_name,

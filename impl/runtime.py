@@ -14,11 +14,11 @@ from .hashing import partition_for
 from .log import LogRecord, OffsetsLog
 from .policy import Policy
 from .requests import Ref
-from .responses import Response
+from .responses import ResponseBody
 from .state import Group, JoinTimer, Member, SyncTimer
 from .timer_heap import HEARTBEAT, JOIN, RETENTION, SYNC, TimerHeap
 
-Responder = Callable[[Ref, Response], None]
+Responder = Callable[[Ref, ResponseBody], None]
 
 
 class Runtime:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .errors import IllegalStateTransitionError
 from .group_state import COMPLETING_REBALANCE, EMPTY, LEGAL_PREVIOUS_STATES, STABLE, GroupState
-from .log import OffsetValue
+from .log import OffsetCommitValue
 from .requests import JoinGroupProtocol, Ref
 
 
@@ -147,7 +147,7 @@ class Group:
         self.new_member_added = False
         self.join_timer: JoinTimer | None = None
         self.sync_timer: SyncTimer | None = None
-        self.offsets: dict[tuple[str, int], OffsetValue] = {}
+        self.offsets: dict[tuple[str, int], OffsetCommitValue] = {}
         self.subscribed_topics: frozenset[str] | None = None
         self.current_state_timestamp_ms: int | None = None
 
