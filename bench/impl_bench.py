@@ -37,7 +37,7 @@ from groupspec.impl.clock import ManualClock, MonotonicClock
 from groupspec.impl.config import CoordinatorConfig as ImplConfig
 from groupspec.impl.coordinator import Coordinator
 from groupspec.impl.errors import ErrorCode as ImplErrorCode
-from groupspec.impl.group import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from groupspec.impl.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
 from groupspec.impl.policy import SequentialIdPolicy
 from groupspec.spec.config import CoordinatorConfig as SpecConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0

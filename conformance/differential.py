@@ -36,8 +36,8 @@ from groupspec.impl import requests as impl_requests
 from groupspec.impl.clock import ManualClock
 from groupspec.impl.config import CoordinatorConfig as ImplConfig
 from groupspec.impl.coordinator import Coordinator
-from groupspec.impl.group import Group as ImplGroup
 from groupspec.impl.policy import Policy
+from groupspec.impl.state import Group as ImplGroup
 from groupspec.spec import events as spec_events
 from groupspec.spec import requests as spec_requests
 from groupspec.spec.config import CoordinatorConfig as SpecConfig

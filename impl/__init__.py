@@ -24,8 +24,9 @@ from .events import (
     SyncTimerExpired,
     TimerEvent,
 )
-from .group import Group, GroupState, Member
+from .group_state import GroupState
 from .policy import DefaultPolicy, Policy, RandomPolicy, SequentialIdPolicy
+from .state import Group, Member
 
 __all__ = [
     "Clock",

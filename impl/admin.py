@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import ErrorCode, append_error_to_response
-from .group import DEAD, EMPTY, STABLE, Group
+from .group_state import DEAD, EMPTY, STABLE
 from .log import GroupMetadataWrite, LogRecord, OffsetWrite
 from .requests import (
     DeleteGroupsRequest,
@@ -23,6 +23,7 @@ from .responses import (
     ListGroupsResponse,
 )
 from .runtime import Runtime
+from .state import Group
 
 CLASSIC_GROUP_TYPE = "classic"
 
@@ -30,24 +31,32 @@ CLASSIC_GROUP_TYPE = "classic"
 def find_coordinator(rt: Runtime, ref: Ref, request: FindCoordinatorRequest) -> None:
     """This broker coordinates the group unless another broker leads its partition."""
     if rt.unowned and rt.partition_of(request.key) in rt.unowned:
+        # rule: find_coordinator.not_available
         rt.respond(ref, FindCoordinatorResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE, request.key))
         return
+    # rule: find_coordinator.found
     rt.respond(ref, FindCoordinatorResponse(ErrorCode.NONE, request.key, rt.config.broker_id))
 
 
 def describe_groups(rt: Runtime, ref: Ref, request: DescribeGroupsRequest) -> None:
     """Describe each group: Stable shows metadata and assignments, other states do not."""
-    rt.respond(ref, DescribeGroupsResponse(tuple(_describe(rt, gid) for gid in request.group_ids)))
+    rt.respond(
+        ref, DescribeGroupsResponse(tuple(describe_group(rt, gid) for gid in request.group_ids))
+    )
 
 
-def _describe(rt: Runtime, group_id: str) -> DescribedGroup:
-    error = rt.route_error(group_id)
+def describe_group(rt: Runtime, group_id: str) -> DescribedGroup:
+    """One group as DescribeGroups reports it, after the coordinator check."""
+    error = rt.coordinator_error(group_id)
     if error is not None:
+        # rule: coordinator.check_failed
         return DescribedGroup(error, group_id, "", "", "")
     group = rt.groups.get(group_id)
     if group is None:
+        # rule: describe.unknown_group
         return DescribedGroup(ErrorCode.NONE, group_id, DEAD.value, "", "")
     if group.state is STABLE:
+        # rule: describe.stable_group
         protocol = group.protocol_name or ""
         members = tuple(
             DescribedMember(
@@ -68,6 +77,7 @@ def _describe(rt: Runtime, group_id: str) -> DescribedGroup:
             protocol,
             members,
         )
+    # rule: describe.unstable_group
     members = tuple(
         DescribedMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
         for m in group.members.values()
@@ -79,6 +89,7 @@ def _describe(rt: Runtime, group_id: str) -> DescribedGroup:
 
 def list_groups(rt: Runtime, ref: Ref, request: ListGroupsRequest) -> None:
     """Every group this broker serves now, filtered case-insensitively by state and type."""
+    # rule: list.groups
     states = {s.lower() for s in request.states_filter}
     types = {t.lower() for t in request.types_filter}
     listed: list[ListedGroup] = []
@@ -86,7 +97,7 @@ def list_groups(rt: Runtime, ref: Ref, request: ListGroupsRequest) -> None:
         for group in rt.groups.values():
             if states and group.state.value.lower() not in states:
                 continue
-            if rt.blocked and rt.route_error(group.group_id) is not None:
+            if rt.blocked and rt.coordinator_error(group.group_id) is not None:
                 continue
             listed.append(ListedGroup(group.group_id, group.protocol_type or "", group.state.value))
     error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if rt.loading else ErrorCode.NONE
@@ -97,24 +108,30 @@ def delete_groups(rt: Runtime, ref: Ref, request: DeleteGroupsRequest) -> None:
     """Delete each group that is Empty: tombstone its offsets and its metadata."""
     results = []
     for group_id in request.group_ids:
-        error = rt.route_error(group_id)
+        # rule: coordinator.check_failed
+        error = rt.coordinator_error(group_id)
         if error is None:
-            error = _delete(rt, rt.groups.get(group_id))
+            error = delete_group(rt, rt.groups.get(group_id))
         results.append(DeleteGroupsResult(group_id, error))
     rt.respond(ref, DeleteGroupsResponse(tuple(results)))
 
 
-def _delete(rt: Runtime, group: Group | None) -> ErrorCode:
+def delete_group(rt: Runtime, group: Group | None) -> ErrorCode:
+    """Delete one group if it is Empty: tombstone its offsets and metadata; its error code."""
     if group is None:
+        # rule: delete.unknown_group
         return ErrorCode.GROUP_ID_NOT_FOUND
     if group.state is not EMPTY:
+        # rule: delete.non_empty_group
         return ErrorCode.NON_EMPTY_GROUP
     group_id = group.group_id
     records: list[LogRecord] = [OffsetWrite(group_id, t, p, None) for t, p in group.offsets]
     records.append(GroupMetadataWrite(group_id, None))
     error = rt.append(group.partition, group_id, records)
     if error is not None:
+        # rule: delete.write_failed
         return append_error_to_response(error)
+    # rule: delete.empty_group_deleted
     group.transition_to(DEAD, rt.now)
     del rt.groups[group_id]
     return ErrorCode.NONE

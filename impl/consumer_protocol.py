@@ -69,8 +69,12 @@ class _Reader:
         return value
 
 
-def subscribed_topics(metadata: bytes) -> frozenset[str] | None:
-    """The topics a subscription names, or None if the bytes are not a whole subscription."""
+def subscription_topics(metadata: bytes) -> frozenset[str] | None:
+    """The topics a subscription names, or None if the bytes are not a whole subscription.
+
+    The spec's `subscription_topics` raises on such bytes; here None keeps the hot path free of
+    exceptions for a caller that only needs "unknown".
+    """
     reader = _Reader(metadata)
     try:
         version = reader.int16()

@@ -23,12 +23,10 @@ from .events import (
     SyncTimerExpired,
     TimerEvent,
 )
-from .expiry import on_heartbeat_expired, on_join_timer_expired, on_sync_timer_expired
-from .group import Group, Member
 from .heartbeat import heartbeat
 from .join import join_group
 from .leave import leave_group
-from .loading import finish_loading, start_loading, unload
+from .loading import on_finish_loading, on_start_loading, on_unload
 from .log import OffsetsLog
 from .offsets import offset_commit, offset_fetch, run_offset_retention
 from .policy import DefaultPolicy, Policy
@@ -46,10 +44,12 @@ from .requests import (
     Request,
     SyncGroupRequest,
 )
-from .responses import Response
+from .responses import ResponseBody
 from .runtime import Responder, Runtime
+from .state import Group, Member
 from .sync import sync_group
 from .timer_heap import HEARTBEAT, JOIN, PENDING, RETENTION, SYNC, Entry
+from .timers import on_heartbeat_expired, on_join_timer_expired, on_sync_timer_expired
 
 _HANDLERS: dict[type, Callable[[Runtime, Ref, Any], None]] = {
     HeartbeatRequest: heartbeat,
@@ -76,9 +76,9 @@ class Outbox:
     __slots__ = ("responses",)
 
     def __init__(self) -> None:
-        self.responses: dict[Ref, Response] = {}
+        self.responses: dict[Ref, ResponseBody] = {}
 
-    def take(self) -> dict[Ref, Response]:
+    def take(self) -> dict[Ref, ResponseBody]:
         """Every response collected since the last take, by the ref it answers."""
         taken = dict(self.responses)
         self.responses.clear()
@@ -177,17 +177,17 @@ class Coordinator:
     def start_loading(self, partition: int) -> None:
         """This broker became leader of `partition` and starts replaying it."""
         self._rt.now = self._clock.now_ms()
-        start_loading(self._rt, partition)
+        on_start_loading(self._rt, partition)
 
     def finish_loading(self, partition: int) -> None:
         """Replay of `partition` finished: its groups are rebuilt from the log."""
         self._rt.now = self._clock.now_ms()
-        finish_loading(self._rt, partition)
+        on_finish_loading(self._rt, partition)
 
     def unload(self, partition: int) -> None:
         """This broker lost leadership of `partition`: its groups leave memory."""
         self._rt.now = self._clock.now_ms()
-        unload(self._rt, partition)
+        on_unload(self._rt, partition)
 
     # -- inspection (read-only views; callers must not mutate what they get) -----------------
 

@@ -96,3 +96,7 @@ class InvalidConfigError(CoordinatorInputError):
 
 class PolicyError(RuntimeError):
     """The policy object answered outside the options it was given (a bug in the policy)."""
+
+
+class IllegalStateTransitionError(RuntimeError):
+    """The coordinator tried a state change Kafka's state table forbids (a coordinator bug)."""

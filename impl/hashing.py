@@ -19,7 +19,7 @@ def java_string_hash(text: str) -> int:
     return h - 2**32 if h >= 2**31 else h
 
 
-def kafka_abs(n: int) -> int:
+def kafka_utils_abs(n: int) -> int:
     """Kafka's `Utils.abs`: |n|, except that Integer.MIN_VALUE maps to 0."""
     return 0 if n == _INT32_MIN else abs(n)
 
@@ -31,4 +31,4 @@ def partition_for(group_id: str, num_partitions: int) -> int:
         raise ValueError(
             f"the offsets topic needs a positive partition count, got {num_partitions}"
         )
-    return kafka_abs(java_string_hash(group_id)) % num_partitions
+    return kafka_utils_abs(java_string_hash(group_id)) % num_partitions

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from .errors import ErrorCode, append_error_to_response
-from .group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, Group, Member
+from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from .log import EMPTY_GROUP_RECORD, GroupMetadataWrite
 from .membership import validate_member
-from .persistence import group_record
+from .persistence import group_metadata_record
 from .rebalance import (
     current_members_for_leader,
     maybe_complete_join_phase,
@@ -18,6 +18,7 @@ from .rebalance import (
 from .requests import JoinGroupRequest, Ref
 from .responses import JoinGroupResponse, SyncGroupResponse
 from .runtime import Runtime
+from .state import Group, Member
 from .timer_heap import PENDING
 
 
@@ -25,10 +26,12 @@ def join_group(rt: Runtime, ref: Ref, request: JoinGroupRequest) -> None:
     """Handle a JoinGroup."""
     group_id = request.group_id
     if group_id == "":
+        # rule: coordinator.invalid_group_id
         _reply_error(rt, ref, request, ErrorCode.INVALID_GROUP_ID)
         return
     if rt.blocked:
-        error = rt.route_error(group_id)
+        # rule: coordinator.check_failed
+        error = rt.coordinator_error(group_id)
         if error is not None:
             _reply_error(rt, ref, request, error)
             return
@@ -38,38 +41,43 @@ def join_group(rt: Runtime, ref: Ref, request: JoinGroupRequest) -> None:
         <= request.session_timeout_ms
         <= config.group_max_session_timeout_ms
     ):
+        # rule: join.invalid_session_timeout
         _reply_error(rt, ref, request, ErrorCode.INVALID_SESSION_TIMEOUT)
         return
     member_id = request.member_id
     group = rt.groups.get(group_id)
     if group is None:
         if member_id != "":
+            # rule: join.unknown_group_with_member_id
             _reply_error(rt, ref, request, ErrorCode.UNKNOWN_MEMBER_ID)
             return
+        # rule: join.group_created
         # Kafka writes the new group's record; if that fails the group never existed. Nothing
         # else in this join writes or depends on the write, so it can go first.
         partition = rt.partition_of(group_id)
         error = rt.append(partition, group_id, [GroupMetadataWrite(group_id, EMPTY_GROUP_RECORD)])
         if error is not None:
+            # rule: join.new_group_write_failed
             _reply_error(rt, ref, request, append_error_to_response(error))
             return
         group = rt.groups[group_id] = Group(group_id, partition)
 
-    if not _accept_joining_member(rt, group, member_id):
+    if not accept_joining_member(rt, group, member_id):
+        # rule: join.group_max_size_reached
         if member_id in group.members or member_id in group.pending_members:
             remove_member(rt, group, member_id)
         rt.respond(ref, JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id=""))
     elif member_id == "":
-        _join_new_member(rt, group, ref, request)
+        join_new_member(rt, group, ref, request)
     else:
-        _join_existing_member(rt, group, ref, request)
+        join_existing_member(rt, group, ref, request)
 
 
 def _reply_error(rt: Runtime, ref: Ref, request: JoinGroupRequest, error: ErrorCode) -> None:
     rt.respond(ref, JoinGroupResponse(error, member_id=request.member_id))
 
 
-def _accept_joining_member(rt: Runtime, group: Group, member_id: str) -> bool:
+def accept_joining_member(rt: Runtime, group: Group, member_id: str) -> bool:
     """Group-size admission (group.max.size)."""
     state = group.state
     if state is EMPTY:
@@ -83,9 +91,10 @@ def _accept_joining_member(rt: Runtime, group: Group, member_id: str) -> bool:
     return member is not None or len(group.members) < limit
 
 
-def _join_new_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequest) -> None:
+def join_new_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequest) -> None:
     """JoinGroup with member id "": replace or add a static member, or hand out an id."""
     if not group.supports_protocols(request.protocol_type, request.protocols):
+        # rule: join.new_member.inconsistent_protocol
         _reply_error(rt, ref, request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         return
     instance = request.group_instance_id
@@ -93,53 +102,70 @@ def _join_new_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequ
         new_member_id = rt.new_member_id(group, instance)
         old_member_id = group.static_members.get(instance)
         if old_member_id is not None:
-            replace_static_member(rt, group, ref, request, old_member_id, new_member_id)
+            # rule: join.static_member_replaced
+            replace_static_member_then_rebalance_or_complete_join(
+                rt, group, ref, request, old_member_id, new_member_id
+            )
         else:
+            # rule: join.new_static_member_added
             add_member_then_rebalance_or_complete_join(rt, group, ref, request, new_member_id)
         return
     new_member_id = rt.new_member_id(group, request.client_id)
     if request.api_version >= 4:
+        # rule: join.new_dynamic_member.member_id_required
         # The client must come back with this id; until then it only holds a pending slot.
         deadline = rt.now + request.session_timeout_ms
         group.pending_members[new_member_id] = deadline
         rt.timers.push(deadline, PENDING, group, new_member_id)
         rt.respond(ref, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_member_id))
         return
+    # rule: join.new_dynamic_member_added_v0_to_v3
     add_member_then_rebalance_or_complete_join(rt, group, ref, request, new_member_id)
 
 
-def _join_existing_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequest) -> None:
+def join_existing_member(rt: Runtime, group: Group, ref: Ref, request: JoinGroupRequest) -> None:
     """JoinGroup with a known (or pending) member id."""
     member_id = request.member_id
     if not group.supports_protocols(request.protocol_type, request.protocols):
+        # rule: join.existing_member.inconsistent_protocol
         _reply_error(rt, ref, request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         return
     if member_id in group.pending_members:
         if request.group_instance_id is not None:
+            # rule: join.pending_member_with_instance_id
             # Kafka throws IllegalStateException here: pending members are never static.
             _reply_error(rt, ref, request, ErrorCode.UNKNOWN_SERVER_ERROR)
             return
+        # rule: join.pending_member_joined
         add_member_then_rebalance_or_complete_join(rt, group, ref, request, member_id)
         return
     error = validate_member(group, member_id, request.group_instance_id)
     if error is not None:
+        # rule: join.existing_member.invalid_member
         _reply_error(rt, ref, request, error)
         return
     member = group.members[member_id]
     state = group.state
     if state is PREPARING_REBALANCE:
+        # rule: join.existing_member.preparing_parked
         update_member_then_rebalance_or_complete_join(rt, group, member, ref, request)
     elif state is COMPLETING_REBALANCE:
         if member.protocols == request.protocols:
+            # rule: join.existing_member.completing_same_protocols
             _reply_current_generation(rt, group, ref, member_id, group.leader_id == member_id)
         else:
+            # rule: join.existing_member.completing_changed_protocols
             update_member_then_rebalance_or_complete_join(rt, group, member, ref, request)
     elif state is STABLE:
         if group.leader_id == member_id or member.protocols != request.protocols:
+            # rule: join.existing_member.stable_leader_rebalances
+            # rule: join.existing_member.stable_follower_changed_protocols
             update_member_then_rebalance_or_complete_join(rt, group, member, ref, request)
         else:
+            # rule: join.existing_member.stable_follower_unchanged
             _reply_current_generation(rt, group, ref, member_id, False)
     else:
+        # rule: join.existing_member.empty_group
         # Empty has no members, so validation already failed; Kafka's default branch.
         _reply_error(rt, ref, request, ErrorCode.UNKNOWN_MEMBER_ID)
 
@@ -186,7 +212,7 @@ def add_member_then_rebalance_or_complete_join(
     if group.leader_id is None:
         group.leader_id = member_id
     # New members cannot heartbeat yet; the join timeout bounds their stay.
-    rt.arm_heartbeat(group, member, rt.config.new_member_join_timeout_ms)
+    rt.schedule_heartbeat(group, member, rt.config.new_member_join_timeout_ms)
     maybe_prepare_rebalance_or_complete_join(rt, group)
 
 
@@ -201,7 +227,7 @@ def update_member_then_rebalance_or_complete_join(
     maybe_prepare_rebalance_or_complete_join(rt, group)
 
 
-def replace_static_member(
+def replace_static_member_then_rebalance_or_complete_join(
     rt: Runtime,
     group: Group,
     ref: Ref,
@@ -226,7 +252,7 @@ def replace_static_member(
     if current_leader == old_member_id:
         group.leader_id = new_member_id
     # Armed with the old session timeout, before the request's timeouts are taken (as Kafka).
-    rt.arm_heartbeat(group, successor)
+    rt.schedule_heartbeat(group, successor)
     successor.protocols = request.protocols
     successor.rebalance_timeout_ms = request.effective_rebalance_timeout_ms
     successor.session_timeout_ms = request.session_timeout_ms
@@ -235,11 +261,15 @@ def replace_static_member(
     state = group.state
     if state is STABLE:
         if (group.protocol_name or "") != select_protocol(rt, group):
+            # rule: join.static_replacement.protocol_changed_rebalance
             maybe_prepare_rebalance_or_complete_join(rt, group)
             return
         assignments = {m.member_id: m.assignment for m in group.members.values()}
-        error = rt.append(group.partition, group.group_id, [group_record(group, assignments)])
+        error = rt.append(
+            group.partition, group.group_id, [group_metadata_record(group, assignments)]
+        )
         if error is not None:
+            # rule: join.static_replacement.write_failed_reverted
             _revert_static_replacement(rt, group, old, successor, current_leader)
             rt.respond(
                 ref,
@@ -253,6 +283,7 @@ def replace_static_member(
                 ),
             )
             return
+        # rule: join.static_replacement.stable_no_rebalance
         group.set_awaiting_join(successor, None)
         if request.api_version >= 9:
             is_leader = group.leader_id == new_member_id
@@ -277,8 +308,10 @@ def replace_static_member(
             ),
         )
     elif state is COMPLETING_REBALANCE:
+        # rule: join.static_replacement.completing_rebalances
         prepare_rebalance(rt, group)
     else:
+        # rule: join.static_replacement.preparing
         maybe_complete_join_phase(rt, group)
 
 
@@ -320,4 +353,4 @@ def _revert_static_replacement(
     if old.group_instance_id is not None:
         group.static_members[old.group_instance_id] = old.member_id
     group.leader_id = leader
-    rt.arm_heartbeat(group, old)
+    rt.schedule_heartbeat(group, old)

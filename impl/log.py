@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
-class OffsetValue:
+class OffsetCommitValue:
     """A committed offset, in memory and in the log."""
 
     offset: int
@@ -25,7 +25,7 @@ class OffsetValue:
 
 
 @dataclass(frozen=True, slots=True)
-class MemberRecord:
+class GroupMetadataMemberValue:
     """A member as stored in the group-metadata record."""
 
     member_id: str
@@ -39,7 +39,7 @@ class MemberRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class GroupRecord:
+class GroupMetadataValue:
     """The group-metadata record: generation, protocol, leader and members with assignments."""
 
     protocol_type: str
@@ -47,10 +47,10 @@ class GroupRecord:
     protocol_name: str | None
     leader: str | None
     current_state_timestamp_ms: int | None
-    members: tuple[MemberRecord, ...]
+    members: tuple[GroupMetadataMemberValue, ...]
 
 
-EMPTY_GROUP_RECORD = GroupRecord("", 0, None, None, None, ())
+EMPTY_GROUP_RECORD = GroupMetadataValue("", 0, None, None, None, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class GroupMetadataWrite:
     """Write (or with None, tombstone) a group's metadata record."""
 
     group_id: str
-    value: GroupRecord | None
+    value: GroupMetadataValue | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ class OffsetWrite:
     group_id: str
     topic: str
     partition: int
-    value: OffsetValue | None
+    value: OffsetCommitValue | None
 
 
 LogRecord = GroupMetadataWrite | OffsetWrite
@@ -80,8 +80,8 @@ class GroupLog:
     __slots__ = ("metadata", "offsets")
 
     def __init__(self) -> None:
-        self.metadata: GroupRecord | None = None
-        self.offsets: dict[tuple[str, int], OffsetValue] = {}
+        self.metadata: GroupMetadataValue | None = None
+        self.offsets: dict[tuple[str, int], OffsetCommitValue] = {}
 
 
 class OffsetsLog:

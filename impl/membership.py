@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from .errors import ErrorCode
-from .group import Group
+from .state import Group
 
 
-def validate_member(group: Group, member_id: str, instance: str | None) -> ErrorCode | None:
+def validate_member(
+    group: Group, member_id: str, group_instance_id: str | None
+) -> ErrorCode | None:
     """ClassicGroup.validateMember: None if valid, else UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID."""
-    if instance is not None:
-        current = group.static_members.get(instance)
+    if group_instance_id is not None:
+        current = group.static_members.get(group_instance_id)
         if current is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if current != member_id:
@@ -21,10 +23,10 @@ def validate_member(group: Group, member_id: str, instance: str | None) -> Error
 
 
 def validate_member_and_generation(
-    group: Group, member_id: str, instance: str | None, generation_id: int
+    group: Group, member_id: str, group_instance_id: str | None, generation_id: int
 ) -> ErrorCode | None:
     """Member validation followed by the generation check (Sync, Heartbeat, OffsetCommit)."""
-    error = validate_member(group, member_id, instance)
+    error = validate_member(group, member_id, group_instance_id)
     if error is not None:
         return error
     if generation_id != group.generation_id:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from .errors import ErrorCode, append_error_to_response
-from .group import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, Group
-from .log import GroupMetadataWrite, LogRecord, OffsetValue, OffsetWrite
+from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from .log import GroupMetadataWrite, LogRecord, OffsetCommitValue, OffsetWrite
 from .membership import validate_member_and_generation
 from .requests import OffsetCommitRequest, OffsetFetchRequest, Ref
 from .responses import (
@@ -15,6 +15,7 @@ from .responses import (
     OffsetFetchResponse,
 )
 from .runtime import Runtime
+from .state import Group
 
 
 def commit_error_response(request: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitResponse:
@@ -51,8 +52,9 @@ def validate_offset_commit(group: Group, request: OffsetCommitRequest) -> ErrorC
 def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
     """Handle an OffsetCommit."""
     group_id = request.group_id
-    error = rt.route_error(group_id)
+    error = rt.coordinator_error(group_id)
     if error is not None:
+        # rule: coordinator.check_failed
         rt.respond(ref, commit_error_response(request, error))
         return
     group = rt.groups.get(group_id)
@@ -64,14 +66,18 @@ def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
                 if request.api_version >= 9
                 else ErrorCode.ILLEGAL_GENERATION
             )
+            # rule: commit.unknown_group_with_generation
             rt.respond(ref, commit_error_response(request, error))
             return
+        # rule: commit.simple_group_created
         # A "simple" group (manual assignment): it exists once this commit is accepted.
         group = Group(group_id, rt.partition_of(group_id))
     error = validate_offset_commit(group, request)
     if error is not None:
+        # rule: commit.rejected_by_fencing
         rt.respond(ref, commit_error_response(request, error))
         return
+    # rule: commit.accepted
     now = rt.now
     max_bytes = rt.config.offset_metadata_max_bytes
     expire = now + request.retention_time_ms if request.retention_time_ms != -1 else None
@@ -80,18 +86,22 @@ def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
     for p in request.partitions:
         metadata = p.committed_metadata
         if metadata is not None and len(metadata.encode("utf-8")) > max_bytes:
+            # rule: commit.metadata_too_large
             results.append(
                 OffsetCommitPartitionResponse(
                     p.topic, p.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE
                 )
             )
             continue
-        value = OffsetValue(p.committed_offset, p.committed_leader_epoch, metadata, now, expire)
+        value = OffsetCommitValue(
+            p.committed_offset, p.committed_leader_epoch, metadata, now, expire
+        )
         writes.append(OffsetWrite(group_id, p.topic, p.partition, value))
         results.append(OffsetCommitPartitionResponse(p.topic, p.partition, ErrorCode.NONE))
     if writes:
         error = rt.append(group.partition, group_id, writes)
         if error is not None:
+            # rule: commit.write_failed
             # Nothing of this commit happened: no offsets, no session reset, no new group.
             rt.respond(ref, commit_error_response(request, append_error_to_response(error)))
             return
@@ -102,7 +112,7 @@ def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
         rt.groups[group_id] = group
     member = group.members.get(request.member_id)
     if member is not None and (group.state is STABLE or group.state is PREPARING_REBALANCE):
-        rt.arm_heartbeat(group, member)
+        rt.schedule_heartbeat(group, member)
     rt.respond(ref, OffsetCommitResponse(tuple(results)))
 
 
@@ -117,19 +127,23 @@ def offset_fetch(rt: Runtime, ref: Ref, request: OffsetFetchRequest) -> None:
     transactional offsets and UNSTABLE_OFFSET_COMMIT is never returned.
     """
     group_id = request.group_id
-    error = rt.route_error(group_id)
+    error = rt.coordinator_error(group_id)
     if error is not None:
+        # rule: coordinator.check_failed
         rt.respond(ref, OffsetFetchResponse(error))
         return
     group = rt.groups.get(group_id)
     if group is None:
+        # rule: fetch.unknown_group
         answers = tuple(_no_offset(tp.topic, tp.partition) for tp in request.partitions or ())
         rt.respond(ref, OffsetFetchResponse(ErrorCode.NONE, answers))
         return
     offsets = group.offsets
     if request.partitions is None:
+        # rule: fetch.all_offsets
         wanted = list(offsets)
     else:
+        # rule: fetch.offsets
         wanted = [(tp.topic, tp.partition) for tp in request.partitions]
     answers_list = []
     for key in wanted:
@@ -182,6 +196,7 @@ def expired_offsets(group: Group, now_ms: int, retention_ms: int) -> list[tuple[
 
 def run_offset_retention(rt: Runtime) -> None:
     """The periodic retention check: expire offsets, delete Empty groups left with none."""
+    # rule: retention.check
     rt.arm_retention()
     now = rt.now
     retention_ms = rt.config.offsets_retention_ms
@@ -195,9 +210,12 @@ def run_offset_retention(rt: Runtime) -> None:
         if not records:
             continue
         if rt.append(group.partition, group_id, records) is not None:
+            # rule: retention.write_failed
             continue  # nothing expires this round; the next check tries again
+        # rule: retention.offsets_expired
         for key in expired:
             del group.offsets[key]
         if delete_group:
+            # rule: retention.empty_group_deleted
             group.transition_to(DEAD, now)
             del rt.groups[group_id]

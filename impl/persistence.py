@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .group import EMPTY, STABLE, Group, Member
-from .log import GroupLog, GroupMetadataWrite, GroupRecord, MemberRecord
+from .group_state import EMPTY, STABLE
+from .log import GroupLog, GroupMetadataMemberValue, GroupMetadataValue, GroupMetadataWrite
 from .requests import JoinGroupProtocol
+from .state import Group, Member
 
 
-def group_record(group: Group, assignments: Mapping[str, bytes]) -> GroupMetadataWrite:
+def group_metadata_record(group: Group, assignments: Mapping[str, bytes]) -> GroupMetadataWrite:
     """The group-metadata record for `group`, storing `assignments` (member id -> bytes)."""
     protocol = group.protocol_name or ""
     members = tuple(
-        MemberRecord(
+        GroupMetadataMemberValue(
             m.member_id,
             m.group_instance_id,
             m.client_id,
@@ -25,7 +26,7 @@ def group_record(group: Group, assignments: Mapping[str, bytes]) -> GroupMetadat
         )
         for m in group.members.values()
     )
-    value = GroupRecord(
+    value = GroupMetadataValue(
         group.protocol_type or "",
         group.generation_id,
         group.protocol_name,
@@ -36,7 +37,7 @@ def group_record(group: Group, assignments: Mapping[str, bytes]) -> GroupMetadat
     return GroupMetadataWrite(group.group_id, value)
 
 
-def group_from_log(group_id: str, partition: int, entry: GroupLog) -> Group:
+def group_from_records(group_id: str, partition: int, entry: GroupLog) -> Group:
     """Rebuild a group from its records: Stable if the record has members, else Empty.
 
     Session timers are armed by the caller, which knows the time of loading.

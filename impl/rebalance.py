@@ -6,12 +6,13 @@ maybe_complete_join_phase, complete_join, init_next_generation, ...
 
 from __future__ import annotations
 
-from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscription_topics
 from .errors import ErrorCode
-from .group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, Group
-from .persistence import group_record
+from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from .persistence import group_metadata_record
 from .responses import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
 from .runtime import Runtime
+from .state import Group
 
 _UNKNOWN_MEMBER_JOIN = JoinGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID)
 
@@ -36,7 +37,7 @@ def current_members_for_leader(group: Group) -> tuple[JoinGroupResponseMember, .
 def select_protocol(rt: Runtime, group: Group) -> str:
     """ClassicGroup.selectProtocol: each member votes for its first candidate; most votes wins."""
     size = len(group.members)
-    candidates = {name for name, n in group.protocol_counts().items() if n == size}
+    candidates = {name for name, n in group.supported_protocol_counts().items() if n == size}
     votes: dict[str, int] = {}
     for member in group.members.values():
         for protocol in member.protocols:
@@ -59,7 +60,7 @@ def compute_subscribed_topics(group: Group) -> frozenset[str] | None:
         return None
     topics: set[str] = set()
     for member in group.members.values():
-        member_topics = subscribed_topics(member.metadata_for(group.protocol_name))
+        member_topics = subscription_topics(member.metadata_for(group.protocol_name))
         if member_topics is None:
             return None
         topics |= member_topics
@@ -77,11 +78,12 @@ def propagate_assignment(rt: Runtime, group: Group, error: ErrorCode) -> None:
             SyncGroupResponse(error, group.protocol_type, group.protocol_name, member.assignment),
         )
         member.awaiting_sync = None
-        rt.arm_heartbeat(group, member)
+        rt.schedule_heartbeat(group, member)
 
 
 def reset_and_propagate_assignment_error(rt: Runtime, group: Group, error: ErrorCode) -> None:
     """Clear every assignment and answer each parked SyncGroup with `error`."""
+    # rule: sync.parked_answered_with_error
     for member in group.members.values():
         member.assignment = b""
     propagate_assignment(rt, group, error)
@@ -89,12 +91,14 @@ def reset_and_propagate_assignment_error(rt: Runtime, group: Group, error: Error
 
 def prepare_rebalance(rt: Runtime, group: Group) -> None:
     """Enter PreparingRebalance: fail parked syncs, drop the sync timer, arm the join timer."""
+    # rule: rebalance.prepare
     if group.state is COMPLETING_REBALANCE:
         reset_and_propagate_assignment_error(rt, group, ErrorCode.REBALANCE_IN_PROGRESS)
     group.pending_sync_members.clear()
     group.sync_timer = None
     is_initial_rebalance = group.state is EMPTY
     if is_initial_rebalance:
+        # rule: rebalance.initial_delay_armed
         delay = rt.config.group_initial_rebalance_delay_ms
         remaining = max(group.rebalance_timeout_ms() - delay, 0)
         rt.arm_join_timer(group, delay, delay, remaining)
@@ -108,6 +112,7 @@ def maybe_complete_join_else_schedule(rt: Runtime, group: Group) -> None:
     if group.has_all_members_joined():
         complete_join(rt, group)
     else:
+        # rule: rebalance.join_timer_armed
         rt.arm_join_timer(group, group.rebalance_timeout_ms())
 
 
@@ -118,6 +123,7 @@ def maybe_complete_join_phase(rt: Runtime, group: Group) -> None:
         and group.has_all_members_joined()
         and group.previous_state is not EMPTY
     ):
+        # rule: rebalance.join_completed_early
         complete_join(rt, group)
 
 
@@ -135,6 +141,7 @@ def try_complete_initial_rebalance_else_schedule(rt: Runtime, group: Group) -> N
     assert timer is not None and timer.initial_delay_ms is not None
     assert timer.initial_remaining_ms is not None
     if group.new_member_added and timer.initial_remaining_ms != 0:
+        # rule: rebalance.initial_delay_extended
         new_delay = min(rt.config.group_initial_rebalance_delay_ms, timer.initial_remaining_ms)
         new_remaining = max(timer.initial_remaining_ms - timer.initial_delay_ms, 0)
         group.new_member_added = False
@@ -153,6 +160,7 @@ def elect_joined_leader(rt: Runtime, group: Group) -> bool:
     rejoined = [m.member_id for m in group.members.values() if m.awaiting_join is not None]
     if not rejoined:
         return False
+    # rule: rebalance.leader_reelected
     group.leader_id = rt.leader_at_join_completion(group, rejoined)
     return True
 
@@ -176,17 +184,21 @@ def complete_join(rt: Runtime, group: Group) -> None:
     group.join_timer = None
     for member in list(group.members.values()):
         if member.awaiting_join is None and member.group_instance_id is None:
+            # rule: rebalance.dynamic_member_not_rejoined_removed
             remove_member(rt, group, member.member_id)
     has_leader = elect_joined_leader(rt, group)
     if not has_leader and group.members:
         # Nobody rejoined but static members remain: wait another rebalance timeout.
+        # rule: rebalance.no_member_rejoined_join_timer_rearmed
         rt.arm_join_timer(group, group.rebalance_timeout_ms())
         return
     init_next_generation(rt, group)
     if group.state is EMPTY:
+        # rule: rebalance.completed_to_empty
         # Kafka only logs a failed append of the empty-group record.
-        rt.append(group.partition, group.group_id, [group_record(group, {})])
+        rt.append(group.partition, group.group_id, [group_metadata_record(group, {})])
         return
+    # rule: rebalance.completed_to_completing
     leader_members = current_members_for_leader(group)
     for member in group.members.values():
         ref = member.awaiting_join
@@ -207,7 +219,7 @@ def complete_join(rt: Runtime, group: Group) -> None:
             )
             member.awaiting_join = None
         member.is_new = False
-        rt.arm_heartbeat(group, member)
+        rt.schedule_heartbeat(group, member)
     group.awaiting_join_count = 0
     group.pending_sync_members = set(group.members)
     rt.arm_sync_timer(group, group.rebalance_timeout_ms())
@@ -232,4 +244,5 @@ def remove_member_and_update_group(rt: Runtime, group: Group, member_id: str) ->
     if state is STABLE or state is COMPLETING_REBALANCE:
         maybe_prepare_rebalance_or_complete_join(rt, group)
     elif state is PREPARING_REBALANCE and group.has_all_members_joined():
+        # rule: rebalance.join_completed_after_removal
         complete_join(rt, group)

@@ -176,7 +176,7 @@ class DeleteGroupsResponse:
     results: tuple[DeleteGroupsResult, ...]
 
 
-Response = (
+ResponseBody = (
     FindCoordinatorResponse
     | JoinGroupResponse
     | SyncGroupResponse

@@ -10,15 +10,15 @@ from collections.abc import Callable, Sequence
 
 from .config import CoordinatorConfig
 from .errors import APPEND_ERRORS, ErrorCode, PolicyError
-from .group import Group, JoinTimer, Member, SyncTimer
 from .hashing import partition_for
 from .log import LogRecord, OffsetsLog
 from .policy import Policy
 from .requests import Ref
-from .responses import Response
+from .responses import ResponseBody
+from .state import Group, JoinTimer, Member, SyncTimer
 from .timer_heap import HEARTBEAT, JOIN, RETENTION, SYNC, TimerHeap
 
-Responder = Callable[[Ref, Response], None]
+Responder = Callable[[Ref, ResponseBody], None]
 
 
 class Runtime:
@@ -70,7 +70,7 @@ class Runtime:
         """The offsets partition that owns `group_id`."""
         return partition_for(group_id, self.num_partitions)
 
-    def route_error(self, group_id: str) -> ErrorCode | None:
+    def coordinator_error(self, group_id: str) -> ErrorCode | None:
         """NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS for the group's partition, if any."""
         if not self.blocked:
             return None
@@ -87,7 +87,9 @@ class Runtime:
 
     # -- timers -----------------------------------------------------------------------------
 
-    def arm_heartbeat(self, group: Group, member: Member, timeout_ms: int | None = None) -> None:
+    def schedule_heartbeat(
+        self, group: Group, member: Member, timeout_ms: int | None = None
+    ) -> None:
         """(Re)arm a member's session timer; by default for its session timeout."""
         deadline = self.now + (member.session_timeout_ms if timeout_ms is None else timeout_ms)
         member.heartbeat_deadline_ms = deadline

@@ -88,6 +88,7 @@ from groupspec.spec.consumer import (
     phase,
 )
 from groupspec.spec.consumer.invariants import CONSUMER_ACTION_PROPERTIES, CONSUMER_INVARIANTS
+from groupspec.spec.consumer.rules import CLIENT_COORDINATOR_MARKED_UNKNOWN
 from groupspec.spec.consumer.state import RequestKind
 from groupspec.spec.consumer_protocol import SubscriptionDecodeError, decode_assignment
 from groupspec.spec.group_state import STABLE
@@ -673,7 +674,7 @@ class GroupWorld:
         coordinator = state.coordinator
         in_flight = {entry.correlation_id for entry in consumer.in_flight}
         incarnation, outbound, inbound = slot.incarnation, slot.outbound, slot.inbound
-        if "client.coordinator.marked_unknown" in outcome.rules:
+        if CLIENT_COORDINATOR_MARKED_UNKNOWN.rule_id in outcome.rules:
             # Kafka's markCoordinatorUnknown disconnects: the connection and its queues go.
             coordinator = _close_connection(coordinator, connection_name(index, incarnation))
             incarnation, outbound, inbound = incarnation + 1, (), ()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode, write_error_to_response
+from .errors import ErrorCode, append_error_to_response
 from .group_state import DEAD, EMPTY, STABLE
 from .persistence import group_tombstone, offset_tombstone
 from .requests import ListGroupsRequest
@@ -11,6 +11,16 @@ from .responses import (
     DescribedGroup,
     DescribedMember,
     ListedGroup,
+)
+from .rules import (
+    DELETE_EMPTY_GROUP_DELETED,
+    DELETE_NON_EMPTY_GROUP,
+    DELETE_UNKNOWN_GROUP,
+    DELETE_WRITE_FAILED,
+    DESCRIBE_STABLE_GROUP,
+    DESCRIBE_UNKNOWN_GROUP,
+    DESCRIBE_UNSTABLE_GROUP,
+    LIST_GROUPS,
 )
 from .state import CoordinatorState, Group
 from .step import Step
@@ -22,10 +32,10 @@ def describe_group(step: Step, state: CoordinatorState, group_id: str) -> Descri
     """One group as DescribeGroups reports it; the coordinator checks were done by the caller."""
     group = state.group(group_id)
     if group is None or group.state is DEAD:
-        step.fire("describe.unknown_group")
+        step.fire(DESCRIBE_UNKNOWN_GROUP)
         return DescribedGroup(ErrorCode.NONE, group_id, DEAD.value, "", "")
     if group.state is STABLE:
-        step.fire("describe.stable_group")
+        step.fire(DESCRIBE_STABLE_GROUP)
         protocol = group.protocol_name or ""
         members = tuple(
             DescribedMember(
@@ -46,7 +56,7 @@ def describe_group(step: Step, state: CoordinatorState, group_id: str) -> Descri
             protocol,
             members,
         )
-    step.fire("describe.unstable_group")
+    step.fire(DESCRIBE_UNSTABLE_GROUP)
     members = tuple(
         DescribedMember(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
         for m in group.members
@@ -60,7 +70,7 @@ def list_groups(
     step: Step, request: ListGroupsRequest, visible: tuple[Group, ...]
 ) -> tuple[ListedGroup, ...]:
     """The groups ListGroups reports, filtered case-insensitively by state and type."""
-    step.fire("list.groups")
+    step.fire(LIST_GROUPS)
     states = {s.lower() for s in request.states_filter}
     types = {t.lower() for t in request.types_filter}
     listed = []
@@ -79,18 +89,18 @@ def delete_group(
     """Delete one group if it is Empty: tombstone its offsets and metadata."""
     group = state.group(group_id)
     if group is None or group.state is DEAD:
-        step.fire("delete.unknown_group")
+        step.fire(DELETE_UNKNOWN_GROUP)
         return state, DeleteGroupsResult(group_id, ErrorCode.GROUP_ID_NOT_FOUND)
     if group.state is not EMPTY:
-        step.fire("delete.non_empty_group")
+        step.fire(DELETE_NON_EMPTY_GROUP)
         return state, DeleteGroupsResult(group_id, ErrorCode.NON_EMPTY_GROUP)
     records = [offset_tombstone(group_id, tp) for tp, _ in group.offsets]
     records.append(group_tombstone(group_id))
     failure = step.write(records)
     if failure is not None:
-        step.fire("delete.write_failed")
-        return state, DeleteGroupsResult(group_id, write_error_to_response(failure))
-    step.fire("delete.empty_group_deleted")
+        step.fire(DELETE_WRITE_FAILED)
+        return state, DeleteGroupsResult(group_id, append_error_to_response(failure))
+    step.fire(DELETE_EMPTY_GROUP_DELETED)
     # Kafka moves the group to Dead and then drops it; the call enforces that the move is legal.
     group.transition_to(DEAD, step.now_ms)
     return state.without_group(group_id), DeleteGroupsResult(group_id, ErrorCode.NONE)

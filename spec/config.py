@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import WRITE_ERRORS, ErrorCode, InvalidConfigError
+from .errors import APPEND_ERRORS, ErrorCode, InvalidConfigError
 
 INT32_MAX = 2**31 - 1
 
@@ -51,8 +51,8 @@ class CoordinatorConfig:
                 f"({self.group_min_session_timeout_ms} > {self.group_max_session_timeout_ms})"
             )
         for error in self.write_failures:
-            if error not in WRITE_ERRORS:
+            if error not in APPEND_ERRORS:
                 raise InvalidConfigError(
                     f"write_failures: {error!r} is not an error an append can fail with; "
-                    f"choose from {[e.name for e in WRITE_ERRORS]}"
+                    f"choose from {[e.name for e in APPEND_ERRORS]}"
                 )

@@ -58,6 +58,12 @@ from .responses import (
     ResponseBody,
     SyncGroupResponse,
 )
+from .rules import (
+    COORDINATOR_CHECK_FAILED,
+    COORDINATOR_INVALID_GROUP_ID,
+    FIND_COORDINATOR_FOUND,
+    FIND_COORDINATOR_NOT_AVAILABLE,
+)
 from .state import CoordinatorState
 from .step import Outcome, Step, all_outcomes
 from .sync import sync_group
@@ -154,7 +160,7 @@ class GroupCoordinatorSpec:
             for group_id in request.group_ids:
                 error = self._coordinator_error(state, group_id)
                 if error is not None:
-                    step.fire("coordinator.check_failed")
+                    step.fire(COORDINATOR_CHECK_FAILED)
                     results.append(DeleteGroupsResult(group_id, error))
                     continue
                 state, result = delete_group(step, state, group_id)
@@ -164,12 +170,12 @@ class GroupCoordinatorSpec:
         if not isinstance(request, _GROUP_REQUESTS):
             raise UnknownApiError(f"not a request the spec models: {request!r}")
         if isinstance(request, _NEEDS_NON_EMPTY_GROUP_ID) and request.group_id == "":
-            step.fire("coordinator.invalid_group_id")
+            step.fire(COORDINATOR_INVALID_GROUP_ID)
             step.respond(ref, _error_response(request, ErrorCode.INVALID_GROUP_ID))
             return state
         error = self._coordinator_error(state, request.group_id)
         if error is not None:
-            step.fire("coordinator.check_failed")
+            step.fire(COORDINATOR_CHECK_FAILED)
             step.respond(ref, _error_response(request, _remap_coordinator_error(request, error)))
             return state
         handlers = {
@@ -195,15 +201,15 @@ class GroupCoordinatorSpec:
         self, step: Step, state: CoordinatorState, request: FindCoordinatorRequest
     ) -> FindCoordinatorResponse:
         if self.partition_for(request.key) in state.unowned_partitions:
-            step.fire("find_coordinator.not_available")
+            step.fire(FIND_COORDINATOR_NOT_AVAILABLE)
             return FindCoordinatorResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE, request.key)
-        step.fire("find_coordinator.found")
+        step.fire(FIND_COORDINATOR_FOUND)
         return FindCoordinatorResponse(ErrorCode.NONE, request.key, self.config.broker_id)
 
     def _describe_one(self, step: Step, state: CoordinatorState, group_id: str) -> DescribedGroup:
         error = self._coordinator_error(state, group_id)
         if error is not None:
-            step.fire("coordinator.check_failed")
+            step.fire(COORDINATOR_CHECK_FAILED)
             return DescribedGroup(error, group_id, "", "", "")
         return describe_group(step, state, group_id)
 

@@ -43,7 +43,7 @@ class ErrorCode(IntEnum):
 
 # How a failed append to __consumer_offsets is reported to the client (reference §2.0,
 # GroupMetadataManager.appendGroupMetadataErrorToResponseError).
-_WRITE_ERROR_TO_RESPONSE: MappingProxyType[ErrorCode, ErrorCode] = MappingProxyType(
+_APPEND_ERROR_TO_RESPONSE: MappingProxyType[ErrorCode, ErrorCode] = MappingProxyType(
     {
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
         ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
@@ -56,12 +56,12 @@ _WRITE_ERROR_TO_RESPONSE: MappingProxyType[ErrorCode, ErrorCode] = MappingProxyT
     }
 )
 
-WRITE_ERRORS: tuple[ErrorCode, ...] = tuple(_WRITE_ERROR_TO_RESPONSE)
+APPEND_ERRORS: tuple[ErrorCode, ...] = tuple(_APPEND_ERROR_TO_RESPONSE)
 
 
-def write_error_to_response(error: ErrorCode) -> ErrorCode:
+def append_error_to_response(error: ErrorCode) -> ErrorCode:
     """The error a client sees when appending to the offsets log failed with `error`."""
-    return _WRITE_ERROR_TO_RESPONSE.get(error, error)
+    return _APPEND_ERROR_TO_RESPONSE.get(error, error)
 
 
 class SpecInputError(ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .config import CoordinatorConfig
-from .errors import ErrorCode, write_error_to_response
+from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .membership import validate_member
 from .persistence import empty_group_record, group_metadata_record
@@ -20,6 +20,36 @@ from .rebalance import (
 )
 from .requests import JoinGroupRequest, RequestRef
 from .responses import JoinGroupResponse, SyncGroupResponse
+from .rules import (
+    JOIN_EXISTING_MEMBER_COMPLETING_CHANGED_PROTOCOLS,
+    JOIN_EXISTING_MEMBER_COMPLETING_SAME_PROTOCOLS,
+    JOIN_EXISTING_MEMBER_EMPTY_GROUP,
+    JOIN_EXISTING_MEMBER_GROUP_DEAD,
+    JOIN_EXISTING_MEMBER_INCONSISTENT_PROTOCOL,
+    JOIN_EXISTING_MEMBER_INVALID_MEMBER,
+    JOIN_EXISTING_MEMBER_PREPARING_PARKED,
+    JOIN_EXISTING_MEMBER_STABLE_FOLLOWER_CHANGED_PROTOCOLS,
+    JOIN_EXISTING_MEMBER_STABLE_FOLLOWER_UNCHANGED,
+    JOIN_EXISTING_MEMBER_STABLE_LEADER_REBALANCES,
+    JOIN_GROUP_CREATED,
+    JOIN_GROUP_MAX_SIZE_REACHED,
+    JOIN_INVALID_SESSION_TIMEOUT,
+    JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3,
+    JOIN_NEW_DYNAMIC_MEMBER_MEMBER_ID_REQUIRED,
+    JOIN_NEW_GROUP_WRITE_FAILED,
+    JOIN_NEW_MEMBER_GROUP_DEAD,
+    JOIN_NEW_MEMBER_INCONSISTENT_PROTOCOL,
+    JOIN_NEW_STATIC_MEMBER_ADDED,
+    JOIN_PENDING_MEMBER_JOINED,
+    JOIN_PENDING_MEMBER_WITH_INSTANCE_ID,
+    JOIN_STATIC_MEMBER_REPLACED,
+    JOIN_STATIC_REPLACEMENT_COMPLETING_REBALANCES,
+    JOIN_STATIC_REPLACEMENT_PREPARING,
+    JOIN_STATIC_REPLACEMENT_PROTOCOL_CHANGED_REBALANCE,
+    JOIN_STATIC_REPLACEMENT_STABLE_NO_REBALANCE,
+    JOIN_STATIC_REPLACEMENT_WRITE_FAILED_REVERTED,
+    JOIN_UNKNOWN_GROUP_WITH_MEMBER_ID,
+)
 from .state import CoordinatorState, Group, Member, PendingMember
 from .step import Step
 
@@ -34,24 +64,24 @@ def join_group(
         <= request.session_timeout_ms
         <= config.group_max_session_timeout_ms
     ):
-        step.fire("join.invalid_session_timeout")
+        step.fire(JOIN_INVALID_SESSION_TIMEOUT)
         _reply_error(step, ref, request, ErrorCode.INVALID_SESSION_TIMEOUT)
         return state
 
     is_unknown_member = request.member_id == ""
     existing = state.group(request.group_id)
     if existing is None and not is_unknown_member:
-        step.fire("join.unknown_group_with_member_id")
+        step.fire(JOIN_UNKNOWN_GROUP_WITH_MEMBER_ID)
         _reply_error(step, ref, request, ErrorCode.UNKNOWN_MEMBER_ID)
         return state
     is_new_group = existing is None
     if existing is None:
-        step.fire("join.group_created")
+        step.fire(JOIN_GROUP_CREATED)
     group = existing if existing is not None else Group(group_id=request.group_id)
     next_seq = state.next_member_seq
 
     if not accept_joining_member(config, group, request.member_id):
-        step.fire("join.group_max_size_reached")
+        step.fire(JOIN_GROUP_MAX_SIZE_REACHED)
         if group.has_member(request.member_id) or group.is_pending_member(request.member_id):
             group = remove_member(step, group, request.member_id)
         step.respond(ref, JoinGroupResponse(ErrorCode.GROUP_MAX_SIZE_REACHED, member_id=""))
@@ -67,9 +97,9 @@ def join_group(
         failure = step.write([empty_group_record(request.group_id)])
         if failure is not None:
             # The coordinator reverts to its snapshot: the new group never existed.
-            step.fire("join.new_group_write_failed")
+            step.fire(JOIN_NEW_GROUP_WRITE_FAILED)
             step.responses = [r for r in step.responses if r.ref != ref]
-            _reply_error(step, ref, request, write_error_to_response(failure))
+            _reply_error(step, ref, request, append_error_to_response(failure))
             return state
     return replace(state.with_group(group), next_member_seq=next_seq)
 
@@ -103,32 +133,32 @@ def join_new_member(
 ) -> tuple[Group, bool]:
     """JoinGroup with member id "": returns the group and whether `new_member_id` was handed out."""
     if group.state is DEAD:
-        step.fire("join.new_member.group_dead")
+        step.fire(JOIN_NEW_MEMBER_GROUP_DEAD)
         _reply_error(step, ref, request, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return group, False
     if not group.supports_protocols(request.protocol_type, _names(request)):
-        step.fire("join.new_member.inconsistent_protocol")
+        step.fire(JOIN_NEW_MEMBER_INCONSISTENT_PROTOCOL)
         _reply_error(step, ref, request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         return group, False
     if request.group_instance_id is not None:
         existing_member_id = group.static_member_id(request.group_instance_id)
         if existing_member_id is not None:
-            step.fire("join.static_member_replaced")
+            step.fire(JOIN_STATIC_MEMBER_REPLACED)
             group = replace_static_member_then_rebalance_or_complete_join(
                 step, group, ref, request, existing_member_id, new_member_id
             )
             return group, True
-        step.fire("join.new_static_member_added")
+        step.fire(JOIN_NEW_STATIC_MEMBER_ADDED)
         return add_member_then_rebalance_or_complete_join(
             step, group, ref, request, new_member_id
         ), True
     if request.requires_known_member_id:
-        step.fire("join.new_dynamic_member.member_id_required")
+        step.fire(JOIN_NEW_DYNAMIC_MEMBER_MEMBER_ID_REQUIRED)
         deadline = step.now_ms + request.session_timeout_ms
         group = group.with_pending_member(PendingMember(new_member_id, deadline))
         step.respond(ref, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=new_member_id))
         return group, True
-    step.fire("join.new_dynamic_member_added_v0_to_v3")
+    step.fire(JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3)
     return add_member_then_rebalance_or_complete_join(
         step, group, ref, request, new_member_id
     ), True
@@ -140,52 +170,52 @@ def join_existing_member(
     """JoinGroup with a known (or pending) member id."""
     member_id = request.member_id
     if group.state is DEAD:
-        step.fire("join.existing_member.group_dead")
+        step.fire(JOIN_EXISTING_MEMBER_GROUP_DEAD)
         _reply_error(step, ref, request, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return group
     if not group.supports_protocols(request.protocol_type, _names(request)):
-        step.fire("join.existing_member.inconsistent_protocol")
+        step.fire(JOIN_EXISTING_MEMBER_INCONSISTENT_PROTOCOL)
         _reply_error(step, ref, request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         return group
     if group.is_pending_member(member_id):
         if request.group_instance_id is not None:
             # Kafka throws IllegalStateException here: pending members are never static.
-            step.fire("join.pending_member_with_instance_id")
+            step.fire(JOIN_PENDING_MEMBER_WITH_INSTANCE_ID)
             _reply_error(step, ref, request, ErrorCode.UNKNOWN_SERVER_ERROR)
             return group
-        step.fire("join.pending_member_joined")
+        step.fire(JOIN_PENDING_MEMBER_JOINED)
         return add_member_then_rebalance_or_complete_join(step, group, ref, request, member_id)
     error = validate_member(group, member_id, request.group_instance_id)
     if error is not None:
-        step.fire("join.existing_member.invalid_member")
+        step.fire(JOIN_EXISTING_MEMBER_INVALID_MEMBER)
         _reply_error(step, ref, request, error)
         return group
     member = group.member(member_id)
     assert member is not None
     if group.state is PREPARING_REBALANCE:
-        step.fire("join.existing_member.preparing_parked")
+        step.fire(JOIN_EXISTING_MEMBER_PREPARING_PARKED)
         return update_member_then_rebalance_or_complete_join(step, group, ref, request)
     if group.state is COMPLETING_REBALANCE:
         if member.matches(request.protocols):
-            step.fire("join.existing_member.completing_same_protocols")
+            step.fire(JOIN_EXISTING_MEMBER_COMPLETING_SAME_PROTOCOLS)
             _reply_current_generation(
                 step, group, ref, member_id, with_members=group.is_leader(member_id)
             )
             return group
-        step.fire("join.existing_member.completing_changed_protocols")
+        step.fire(JOIN_EXISTING_MEMBER_COMPLETING_CHANGED_PROTOCOLS)
         return update_member_then_rebalance_or_complete_join(step, group, ref, request)
     if group.state is STABLE:
         if group.is_leader(member_id):
-            step.fire("join.existing_member.stable_leader_rebalances")
+            step.fire(JOIN_EXISTING_MEMBER_STABLE_LEADER_REBALANCES)
             return update_member_then_rebalance_or_complete_join(step, group, ref, request)
         if not member.matches(request.protocols):
-            step.fire("join.existing_member.stable_follower_changed_protocols")
+            step.fire(JOIN_EXISTING_MEMBER_STABLE_FOLLOWER_CHANGED_PROTOCOLS)
             return update_member_then_rebalance_or_complete_join(step, group, ref, request)
-        step.fire("join.existing_member.stable_follower_unchanged")
+        step.fire(JOIN_EXISTING_MEMBER_STABLE_FOLLOWER_UNCHANGED)
         _reply_current_generation(step, group, ref, member_id, with_members=False)
         return group
     # Empty has no members, so validation above already failed; Kafka's default branch.
-    step.fire("join.existing_member.empty_group")
+    step.fire(JOIN_EXISTING_MEMBER_EMPTY_GROUP)
     _reply_error(step, ref, request, ErrorCode.UNKNOWN_MEMBER_ID)
     return group
 
@@ -295,18 +325,18 @@ def replace_static_member_then_rebalance_or_complete_join(
 
     if group.state is STABLE:
         if (group.protocol_name or "") != select_protocol(step, group):
-            step.fire("join.static_replacement.protocol_changed_rebalance")
+            step.fire(JOIN_STATIC_REPLACEMENT_PROTOCOL_CHANGED_REBALANCE)
             return maybe_prepare_rebalance_or_complete_join(step, group)
         assignments = {m.member_id: m.assignment for m in group.members}
         failure = step.write([group_metadata_record(group, assignments)])
         if failure is not None:
-            step.fire("join.static_replacement.write_failed_reverted")
+            step.fire(JOIN_STATIC_REPLACEMENT_WRITE_FAILED_REVERTED)
             reverted = original.update_member(old_member_id, awaiting_join=None, awaiting_sync=None)
             reverted = schedule_heartbeat(step, reverted, old_member_id)
             step.respond(
                 ref,
                 JoinGroupResponse(
-                    write_error_to_response(failure),
+                    append_error_to_response(failure),
                     member_id="",
                     generation_id=group.generation_id,
                     protocol_type=group.protocol_type,
@@ -315,7 +345,7 @@ def replace_static_member_then_rebalance_or_complete_join(
                 ),
             )
             return reverted
-        step.fire("join.static_replacement.stable_no_rebalance")
+        step.fire(JOIN_STATIC_REPLACEMENT_STABLE_NO_REBALANCE)
         group = group.update_member(new_member_id, awaiting_join=None)
         if request.supports_skip_assignment:
             is_leader = group.is_leader(new_member_id)
@@ -340,7 +370,7 @@ def replace_static_member_then_rebalance_or_complete_join(
         )
         return group
     if group.state is COMPLETING_REBALANCE:
-        step.fire("join.static_replacement.completing_rebalances")
+        step.fire(JOIN_STATIC_REPLACEMENT_COMPLETING_REBALANCES)
         return prepare_rebalance(step, group)
-    step.fire("join.static_replacement.preparing")
+    step.fire(JOIN_STATIC_REPLACEMENT_PREPARING)
     return maybe_complete_join_phase(step, group)

@@ -8,6 +8,15 @@ from .membership import validate_member
 from .rebalance import fail_parked_join_and_remove, maybe_complete_join_phase, prepare_rebalance
 from .requests import LeaveGroupRequest, MemberIdentity, RequestRef
 from .responses import LeaveGroupMemberResponse, LeaveGroupResponse
+from .rules import (
+    LEAVE_GROUP_DEAD,
+    LEAVE_INVALID_MEMBER,
+    LEAVE_MEMBER_REMOVED,
+    LEAVE_NO_MEMBER_ID_UNKNOWN_INSTANCE,
+    LEAVE_PENDING_MEMBER_REMOVED,
+    LEAVE_REMOVED_BY_INSTANCE_ID,
+    LEAVE_UNKNOWN_GROUP,
+)
 from .state import CoordinatorState, Group
 from .step import Step
 
@@ -18,12 +27,12 @@ def leave_group(
     """Handle a LeaveGroup after the coordinator-level checks passed."""
     group = state.group(request.group_id)
     if group is None:
-        step.fire("leave.unknown_group")
+        step.fire(LEAVE_UNKNOWN_GROUP)
         results = tuple(_result(m, ErrorCode.UNKNOWN_MEMBER_ID) for m in request.members)
         step.respond(ref, LeaveGroupResponse(ErrorCode.NONE, results))
         return state
     if group.state is DEAD:
-        step.fire("leave.group_dead")
+        step.fire(LEAVE_GROUP_DEAD)
         step.respond(ref, LeaveGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
         return state
     results: list[LeaveGroupMemberResponse] = []
@@ -51,16 +60,16 @@ def _leave_one(step: Step, group: Group, identity: MemberIdentity) -> tuple[Grou
         instance = identity.group_instance_id
         current = group.static_member_id(instance) if instance is not None else None
         if current is None:
-            step.fire("leave.no_member_id_unknown_instance")
+            step.fire(LEAVE_NO_MEMBER_ID_UNKNOWN_INSTANCE)
             return group, ErrorCode.UNKNOWN_MEMBER_ID
-        step.fire("leave.removed_by_instance_id")
+        step.fire(LEAVE_REMOVED_BY_INSTANCE_ID)
         return fail_parked_join_and_remove(step, group, current), ErrorCode.NONE
     if group.is_pending_member(identity.member_id):
-        step.fire("leave.pending_member_removed")
+        step.fire(LEAVE_PENDING_MEMBER_REMOVED)
         return group.without_member(identity.member_id), ErrorCode.NONE
     error = validate_member(group, identity.member_id, identity.group_instance_id)
     if error is not None:
-        step.fire("leave.invalid_member")
+        step.fire(LEAVE_INVALID_MEMBER)
         return group, error
-    step.fire("leave.member_removed")
+    step.fire(LEAVE_MEMBER_REMOVED)
     return fail_parked_join_and_remove(step, group, identity.member_id), ErrorCode.NONE

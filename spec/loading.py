@@ -13,6 +13,14 @@ from .persistence import group_from_records
 from .rebalance import prepare_rebalance
 from .requests import TopicPartition
 from .responses import JoinGroupResponse, SyncGroupResponse
+from .rules import (
+    PARTITION_LOADED,
+    PARTITION_LOADED_GROUP_OVER_MAX_SIZE_REBALANCES,
+    PARTITION_LOADING_STARTED,
+    PARTITION_UNLOADED,
+    PARTITION_UNLOADED_PARKED_JOIN_ANSWERED,
+    PARTITION_UNLOADED_PARKED_SYNC_ANSWERED,
+)
 from .state import CoordinatorState, Group
 from .step import Step
 
@@ -21,7 +29,7 @@ def on_unload(step: Step, state: CoordinatorState, event: Unload) -> Coordinator
     """The coordinator moves away: its groups die and parked requests get NOT_COORDINATOR."""
     if event.partition in state.unowned_partitions:
         raise EventNotEnabledError(f"partition {event.partition} is not led by this broker")
-    step.fire("partition.unloaded")
+    step.fire(PARTITION_UNLOADED)
     num = step.config.offsets_topic_num_partitions
     for group in state.groups:
         if partition_for(group.group_id, num) != event.partition:
@@ -40,7 +48,7 @@ def _answer_parked_with_not_coordinator(step: Step, group: Group) -> None:
     """Parked joins if the group was rebalancing; parked syncs if it was Completing or Stable."""
     for member in group.members:
         if group.previous_state is PREPARING_REBALANCE and member.awaiting_join is not None:
-            step.fire("partition.unloaded_parked_join_answered")
+            step.fire(PARTITION_UNLOADED_PARKED_JOIN_ANSWERED)
             step.respond(
                 member.awaiting_join,
                 JoinGroupResponse(ErrorCode.NOT_COORDINATOR, member_id=member.member_id),
@@ -49,7 +57,7 @@ def _answer_parked_with_not_coordinator(step: Step, group: Group) -> None:
             group.previous_state in (COMPLETING_REBALANCE, STABLE)
             and member.awaiting_sync is not None
         ):
-            step.fire("partition.unloaded_parked_sync_answered")
+            step.fire(PARTITION_UNLOADED_PARKED_SYNC_ANSWERED)
             step.respond(member.awaiting_sync, SyncGroupResponse(ErrorCode.NOT_COORDINATOR))
 
 
@@ -57,7 +65,7 @@ def on_start_loading(step: Step, state: CoordinatorState, event: StartLoading) -
     """This broker leads the partition again and starts replaying it."""
     if event.partition not in state.unowned_partitions:
         raise EventNotEnabledError(f"partition {event.partition} is already led by this broker")
-    step.fire("partition.loading_started")
+    step.fire(PARTITION_LOADING_STARTED)
     return replace(
         state,
         unowned_partitions=state.unowned_partitions - {event.partition},
@@ -71,7 +79,7 @@ def on_finish_loading(
     """Replay finished: every group of the partition comes back Stable (with members) or Empty."""
     if event.partition not in state.loading_partitions:
         raise EventNotEnabledError(f"partition {event.partition} is not loading")
-    step.fire("partition.loaded")
+    step.fire(PARTITION_LOADED)
     metadata: dict[str, GroupMetadataValue] = {}
     offsets: dict[str, list[tuple[TopicPartition, OffsetCommitValue]]] = {}
     num = step.config.offsets_topic_num_partitions
@@ -91,7 +99,7 @@ def on_finish_loading(
                 member.member_id, heartbeat_deadline_ms=step.now_ms + member.session_timeout_ms
             )
         if group.state is STABLE and len(group.members) > step.config.group_max_size:
-            step.fire("partition.loaded_group_over_max_size_rebalances")
+            step.fire(PARTITION_LOADED_GROUP_OVER_MAX_SIZE_REBALANCES)
             group = prepare_rebalance(step, group)
         state = state.with_group(group)
     return replace(state, loading_partitions=state.loading_partitions - {event.partition})

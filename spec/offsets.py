@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from .errors import ErrorCode, write_error_to_response
+from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .log import OffsetCommitValue
 from .membership import validate_member_and_generation
@@ -18,6 +18,21 @@ from .responses import (
     OffsetCommitResponse,
     OffsetFetchPartitionResponse,
     OffsetFetchResponse,
+)
+from .rules import (
+    COMMIT_ACCEPTED,
+    COMMIT_METADATA_TOO_LARGE,
+    COMMIT_REJECTED_BY_FENCING,
+    COMMIT_SIMPLE_GROUP_CREATED,
+    COMMIT_UNKNOWN_GROUP_WITH_GENERATION,
+    COMMIT_WRITE_FAILED,
+    FETCH_ALL_OFFSETS,
+    FETCH_OFFSETS,
+    FETCH_UNKNOWN_GROUP,
+    RETENTION_CHECK,
+    RETENTION_EMPTY_GROUP_DELETED,
+    RETENTION_OFFSETS_EXPIRED,
+    RETENTION_WRITE_FAILED,
 )
 from .state import CoordinatorState, Group
 from .step import Step
@@ -62,7 +77,7 @@ def offset_commit(
     group = state.group(request.group_id)
     if group is None:
         if request.generation_id >= 0:
-            step.fire("commit.unknown_group_with_generation")
+            step.fire(COMMIT_UNKNOWN_GROUP_WITH_GENERATION)
             error = (
                 ErrorCode.GROUP_ID_NOT_FOUND
                 if request.api_version >= 9
@@ -70,14 +85,14 @@ def offset_commit(
             )
             step.respond(ref, commit_error_response(request, error))
             return state
-        step.fire("commit.simple_group_created")
+        step.fire(COMMIT_SIMPLE_GROUP_CREATED)
         group = Group(group_id=request.group_id)
     error = validate_offset_commit(group, request)
     if error is not None:
-        step.fire("commit.rejected_by_fencing")
+        step.fire(COMMIT_REJECTED_BY_FENCING)
         step.respond(ref, commit_error_response(request, error))
         return state
-    step.fire("commit.accepted")
+    step.fire(COMMIT_ACCEPTED)
     if group.has_member(request.member_id) and group.state in (STABLE, PREPARING_REBALANCE):
         group = schedule_heartbeat(step, group, request.member_id)
     max_bytes = step.config.offset_metadata_max_bytes
@@ -87,7 +102,7 @@ def offset_commit(
     for p in request.partitions:
         metadata = p.committed_metadata
         if metadata is not None and len(metadata.encode("utf-8")) > max_bytes:
-            step.fire("commit.metadata_too_large")
+            step.fire(COMMIT_METADATA_TOO_LARGE)
             results.append(
                 OffsetCommitPartitionResponse(
                     p.topic, p.partition, ErrorCode.OFFSET_METADATA_TOO_LARGE
@@ -108,8 +123,8 @@ def offset_commit(
     if records:
         failure = step.write(records)
         if failure is not None:
-            step.fire("commit.write_failed")
-            step.respond(ref, commit_error_response(request, write_error_to_response(failure)))
+            step.fire(COMMIT_WRITE_FAILED)
+            step.respond(ref, commit_error_response(request, append_error_to_response(failure)))
             return state
     step.respond(ref, OffsetCommitResponse(tuple(results)))
     return state.with_group(group)
@@ -131,7 +146,7 @@ def offset_fetch(
     """
     group = state.group(request.group_id)
     if group is None or group.state is DEAD:
-        step.fire("fetch.unknown_group")
+        step.fire(FETCH_UNKNOWN_GROUP)
         partitions = tuple(_no_offset(p) for p in request.partitions or ())
         step.respond(ref, OffsetFetchResponse(ErrorCode.NONE, partitions))
         return state
@@ -140,7 +155,7 @@ def offset_fetch(
         if request.partitions is not None
         else tuple(tp for tp, _ in group.offsets)
     )
-    step.fire("fetch.offsets" if request.partitions is not None else "fetch.all_offsets")
+    step.fire(FETCH_OFFSETS if request.partitions is not None else FETCH_ALL_OFFSETS)
     answers = []
     for partition in wanted:
         value = group.offset(partition)
@@ -208,7 +223,7 @@ def expire_offsets(step: Step, group: Group) -> tuple[Group, list[TopicPartition
 
 def run_offset_retention(step: Step, state: CoordinatorState) -> CoordinatorState:
     """The periodic retention check: expire offsets, delete Empty groups left with none."""
-    step.fire("retention.check")
+    step.fire(RETENTION_CHECK)
     next_state = replace(
         state,
         retention_check_deadline_ms=step.now_ms + step.config.offsets_retention_check_interval_ms,
@@ -222,12 +237,12 @@ def run_offset_retention(step: Step, state: CoordinatorState) -> CoordinatorStat
         if not records:
             continue
         if step.write(records) is not None:
-            step.fire("retention.write_failed")
+            step.fire(RETENTION_WRITE_FAILED)
             continue
         if expired:
-            step.fire("retention.offsets_expired")
+            step.fire(RETENTION_OFFSETS_EXPIRED)
         if delete_group:
-            step.fire("retention.empty_group_deleted")
+            step.fire(RETENTION_EMPTY_GROUP_DELETED)
             # Dead, then dropped from memory; the call enforces that the move is legal.
             updated.transition_to(DEAD, step.now_ms)
             next_state = next_state.without_group(group.group_id)

@@ -20,6 +20,20 @@ from .group_state import (
 )
 from .persistence import group_metadata_record
 from .responses import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
+from .rules import (
+    REBALANCE_COMPLETED_TO_COMPLETING,
+    REBALANCE_COMPLETED_TO_EMPTY,
+    REBALANCE_DYNAMIC_MEMBER_NOT_REJOINED_REMOVED,
+    REBALANCE_INITIAL_DELAY_ARMED,
+    REBALANCE_INITIAL_DELAY_EXTENDED,
+    REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL,
+    REBALANCE_JOIN_COMPLETED_EARLY,
+    REBALANCE_JOIN_TIMER_ARMED,
+    REBALANCE_LEADER_REELECTED,
+    REBALANCE_NO_MEMBER_REJOINED_JOIN_TIMER_REARMED,
+    REBALANCE_PREPARE,
+    SYNC_PARKED_ANSWERED_WITH_ERROR,
+)
 from .state import Group, JoinTimer, SyncTimer
 from .step import Step
 
@@ -85,7 +99,7 @@ def compute_subscribed_topics(group: Group) -> frozenset[str] | None:
 
 def reset_and_propagate_assignment_error(step: Step, group: Group, error: ErrorCode) -> Group:
     """Clear every assignment and answer each parked SyncGroup with `error`."""
-    step.fire("sync.parked_answered_with_error")
+    step.fire(SYNC_PARKED_ANSWERED_WITH_ERROR)
     for member in group.members:
         group = group.update_member(member.member_id, assignment=b"")
     return propagate_assignment(step, group, error)
@@ -107,13 +121,13 @@ def propagate_assignment(step: Step, group: Group, error: ErrorCode) -> Group:
 
 def prepare_rebalance(step: Step, group: Group) -> Group:
     """Enter PreparingRebalance: fail parked syncs, drop the sync timer, arm the join timer."""
-    step.fire("rebalance.prepare")
+    step.fire(REBALANCE_PREPARE)
     if group.state is COMPLETING_REBALANCE:
         group = reset_and_propagate_assignment_error(step, group, ErrorCode.REBALANCE_IN_PROGRESS)
     group = replace(group, pending_sync_members=frozenset(), sync_timer=None)
     is_initial_rebalance = group.state is EMPTY
     if is_initial_rebalance:
-        step.fire("rebalance.initial_delay_armed")
+        step.fire(REBALANCE_INITIAL_DELAY_ARMED)
         delay = step.config.group_initial_rebalance_delay_ms
         remaining = max(group.rebalance_timeout_ms() - delay, 0)
         group = replace(group, join_timer=JoinTimer(step.now_ms + delay, delay, remaining))
@@ -127,7 +141,7 @@ def maybe_complete_join_else_schedule(step: Step, group: Group) -> Group:
     """Complete the join phase if everyone has joined, else arm the join timer."""
     if group.has_all_members_joined():
         return complete_join(step, group)
-    step.fire("rebalance.join_timer_armed")
+    step.fire(REBALANCE_JOIN_TIMER_ARMED)
     return replace(group, join_timer=JoinTimer(step.now_ms + group.rebalance_timeout_ms()))
 
 
@@ -138,7 +152,7 @@ def maybe_complete_join_phase(step: Step, group: Group) -> Group:
         and group.has_all_members_joined()
         and group.previous_state is not EMPTY
     ):
-        step.fire("rebalance.join_completed_early")
+        step.fire(REBALANCE_JOIN_COMPLETED_EARLY)
         return complete_join(step, group)
     return group
 
@@ -156,7 +170,7 @@ def try_complete_initial_rebalance_else_schedule(step: Step, group: Group) -> Gr
     assert timer is not None and timer.initial_delay_ms is not None
     assert timer.initial_remaining_ms is not None
     if group.new_member_added and timer.initial_remaining_ms != 0:
-        step.fire("rebalance.initial_delay_extended")
+        step.fire(REBALANCE_INITIAL_DELAY_EXTENDED)
         new_delay = min(step.config.group_initial_rebalance_delay_ms, timer.initial_remaining_ms)
         new_remaining = max(timer.initial_remaining_ms - timer.initial_delay_ms, 0)
         return replace(
@@ -177,7 +191,7 @@ def elect_joined_leader(step: Step, group: Group) -> tuple[Group, bool]:
     rejoined = [m.member_id for m in group.members if m.is_awaiting_join]
     if not rejoined:
         return group, False
-    step.fire("rebalance.leader_reelected")
+    step.fire(REBALANCE_LEADER_REELECTED)
     return replace(group, leader_id=step.choose("leader", rejoined)), True
 
 
@@ -197,21 +211,21 @@ def complete_join(step: Step, group: Group) -> Group:
     group = replace(group, join_timer=None)
     for member in group.members:
         if not member.is_awaiting_join and not member.is_static:
-            step.fire("rebalance.dynamic_member_not_rejoined_removed")
+            step.fire(REBALANCE_DYNAMIC_MEMBER_NOT_REJOINED_REMOVED)
             group = remove_member(step, group, member.member_id)
     if group.state is DEAD:
         return group
     group, has_leader = elect_joined_leader(step, group)
     if not has_leader and group.members:
-        step.fire("rebalance.no_member_rejoined_join_timer_rearmed")
+        step.fire(REBALANCE_NO_MEMBER_REJOINED_JOIN_TIMER_REARMED)
         return replace(group, join_timer=JoinTimer(step.now_ms + group.rebalance_timeout_ms()))
     group = init_next_generation(step, group)
     if group.state is EMPTY:
-        step.fire("rebalance.completed_to_empty")
+        step.fire(REBALANCE_COMPLETED_TO_EMPTY)
         # A failed append of the empty-group record is only logged by Kafka.
         step.write([group_metadata_record(group, {})])
         return group
-    step.fire("rebalance.completed_to_completing")
+    step.fire(REBALANCE_COMPLETED_TO_COMPLETING)
     for member in group.members:
         if member.awaiting_join is not None:
             is_leader = group.is_leader(member.member_id)
@@ -258,6 +272,6 @@ def remove_member_and_update_group(step: Step, group: Group, member_id: str) -> 
     if group.state in (STABLE, COMPLETING_REBALANCE):
         return maybe_prepare_rebalance_or_complete_join(step, group)
     if group.state is PREPARING_REBALANCE and group.has_all_members_joined():
-        step.fire("rebalance.join_completed_after_removal")
+        step.fire(REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL)
         return complete_join(step, group)
     return group

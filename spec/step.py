@@ -18,10 +18,12 @@ from .errors import ErrorCode
 from .log import LogKey, LogValue
 from .requests import RequestRef
 from .responses import Response, ResponseBody
-from .rules import RULE_IDS
+from .rules import RULES, Rule
 from .state import CoordinatorState
 
 T = TypeVar("T")
+
+_CATALOG: frozenset[Rule] = frozenset(RULES)
 
 
 @dataclass(frozen=True)
@@ -74,11 +76,11 @@ class Step:
         """Send `body` as the response to the request `ref`."""
         self.responses.append(Response(ref, body))
 
-    def fire(self, rule: str) -> None:
-        """Record that the spec rule `rule` (an id from the rule catalog) applied."""
-        if rule not in RULE_IDS:
-            raise KeyError(f"unknown spec rule {rule!r}: add it to spec/rules.py")
-        self.rules.append(rule)
+    def fire(self, rule: Rule) -> None:
+        """Record that the spec rule `rule` (a constant of spec/rules.py) applied, by its id."""
+        if rule not in _CATALOG:
+            raise KeyError(f"unknown spec rule {rule!r}: add it to RULES in spec/rules.py")
+        self.rules.append(rule.rule_id)
 
     def choose(self, what: str, options: Sequence[T]) -> T:
         """An implementation-defined choice among `options`; every option is explored."""

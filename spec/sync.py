@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .errors import ErrorCode, write_error_to_response
+from .errors import ErrorCode, append_error_to_response
 from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .membership import validate_member_and_generation
 from .persistence import group_metadata_record
@@ -15,6 +15,17 @@ from .rebalance import (
 )
 from .requests import RequestRef, SyncGroupRequest
 from .responses import SyncGroupResponse
+from .rules import (
+    SYNC_COMPLETING_FOLLOWER_PARKED,
+    SYNC_GROUP_DEAD,
+    SYNC_INCONSISTENT_PROTOCOL,
+    SYNC_INVALID_MEMBER_OR_GENERATION,
+    SYNC_LEADER_ASSIGNMENT_STORED_GROUP_STABLE,
+    SYNC_LEADER_ASSIGNMENT_WRITE_FAILED,
+    SYNC_PREPARING_REBALANCE_IN_PROGRESS,
+    SYNC_STABLE_RETURNS_ASSIGNMENT,
+    SYNC_UNKNOWN_OR_EMPTY_GROUP,
+)
 from .state import CoordinatorState, Group
 from .step import Step
 
@@ -38,34 +49,34 @@ def sync_group(
     """Handle a SyncGroup after the coordinator-level checks passed."""
     group = state.group(request.group_id)
     if group is None or group.state is EMPTY:
-        step.fire("sync.unknown_or_empty_group")
+        step.fire(SYNC_UNKNOWN_OR_EMPTY_GROUP)
         step.respond(ref, SyncGroupResponse(ErrorCode.UNKNOWN_MEMBER_ID))
         return state
     if group.state is DEAD:
-        step.fire("sync.group_dead")
+        step.fire(SYNC_GROUP_DEAD)
         step.respond(ref, SyncGroupResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE))
         return state
     error = validate_member_and_generation(
         group, request.member_id, request.group_instance_id, request.generation_id
     )
     if error is not None:
-        step.fire("sync.invalid_member_or_generation")
+        step.fire(SYNC_INVALID_MEMBER_OR_GENERATION)
         step.respond(ref, SyncGroupResponse(error))
         return state
     if _is_protocol_inconsistent(request.protocol_type, group.protocol_type) or (
         _is_protocol_inconsistent(request.protocol_name, group.protocol_name)
     ):
-        step.fire("sync.inconsistent_protocol")
+        step.fire(SYNC_INCONSISTENT_PROTOCOL)
         step.respond(ref, SyncGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
         return state
     if group.state is PREPARING_REBALANCE:
-        step.fire("sync.preparing_rebalance_in_progress")
+        step.fire(SYNC_PREPARING_REBALANCE_IN_PROGRESS)
         step.respond(ref, SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS))
         return state
     if group.state is COMPLETING_REBALANCE:
         return state.with_group(_sync_while_completing(step, group, ref, request))
     assert group.state is STABLE
-    step.fire("sync.stable_returns_assignment")
+    step.fire(SYNC_STABLE_RETURNS_ASSIGNMENT)
     group = remove_pending_sync_member(group, request.member_id)
     member = group.member(request.member_id)
     assert member is not None
@@ -85,17 +96,17 @@ def _sync_while_completing(
     group = group.update_member(request.member_id, awaiting_sync=ref)
     group = remove_pending_sync_member(group, request.member_id)
     if not group.is_leader(request.member_id):
-        step.fire("sync.completing_follower_parked")
+        step.fire(SYNC_COMPLETING_FOLLOWER_PARKED)
         return group
     given = {a.member_id: a.assignment for a in request.assignments}
     # Members the leader left out get an empty assignment.
     assignments = {m.member_id: given.get(m.member_id, b"") for m in group.members}
     failure = step.write([group_metadata_record(group, assignments)])
     if failure is not None:
-        step.fire("sync.leader_assignment_write_failed")
-        group = reset_and_propagate_assignment_error(step, group, write_error_to_response(failure))
+        step.fire(SYNC_LEADER_ASSIGNMENT_WRITE_FAILED)
+        group = reset_and_propagate_assignment_error(step, group, append_error_to_response(failure))
         return maybe_prepare_rebalance_or_complete_join(step, group)
-    step.fire("sync.leader_assignment_stored_group_stable")
+    step.fire(SYNC_LEADER_ASSIGNMENT_STORED_GROUP_STABLE)
     for member_id, assignment in assignments.items():
         group = group.update_member(member_id, assignment=assignment)
     group = propagate_assignment(step, group, ErrorCode.NONE)

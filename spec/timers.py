@@ -21,6 +21,17 @@ from .rebalance import (
     remove_member_and_update_group,
     try_complete_initial_rebalance_else_schedule,
 )
+from .rules import (
+    REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL,
+    TIMER_HEARTBEAT_EXPIRED_BUT_SATISFIED,
+    TIMER_HEARTBEAT_EXPIRED_MEMBER_REMOVED,
+    TIMER_INITIAL_REBALANCE_DELAY_EXPIRED,
+    TIMER_PENDING_MEMBER_EXPIRED,
+    TIMER_REBALANCE_TIMEOUT_EXPIRED,
+    TIMER_SYNC_EXPIRED_ALL_SYNCED,
+    TIMER_SYNC_EXPIRED_MEMBERS_REMOVED,
+    TIMER_SYNC_EXPIRED_STALE,
+)
 from .state import CoordinatorState, Group
 from .step import Step
 
@@ -64,19 +75,19 @@ def on_heartbeat_expired(
     """A member's session timer fired: evict it unless its heartbeat is satisfied."""
     group = _armed_group(state, event)
     if group.is_pending_member(event.member_id):
-        step.fire("timer.pending_member_expired")
+        step.fire(TIMER_PENDING_MEMBER_EXPIRED)
         group = group.without_member(event.member_id)
         if group.state is PREPARING_REBALANCE and group.has_all_members_joined():
-            step.fire("rebalance.join_completed_after_removal")
+            step.fire(REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL)
             group = complete_join(step, group)
         return state.with_group(group)
     group = group.update_member(event.member_id, heartbeat_deadline_ms=None)
     member = group.member(event.member_id)
     assert member is not None
     if member.has_satisfied_heartbeat():
-        step.fire("timer.heartbeat_expired_but_satisfied")
+        step.fire(TIMER_HEARTBEAT_EXPIRED_BUT_SATISFIED)
         return state.with_group(group)
-    step.fire("timer.heartbeat_expired_member_removed")
+    step.fire(TIMER_HEARTBEAT_EXPIRED_MEMBER_REMOVED)
     return state.with_group(remove_member_and_update_group(step, group, event.member_id))
 
 
@@ -87,9 +98,9 @@ def on_join_timer_expired(
     group = _armed_group(state, event)
     assert group.join_timer is not None
     if group.join_timer.is_initial_rebalance:
-        step.fire("timer.initial_rebalance_delay_expired")
+        step.fire(TIMER_INITIAL_REBALANCE_DELAY_EXPIRED)
         return state.with_group(try_complete_initial_rebalance_else_schedule(step, group))
-    step.fire("timer.rebalance_timeout_expired")
+    step.fire(TIMER_REBALANCE_TIMEOUT_EXPIRED)
     return state.with_group(complete_join(step, group))
 
 
@@ -105,12 +116,12 @@ def on_sync_timer_expired(
         COMPLETING_REBALANCE,
         STABLE,
     ):
-        step.fire("timer.sync_expired_stale")
+        step.fire(TIMER_SYNC_EXPIRED_STALE)
         return state.with_group(group)
     if not group.pending_sync_members:
-        step.fire("timer.sync_expired_all_synced")
+        step.fire(TIMER_SYNC_EXPIRED_ALL_SYNCED)
         return state.with_group(group)
-    step.fire("timer.sync_expired_members_removed")
+    step.fire(TIMER_SYNC_EXPIRED_MEMBERS_REMOVED)
     for member_id in sorted(group.pending_sync_members):
         group = remove_member(step, group, member_id)
     return state.with_group(prepare_rebalance(step, group))

@@ -32,7 +32,7 @@ from groupspec.impl import leave as impl_leave
 from groupspec.impl import offsets as impl_offsets
 from groupspec.impl.coordinator import Coordinator
 from groupspec.impl.errors import ErrorCode as ImplErrorCode
-from groupspec.impl.group import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from groupspec.impl.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
 from groupspec.impl.policy import RandomPolicy, SequentialIdPolicy
 from groupspec.impl.runtime import Runtime
 from groupspec.spec.config import CoordinatorConfig

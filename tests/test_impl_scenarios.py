@@ -14,7 +14,7 @@ from collections import deque
 from groupspec.conformance.differential import Differential
 from groupspec.impl import events as impl_events
 from groupspec.impl.errors import ErrorCode as ImplErrorCode
-from groupspec.impl.group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from groupspec.impl.group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from groupspec.impl.policy import SequentialIdPolicy
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0

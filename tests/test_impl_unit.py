@@ -33,8 +33,8 @@ from groupspec.impl import (
     TimerNotArmedError,
     UnknownRequestError,
 )
-from groupspec.impl.consumer_protocol import subscribed_topics
-from groupspec.impl.group import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from groupspec.impl.consumer_protocol import subscription_topics
+from groupspec.impl.group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from groupspec.impl.hashing import partition_for
 from groupspec.impl.requests import (
     FindCoordinatorRequest,
@@ -373,7 +373,7 @@ subscriptions = st.builds(
     st.one_of(subscriptions, subscriptions.map(lambda b: b[: len(b) // 2]), st.binary(max_size=24))
 )
 def test_subscription_topics_match_the_spec(data):
-    assert subscribed_topics(data) == _spec_topics(data)
+    assert subscription_topics(data) == _spec_topics(data)
 
 
 def test_requests_and_responses_are_slotted_dataclasses():

@@ -6,9 +6,21 @@ import ast
 import sys
 from pathlib import Path
 
+import pytest
+
+import groupspec.spec.consumer.rules as consumer_rules_module
+import groupspec.spec.rules as rules_module
 from groupspec.coverage.rule_index import rule_places
+from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.consumer.outcome import Effects
+from groupspec.spec.consumer.rules import (
+    CLIENT_COORDINATOR_MARKED_UNKNOWN,
+    CONSUMER_RULES,
+    ConsumerRule,
+)
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS
-from groupspec.spec.rules import RULE_IDS, RULES
+from groupspec.spec.rules import JOIN_GROUP_CREATED, RULE_IDS, RULES, Rule
+from groupspec.spec.step import Step, _Chooser
 
 SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 
@@ -54,3 +66,33 @@ def test_rule_ids_are_unique():
 def test_property_names_are_unique():
     names = [p.name for p in INVARIANTS] + [p.name for p in ACTION_PROPERTIES]
     assert len(names) == len(set(names))
+
+
+def _module_constants(module, rule_type):
+    return [(name, value) for name, value in vars(module).items() if isinstance(value, rule_type)]
+
+
+def test_each_rule_is_a_constant_named_after_its_id_and_listed_in_order():
+    for module, rule_type, listed in (
+        (rules_module, Rule, RULES),
+        (consumer_rules_module, ConsumerRule, CONSUMER_RULES),
+    ):
+        constants = _module_constants(module, rule_type)
+        for name, rule in constants:
+            assert name == rule.rule_id.upper().replace(".", "_"), name
+        assert tuple(rule for _, rule in constants) == listed
+
+
+def test_fire_takes_only_a_rule_of_its_own_catalog():
+    step = Step(CoordinatorConfig(), 0, _Chooser(()))
+    step.fire(JOIN_GROUP_CREATED)
+    assert step.rules == ["join.group_created"]
+    for wrong in ("join.group_created", CLIENT_COORDINATOR_MARKED_UNKNOWN):
+        with pytest.raises(KeyError):
+            step.fire(wrong)  # type: ignore[arg-type]
+    effects = Effects(frozenset(CONSUMER_RULES))
+    effects.fire(CLIENT_COORDINATOR_MARKED_UNKNOWN)
+    assert effects.rules == ["client.coordinator.marked_unknown"]
+    for wrong in ("client.coordinator.marked_unknown", JOIN_GROUP_CREATED):
+        with pytest.raises(KeyError):
+            effects.fire(wrong)  # type: ignore[arg-type]

@@ -10,10 +10,10 @@ from kafka.structs import OffsetAndMetadata
 from serve_support import ServerThread, serve_config
 
 from groupspec.impl.log import (
+    GroupMetadataMemberValue,
+    GroupMetadataValue,
     GroupMetadataWrite,
-    GroupRecord,
-    MemberRecord,
-    OffsetValue,
+    OffsetCommitValue,
     OffsetWrite,
 )
 from groupspec.impl.server.offsets_file import (
@@ -25,17 +25,21 @@ from groupspec.impl.server.offsets_file import (
 from groupspec.record.workload.members import python_member, wait_until
 
 RECORDS = [
-    OffsetWrite("g", "t", 3, OffsetValue(42, -1, "meta", 1000, None)),
+    OffsetWrite("g", "t", 3, OffsetCommitValue(42, -1, "meta", 1000, None)),
     OffsetWrite("g", "t", 4, None),
     GroupMetadataWrite(
         "g",
-        GroupRecord(
+        GroupMetadataValue(
             "consumer",
             7,
             "range",
             "m-1",
             123,
-            (MemberRecord("m-1", "i-1", "c", "/127.0.0.1", 3000, 6000, b"\x00sub", b"\x01asg"),),
+            (
+                GroupMetadataMemberValue(
+                    "m-1", "i-1", "c", "/127.0.0.1", 3000, 6000, b"\x00sub", b"\x01asg"
+                ),
+            ),
         ),
     ),
     GroupMetadataWrite("h", None),
@@ -50,7 +54,7 @@ def test_records_round_trip_through_json():
 def write_entries(directory, count):
     offsets = OffsetsFile(directory)
     for i in range(count):
-        offsets.append(i % 50, [OffsetWrite("g", "t", i, OffsetValue(i, -1, None, i, None))])
+        offsets.append(i % 50, [OffsetWrite("g", "t", i, OffsetCommitValue(i, -1, None, i, None))])
     offsets.close()
     return directory / FILE_NAME
 
@@ -75,7 +79,7 @@ def test_a_torn_or_corrupt_last_entry_is_dropped_with_a_warning(tmp_path, caplog
     assert any("dropping" in r.getMessage() for r in caplog.records)
     # The tail is cut off, so the next append follows good data and loads.
     offsets = OffsetsFile(tmp_path)
-    offsets.append(9, [OffsetWrite("g", "t", 99, OffsetValue(99, -1, None, 0, None))])
+    offsets.append(9, [OffsetWrite("g", "t", 99, OffsetCommitValue(99, -1, None, 0, None))])
     offsets.close()
     reloaded = OffsetsFile(tmp_path).load()
     assert len(reloaded) == expected + 1 and reloaded[-1][1][0].partition == 99

@@ -26,11 +26,11 @@ from typing import Any, BinaryIO
 from groupspec.impl.errors import ErrorCode
 from groupspec.impl.hashing import partition_for
 from groupspec.impl.log import (
+    GroupMetadataMemberValue,
+    GroupMetadataValue,
     GroupMetadataWrite,
-    GroupRecord,
     LogRecord,
-    MemberRecord,
-    OffsetValue,
+    OffsetCommitValue,
     OffsetWrite,
 )
 from groupspec.impl.policy import DefaultPolicy
@@ -100,7 +100,7 @@ def record_from_json(data: dict[str, Any]) -> LogRecord:
     """The log record `record_to_json` wrote (raises KeyError/TypeError/ValueError otherwise)."""
     if data["k"] == "o":
         raw = data["v"]
-        value = None if raw is None else OffsetValue(*raw)
+        value = None if raw is None else OffsetCommitValue(*raw)
         return OffsetWrite(data["g"], data["t"], int(data["p"]), value)
     if data["k"] != "g":
         raise ValueError(f"unknown record kind {data['k']!r}")
@@ -108,10 +108,12 @@ def record_from_json(data: dict[str, Any]) -> LogRecord:
     if raw is None:
         return GroupMetadataWrite(data["g"], None)
     members = tuple(
-        MemberRecord(m[0], m[1], m[2], m[3], m[4], m[5], _unb64(m[6]), _unb64(m[7]))
+        GroupMetadataMemberValue(m[0], m[1], m[2], m[3], m[4], m[5], _unb64(m[6]), _unb64(m[7]))
         for m in raw["members"]
     )
-    group = GroupRecord(raw["type"], raw["gen"], raw["proto"], raw["leader"], raw["ts"], members)
+    group = GroupMetadataValue(
+        raw["type"], raw["gen"], raw["proto"], raw["leader"], raw["ts"], members
+    )
     return GroupMetadataWrite(data["g"], group)
 
 

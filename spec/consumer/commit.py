@@ -18,6 +18,23 @@ from .outcome import (
     rebalance_in_progress,
     retriable_commit_failed,
 )
+from .rules import (
+    CLIENT_COMMIT_COORDINATOR_LOST,
+    CLIENT_COMMIT_COORDINATOR_UNKNOWN,
+    CLIENT_COMMIT_ERROR_RAISED,
+    CLIENT_COMMIT_FENCED,
+    CLIENT_COMMIT_FENCED_STALE,
+    CLIENT_COMMIT_INVALID_OFFSET,
+    CLIENT_COMMIT_NOTHING_TO_COMMIT,
+    CLIENT_COMMIT_REBALANCE_IN_PROGRESS,
+    CLIENT_COMMIT_REFUSED_NOT_MEMBER,
+    CLIENT_COMMIT_REFUSED_REBALANCING,
+    CLIENT_COMMIT_RESET_GENERATION,
+    CLIENT_COMMIT_RETRIABLE,
+    CLIENT_COMMIT_SENT,
+    CLIENT_COMMIT_STALE_GENERATION_REBALANCING,
+    CLIENT_COMMIT_SUCCEEDED,
+)
 from .state import ConsumerState, InFlight, MemberState, RequestKind
 
 _API = "OffsetCommit"
@@ -37,25 +54,25 @@ def request_commit(
     if len(set(partitions)) != len(partitions):
         raise SpecInputError(f"commit names a partition twice: {sorted(partitions)}")
     if not offsets:
-        ctx.fire("client.commit.nothing_to_commit")
+        ctx.fire(CLIENT_COMMIT_NOTHING_TO_COMMIT)
         return state
     if any(offset < 0 for _, offset in offsets):
-        ctx.fire("client.commit.invalid_offset")
+        ctx.fire(CLIENT_COMMIT_INVALID_OFFSET)
         ctx.effects.raise_error(ApplicationError("IllegalArgumentException", _API))
         return state
     if not state.coordinator_known:
-        ctx.fire("client.commit.coordinator_unknown")
+        ctx.fire(CLIENT_COMMIT_COORDINATOR_UNKNOWN)
         ctx.effects.raise_error(retriable_commit_failed(_API, ErrorCode.COORDINATOR_NOT_AVAILABLE))
         return state
     if state.member_state is not MemberState.STABLE:
         if state.member_state.rebalance_in_progress:
-            ctx.fire("client.commit.refused_rebalancing")
+            ctx.fire(CLIENT_COMMIT_REFUSED_REBALANCING)
             ctx.effects.raise_error(rebalance_in_progress(_API))
         else:
-            ctx.fire("client.commit.refused_not_member")
+            ctx.fire(CLIENT_COMMIT_REFUSED_NOT_MEMBER)
             ctx.effects.raise_error(commit_failed(_API))
         return state
-    ctx.fire("client.commit.sent")
+    ctx.fire(CLIENT_COMMIT_SENT)
     config = ctx.config
     ordered = tuple(sorted(offsets))
     request = OffsetCommitRequest(
@@ -87,7 +104,7 @@ def on_offset_commit_response(
     for partition in body.partitions:
         if partition.error_code is not ErrorCode.NONE:
             return _on_commit_error(ctx, state, sent, partition.error_code)
-    ctx.fire("client.commit.succeeded")
+    ctx.fire(CLIENT_COMMIT_SUCCEEDED)
     ctx.effects.committed.extend(answered)
     return state
 
@@ -97,15 +114,15 @@ def _on_commit_error(
 ) -> ConsumerState:
     unchanged = state.generation == sent.sent_generation
     if error is ErrorCode.GROUP_AUTHORIZATION_FAILED:
-        ctx.fire("client.commit.error_raised")
+        ctx.fire(CLIENT_COMMIT_ERROR_RAISED)
         ctx.effects.raise_error(ApplicationError("GroupAuthorizationException", _API, error))
         return state
     if error is ErrorCode.OFFSET_METADATA_TOO_LARGE:
-        ctx.fire("client.commit.error_raised")
+        ctx.fire(CLIENT_COMMIT_ERROR_RAISED)
         ctx.effects.raise_error(kafka_error(_API, error))
         return state
     if error in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
-        ctx.fire("client.commit.retriable")
+        ctx.fire(CLIENT_COMMIT_RETRIABLE)
         ctx.effects.raise_error(retriable_commit_failed(_API, error))
         return state
     if error in (
@@ -113,15 +130,15 @@ def _on_commit_error(
         ErrorCode.NOT_COORDINATOR,
         ErrorCode.REQUEST_TIMED_OUT,
     ):
-        ctx.fire("client.commit.coordinator_lost")
+        ctx.fire(CLIENT_COMMIT_COORDINATOR_LOST)
         ctx.effects.raise_error(retriable_commit_failed(_API, error))
         return mark_coordinator_unknown(ctx, state)
     if error is ErrorCode.FENCED_INSTANCE_ID:
         if unchanged:
-            ctx.fire("client.commit.fenced")
+            ctx.fire(CLIENT_COMMIT_FENCED)
             return fail(ctx, state, fatal(_API, error, "FencedInstanceIdException"))
         # An older incarnation's generation was fenced: not fatal for this one.
-        ctx.fire("client.commit.fenced_stale")
+        ctx.fire(CLIENT_COMMIT_FENCED_STALE)
         if state.member_state is MemberState.PREPARING_REBALANCE:
             ctx.effects.raise_error(rebalance_in_progress(_API, error))
         else:
@@ -129,17 +146,17 @@ def _on_commit_error(
         return state
     if error is ErrorCode.REBALANCE_IN_PROGRESS:
         # The group is rebalancing: rejoin, but keep the generation for the next JoinGroup.
-        ctx.fire("client.commit.rebalance_in_progress")
+        ctx.fire(CLIENT_COMMIT_REBALANCE_IN_PROGRESS)
         ctx.effects.raise_error(rebalance_in_progress(_API, error))
         return request_rejoin(state)
     if error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
         if not unchanged and state.member_state is MemberState.PREPARING_REBALANCE:
-            ctx.fire("client.commit.stale_generation_rebalancing")
+            ctx.fire(CLIENT_COMMIT_STALE_GENERATION_REBALANCING)
             ctx.effects.raise_error(rebalance_in_progress(_API, error))
             return state
-        ctx.fire("client.commit.reset_generation")
+        ctx.fire(CLIENT_COMMIT_RESET_GENERATION)
         ctx.effects.raise_error(commit_failed(_API, error))
         return reset_state_and_rejoin(state, reset_member_id=error is ErrorCode.UNKNOWN_MEMBER_ID)
-    ctx.fire("client.commit.error_raised")
+    ctx.fire(CLIENT_COMMIT_ERROR_RAISED)
     ctx.effects.raise_error(kafka_error(_API, error))
     return state

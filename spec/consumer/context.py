@@ -9,6 +9,7 @@ from ..assignors.base import Assignor
 from ..requests import Request
 from .config import ConsumerConfig
 from .outcome import Effects, Send
+from .rules import ConsumerRule
 from .state import ConsumerState, InFlight, RequestKind
 
 
@@ -36,7 +37,7 @@ class StepContext:
         self.config = setup.config
         self.effects = effects
 
-    def fire(self, rule: str) -> None:
+    def fire(self, rule: ConsumerRule) -> None:
         """Record that a consumer rule applied."""
         self.effects.fire(rule)
 

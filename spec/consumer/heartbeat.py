@@ -10,12 +10,24 @@ from .context import StepContext
 from .coordinator_discovery import mark_coordinator_unknown
 from .membership import fail, request_rejoin, reset_state_and_rejoin
 from .outcome import fatal
+from .rules import (
+    CLIENT_HEARTBEAT_COORDINATOR_LOST,
+    CLIENT_HEARTBEAT_FAILED_RETRY,
+    CLIENT_HEARTBEAT_FENCED,
+    CLIENT_HEARTBEAT_OK,
+    CLIENT_HEARTBEAT_REBALANCE_IN_PROGRESS_IGNORED,
+    CLIENT_HEARTBEAT_REBALANCE_IN_PROGRESS_REJOIN,
+    CLIENT_HEARTBEAT_RESET_GENERATION,
+    CLIENT_HEARTBEAT_SENT,
+    CLIENT_HEARTBEAT_SESSION_TIMEOUT,
+    CLIENT_HEARTBEAT_STALE_ERROR_IGNORED,
+)
 from .state import ConsumerState, InFlight, MemberState, RequestKind
 
 
 def send_heartbeat(ctx: StepContext, state: ConsumerState) -> ConsumerState:
     """Send a Heartbeat with the current generation and member id."""
-    ctx.fire("client.heartbeat.sent")
+    ctx.fire(CLIENT_HEARTBEAT_SENT)
     request = HeartbeatRequest(
         group_id=ctx.config.group_id,
         generation_id=state.generation.generation_id,
@@ -28,7 +40,7 @@ def send_heartbeat(ctx: StepContext, state: ConsumerState) -> ConsumerState:
 
 def on_session_timeout(ctx: StepContext, state: ConsumerState) -> ConsumerState:
     """No heartbeat succeeded within the session timeout: check the coordinator again."""
-    ctx.fire("client.heartbeat.session_timeout")
+    ctx.fire(CLIENT_HEARTBEAT_SESSION_TIMEOUT)
     return mark_coordinator_unknown(ctx, state)
 
 
@@ -44,16 +56,16 @@ def on_heartbeat_response(
     """
     error = body.error_code
     if error is ErrorCode.NONE:
-        ctx.fire("client.heartbeat.ok")
+        ctx.fire(CLIENT_HEARTBEAT_OK)
         return state
     if error in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
-        ctx.fire("client.heartbeat.coordinator_lost")
+        ctx.fire(CLIENT_HEARTBEAT_COORDINATOR_LOST)
         return mark_coordinator_unknown(ctx, state)
     if error is ErrorCode.REBALANCE_IN_PROGRESS:
         if state.member_state is MemberState.STABLE:
-            ctx.fire("client.heartbeat.rebalance_in_progress_rejoin")
+            ctx.fire(CLIENT_HEARTBEAT_REBALANCE_IN_PROGRESS_REJOIN)
             return request_rejoin(state)
-        ctx.fire("client.heartbeat.rebalance_in_progress_ignored")
+        ctx.fire(CLIENT_HEARTBEAT_REBALANCE_IN_PROGRESS_IGNORED)
         return state
     if error in (
         ErrorCode.ILLEGAL_GENERATION,
@@ -61,17 +73,17 @@ def on_heartbeat_response(
         ErrorCode.FENCED_INSTANCE_ID,
     ):
         if state.generation != sent.sent_generation:
-            ctx.fire("client.heartbeat.stale_error_ignored")
+            ctx.fire(CLIENT_HEARTBEAT_STALE_ERROR_IGNORED)
             return state
         # ILLEGAL_GENERATION keeps the member id: it is still valid.
         state = reset_state_and_rejoin(
             state, reset_member_id=error is not ErrorCode.ILLEGAL_GENERATION
         )
         if error is ErrorCode.FENCED_INSTANCE_ID:
-            ctx.fire("client.heartbeat.fenced")
+            ctx.fire(CLIENT_HEARTBEAT_FENCED)
             return fail(ctx, state, fatal("Heartbeat", error, "FencedInstanceIdException"))
-        ctx.fire("client.heartbeat.reset_generation")
+        ctx.fire(CLIENT_HEARTBEAT_RESET_GENERATION)
         return state
     # Anything else (authorization included) only fails this heartbeat; the thread retries.
-    ctx.fire("client.heartbeat.failed_retry")
+    ctx.fire(CLIENT_HEARTBEAT_FAILED_RETRY)
     return state

@@ -16,6 +16,21 @@ from .coordinator_discovery import mark_coordinator_unknown
 from .leader import on_leader_elected
 from .membership import fail, request_rejoin, reset_state_and_rejoin
 from .outcome import fatal
+from .rules import (
+    CLIENT_JOIN_COORDINATOR_LOST,
+    CLIENT_JOIN_FATAL_ERROR,
+    CLIENT_JOIN_INCONSISTENT_PROTOCOL_TYPE,
+    CLIENT_JOIN_JOINED_AS_FOLLOWER,
+    CLIENT_JOIN_JOINED_AS_LEADER,
+    CLIENT_JOIN_MEMBER_ID_REQUIRED,
+    CLIENT_JOIN_RESPONSE_AFTER_RESET,
+    CLIENT_JOIN_RETRY,
+    CLIENT_JOIN_SENT_WITH_MEMBER_ID,
+    CLIENT_JOIN_SENT_WITHOUT_MEMBER_ID,
+    CLIENT_JOIN_UNEXPECTED_ERROR,
+    CLIENT_JOIN_UNKNOWN_MEMBER_ID_RESET,
+    CLIENT_JOIN_UNKNOWN_MEMBER_ID_STALE,
+)
 from .state import ConsumerState, Generation, InFlight, MemberState, RequestKind
 from .sync import send_sync_group
 
@@ -52,9 +67,9 @@ def initiate_join_group(ctx: StepContext, state: ConsumerState) -> ConsumerState
     """Send a JoinGroup with the current member id and subscription; go PreparingRebalance."""
     config = ctx.config
     ctx.fire(
-        "client.join.sent_with_member_id"
+        CLIENT_JOIN_SENT_WITH_MEMBER_ID
         if state.generation.has_member_id
-        else "client.join.sent_without_member_id"
+        else CLIENT_JOIN_SENT_WITHOUT_MEMBER_ID
     )
     request = JoinGroupRequest(
         group_id=config.group_id,
@@ -87,31 +102,31 @@ def on_join_group_response(
         return _on_joined(ctx, state, body)
     if error is ErrorCode.MEMBER_ID_REQUIRED:
         # The broker handed out a member id; join again with it.
-        ctx.fire("client.join.member_id_required")
+        ctx.fire(CLIENT_JOIN_MEMBER_ID_REQUIRED)
         generation = Generation(Generation().generation_id, body.member_id, None)
         return request_rejoin(replace(state, generation=generation))
     if error is ErrorCode.UNKNOWN_MEMBER_ID:
         if state.generation == sent.sent_generation:
-            ctx.fire("client.join.unknown_member_id_reset")
+            ctx.fire(CLIENT_JOIN_UNKNOWN_MEMBER_ID_RESET)
             return reset_state_and_rejoin(state, reset_member_id=True)
-        ctx.fire("client.join.unknown_member_id_stale")
+        ctx.fire(CLIENT_JOIN_UNKNOWN_MEMBER_ID_STALE)
         return request_rejoin(state)
     if error in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
-        ctx.fire("client.join.coordinator_lost")
+        ctx.fire(CLIENT_JOIN_COORDINATOR_LOST)
         return request_rejoin(mark_coordinator_unknown(ctx, state))
     if error in (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.REBALANCE_IN_PROGRESS):
-        ctx.fire("client.join.retry")
+        ctx.fire(CLIENT_JOIN_RETRY)
         return request_rejoin(state)
     if error in _FATAL_JOIN_ERRORS:
-        ctx.fire("client.join.fatal_error")
+        ctx.fire(CLIENT_JOIN_FATAL_ERROR)
         return fail(ctx, state, fatal("JoinGroup", error, _FATAL_JOIN_ERRORS[error]))
-    ctx.fire("client.join.unexpected_error")
+    ctx.fire(CLIENT_JOIN_UNEXPECTED_ERROR)
     return fail(ctx, state, fatal("JoinGroup", error, "KafkaException"))
 
 
 def _on_joined(ctx: StepContext, state: ConsumerState, body: JoinGroupResponse) -> ConsumerState:
     if body.protocol_type is not None and body.protocol_type != CONSUMER_PROTOCOL_TYPE:
-        ctx.fire("client.join.inconsistent_protocol_type")
+        ctx.fire(CLIENT_JOIN_INCONSISTENT_PROTOCOL_TYPE)
         return fail(
             ctx,
             state,
@@ -124,15 +139,15 @@ def _on_joined(ctx: StepContext, state: ConsumerState, body: JoinGroupResponse) 
     if state.member_state is not MemberState.PREPARING_REBALANCE:
         # The member left or was reset while the JoinGroup was in flight (UnjoinedGroupException):
         # the join fails and is retried; the new member id is not adopted.
-        ctx.fire("client.join.response_after_reset")
+        ctx.fire(CLIENT_JOIN_RESPONSE_AFTER_RESET)
         return request_rejoin(state)
     generation = Generation(body.generation_id, body.member_id, body.protocol_name)
     state = replace(state, member_state=MemberState.COMPLETING_REBALANCE, generation=generation)
     if body.leader == body.member_id:
-        ctx.fire("client.join.joined_as_leader")
+        ctx.fire(CLIENT_JOIN_JOINED_AS_LEADER)
         state, assignments = on_leader_elected(ctx, state, body)
         if state.failure is not None:
             return state
         return send_sync_group(ctx, state, assignments)
-    ctx.fire("client.join.joined_as_follower")
+    ctx.fire(CLIENT_JOIN_JOINED_AS_FOLLOWER)
     return send_sync_group(ctx, state, ())

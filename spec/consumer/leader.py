@@ -12,6 +12,14 @@ from ..responses import JoinGroupResponse
 from .context import StepContext
 from .membership import fail
 from .outcome import fatal
+from .rules import (
+    CLIENT_LEADER_ASSIGNED,
+    CLIENT_LEADER_COOPERATIVE_ASSIGNMENT_VALIDATED,
+    CLIENT_LEADER_ILLEGAL_COOPERATIVE_ASSIGNMENT,
+    CLIENT_LEADER_SKIP_ASSIGNMENT,
+    CLIENT_LEADER_SUBSCRIPTION_UNDECODABLE,
+    CLIENT_LEADER_UNKNOWN_ASSIGNOR,
+)
 from .state import ConsumerState, metadata_snapshot
 
 # The built-in cooperative assignor enforces the cooperative invariant itself, so the leader
@@ -30,7 +38,7 @@ def on_leader_elected(
     """
     assignor = ctx.setup.assignor(body.protocol_name)
     if assignor is None:
-        ctx.fire("client.leader.unknown_assignor")
+        ctx.fire(CLIENT_LEADER_UNKNOWN_ASSIGNOR)
         return fail(ctx, state, fatal("JoinGroup", None, "IllegalStateException")), ()
     try:
         members = tuple(
@@ -38,23 +46,23 @@ def on_leader_elected(
             for m in body.members
         )
     except SubscriptionDecodeError:
-        ctx.fire("client.leader.subscription_undecodable")
+        ctx.fire(CLIENT_LEADER_SUBSCRIPTION_UNDECODABLE)
         return fail(ctx, state, fatal("JoinGroup", None, "SchemaException")), ()
     group_topics = tuple(sorted({t for m in members for t in m.subscription.topics}))
     # The leader watches the whole group's topics from now on (updateGroupSubscription).
     snapshot = metadata_snapshot(state.cluster, group_topics)
     state = replace(state, is_leader=True, assignment_snapshot=snapshot)
     if body.skip_assignment:
-        ctx.fire("client.leader.skip_assignment")
+        ctx.fire(CLIENT_LEADER_SKIP_ASSIGNMENT)
         return state, ()
     group = GroupSubscription.of(state.cluster, members)
     result = assignor.assign(group)
     if ctx.setup.protocol is RebalanceProtocol.COOPERATIVE and assignor.name != COOPERATIVE_STICKY:
         if not _valid_cooperative(group, result):
-            ctx.fire("client.leader.illegal_cooperative_assignment")
+            ctx.fire(CLIENT_LEADER_ILLEGAL_COOPERATIVE_ASSIGNMENT)
             return fail(ctx, state, fatal("JoinGroup", None, "IllegalStateException")), ()
-        ctx.fire("client.leader.cooperative_assignment_validated")
-    ctx.fire("client.leader.assigned")
+        ctx.fire(CLIENT_LEADER_COOPERATIVE_ASSIGNMENT_VALIDATED)
+    ctx.fire(CLIENT_LEADER_ASSIGNED)
     user_data = dict(result.user_data)
     assignments = tuple(
         SyncGroupAssignment(member_id, encode_assignment(partitions, user_data.get(member_id)))

@@ -11,6 +11,15 @@ from ..responses import LeaveGroupResponse
 from .context import StepContext
 from .membership import reset_state_and_rejoin
 from .ownership import on_leave_prepare
+from .rules import (
+    CLIENT_CLOSE_CLOSED,
+    CLIENT_LEAVE_ACKNOWLEDGED,
+    CLIENT_LEAVE_ERROR_IGNORED,
+    CLIENT_LEAVE_SENT,
+    CLIENT_LEAVE_SKIPPED_NOT_MEMBER,
+    CLIENT_LEAVE_SKIPPED_STATIC,
+    CLIENT_POLL_TIMEOUT_EXPIRED,
+)
 from .state import ConsumerState, InFlight, MemberState, RequestKind
 
 # LeaveGroup v5 added a reason per member.
@@ -24,13 +33,13 @@ def maybe_leave_group(ctx: StepContext, state: ConsumerState, reason: str) -> Co
     and a member without an id, unjoined, or without a coordinator has nothing to leave.
     """
     if ctx.config.is_static:
-        ctx.fire("client.leave.skipped_static")
+        ctx.fire(CLIENT_LEAVE_SKIPPED_STATIC)
     elif (
         state.coordinator_known
         and state.member_state is not MemberState.UNJOINED
         and state.generation.has_member_id
     ):
-        ctx.fire("client.leave.sent")
+        ctx.fire(CLIENT_LEAVE_SENT)
         identity = MemberIdentity(
             state.generation.member_id,
             reason=reason if ctx.config.leave_group_version >= _REASON_SINCE else None,
@@ -40,19 +49,19 @@ def maybe_leave_group(ctx: StepContext, state: ConsumerState, reason: str) -> Co
         )
         state = ctx.send(state, RequestKind.LEAVE_GROUP, request)
     else:
-        ctx.fire("client.leave.skipped_not_member")
+        ctx.fire(CLIENT_LEAVE_SKIPPED_NOT_MEMBER)
     return reset_state_and_rejoin(state, reset_member_id=True)
 
 
 def on_poll_timeout(ctx: StepContext, state: ConsumerState) -> ConsumerState:
     """max.poll.interval.ms expired: leave proactively; the next poll rejoins from scratch."""
-    ctx.fire("client.poll_timeout.expired")
+    ctx.fire(CLIENT_POLL_TIMEOUT_EXPIRED)
     return maybe_leave_group(ctx, state, "consumer poll timeout has expired.")
 
 
 def on_close(ctx: StepContext, state: ConsumerState) -> ConsumerState:
     """close(): drop owned partitions (revoked, or lost if no longer a member), then leave."""
-    ctx.fire("client.close.closed")
+    ctx.fire(CLIENT_CLOSE_CLOSED)
     state = on_leave_prepare(ctx, state)
     state = maybe_leave_group(ctx, state, "the consumer is being closed")
     return replace(state, closed=True)
@@ -64,7 +73,7 @@ def on_leave_group_response(
     """A LeaveGroup answer changes nothing: leaving is a best-effort, one-shot attempt."""
     del sent
     if body.error_code is ErrorCode.NONE:
-        ctx.fire("client.leave.acknowledged")
+        ctx.fire(CLIENT_LEAVE_ACKNOWLEDGED)
     else:
-        ctx.fire("client.leave.error_ignored")
+        ctx.fire(CLIENT_LEAVE_ERROR_IGNORED)
     return state

@@ -47,11 +47,22 @@ from .leave import on_close, on_leave_group_response, on_poll_timeout
 from .outcome import ConsumerOutcome, Effects
 from .poll import on_poll
 from .protocol_selection import select_rebalance_protocol
-from .rules import CONSUMER_RULE_IDS
+from .rules import (
+    CLIENT_COORDINATOR_DISCONNECTED,
+    CLIENT_METADATA_UPDATED,
+    CLIENT_RESPONSE_IGNORED_AFTER_END,
+    CLIENT_SUBSCRIPTION_CHANGED,
+    CLIENT_SUBSCRIPTION_UNCHANGED,
+    CONSUMER_RULES,
+    ConsumerRule,
+)
 from .state import ConsumerState, InFlight, RequestKind
 from .sync import on_sync_group_response
 
 ResponseHandler = Callable[[StepContext, ConsumerState, InFlight, Any], ConsumerState]
+
+# The rules `Effects.fire` accepts: the consumer catalog and nothing else.
+_CATALOG: frozenset[ConsumerRule] = frozenset(CONSUMER_RULES)
 
 # For each request kind, the response body it expects and the handler that judges it.
 _RESPONSE_HANDLERS: Mapping[RequestKind, tuple[type, ResponseHandler]] = {
@@ -131,7 +142,7 @@ class ConsumerSpec:
         refusal = self._refusal(state, event)
         if refusal is not None:
             raise ConsumerEventNotEnabledError(refusal)
-        effects = Effects(CONSUMER_RULE_IDS)
+        effects = Effects(_CATALOG)
         ctx = StepContext(self.setup, effects)
         return effects.outcome(self._dispatch(ctx, state, event))
 
@@ -176,7 +187,7 @@ class ConsumerSpec:
         if isinstance(event, ResponseReceived):
             return _on_response(ctx, state, event)
         if isinstance(event, Disconnected):
-            ctx.fire("client.coordinator.disconnected")
+            ctx.fire(CLIENT_COORDINATOR_DISCONNECTED)
             return mark_coordinator_unknown(ctx, state)
         if isinstance(event, Close):
             return on_close(ctx, state)
@@ -202,7 +213,7 @@ def _on_response(ctx: StepContext, state: ConsumerState, event: ResponseReceived
     assert sent is not None  # _refusal checked it
     state = state.without_request(event.correlation_id)
     if state.closed or state.failure is not None:
-        ctx.fire("client.response.ignored_after_end")
+        ctx.fire(CLIENT_RESPONSE_IGNORED_AFTER_END)
         return state
     _, handler = _RESPONSE_HANDLERS[sent.kind]
     return handler(ctx, state, sent, event.body)
@@ -221,9 +232,9 @@ def _on_subscription_changed(
     subscription = tuple(sorted(set(topics)))
     # Kafka compares with the subscription of the last JoinGroup on the next poll.
     ctx.fire(
-        "client.subscription.changed"
+        CLIENT_SUBSCRIPTION_CHANGED
         if subscription != state.subscription
-        else "client.subscription.unchanged"
+        else CLIENT_SUBSCRIPTION_UNCHANGED
     )
     return replace(state, subscription=subscription)
 
@@ -234,5 +245,5 @@ def _on_metadata_changed(
     if not isinstance(event.cluster, Cluster):
         raise SpecInputError(f"metadata must be a Cluster, got {event.cluster!r}")
     # Only the leader watches partition counts; the next poll rejoins if they changed.
-    ctx.fire("client.metadata.updated")
+    ctx.fire(CLIENT_METADATA_UPDATED)
     return replace(state, cluster=event.cluster)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..assignment import TopicPartition, sorted_partitions
 from ..errors import ErrorCode
 from ..requests import Request
+from .rules import ConsumerRule
 
 if TYPE_CHECKING:
     from .state import ConsumerState
@@ -104,19 +105,21 @@ class ConsumerOutcome:
 class Effects:
     """Collects what a handler sends, calls back, raises and fires during one step."""
 
-    def __init__(self, rule_ids: frozenset[str]) -> None:
-        self._rule_ids = rule_ids
+    def __init__(self, catalog: frozenset[ConsumerRule]) -> None:
+        self._catalog = catalog
         self.sends: list[Send] = []
         self.callbacks: list[Callback] = []
         self.errors: list[ApplicationError] = []
         self.rules: list[str] = []
         self.committed: list[TopicPartition] = []
 
-    def fire(self, rule: str) -> None:
-        """Record that the consumer rule `rule` (an id from the consumer catalog) applied."""
-        if rule not in self._rule_ids:
-            raise KeyError(f"unknown consumer rule {rule!r}: add it to spec/consumer/rules.py")
-        self.rules.append(rule)
+    def fire(self, rule: ConsumerRule) -> None:
+        """Record that the consumer rule `rule` (a catalog constant) applied, by its id."""
+        if rule not in self._catalog:
+            raise KeyError(
+                f"unknown consumer rule {rule!r}: add it to CONSUMER_RULES in spec/consumer/rules.py"
+            )
+        self.rules.append(rule.rule_id)
 
     def revoked(self, partitions: tuple[TopicPartition, ...]) -> None:
         """Call onPartitionsRevoked."""

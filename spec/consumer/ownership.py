@@ -10,6 +10,21 @@ from ..consumer_protocol import SubscriptionDecodeError, decode_assignment
 from .context import StepContext
 from .membership import fail, request_rejoin
 from .outcome import fatal
+from .rules import (
+    CLIENT_CLOSE_PARTITIONS_LOST,
+    CLIENT_CLOSE_PARTITIONS_REVOKED,
+    CLIENT_PREPARE_COOPERATIVE_KEEP_OWNED,
+    CLIENT_PREPARE_COOPERATIVE_REVOKE_UNSUBSCRIBED,
+    CLIENT_PREPARE_EAGER_REVOKE_ALL,
+    CLIENT_PREPARE_PARTITIONS_LOST,
+    CLIENT_PREPARE_RESET_NOTHING_OWNED,
+    CLIENT_SYNC_ASSIGNMENT_ADOPTED,
+    CLIENT_SYNC_ASSIGNMENT_MISMATCH,
+    CLIENT_SYNC_ASSIGNMENT_TOO_SHORT,
+    CLIENT_SYNC_ASSIGNMENT_UNDECODABLE,
+    CLIENT_SYNC_COOPERATIVE_REVOKE_AND_REJOIN,
+    CLIENT_SYNC_UNKNOWN_ASSIGNOR,
+)
 from .state import ConsumerState
 
 
@@ -23,23 +38,23 @@ def on_join_prepare(ctx: StepContext, state: ConsumerState) -> ConsumerState:
     state = replace(state, needs_join_prepare=False, is_leader=False)
     if state.generation.lacks_generation_or_member_id:
         if owned:
-            ctx.fire("client.prepare.partitions_lost")
+            ctx.fire(CLIENT_PREPARE_PARTITIONS_LOST)
             ctx.effects.lost(owned)
             return replace(state, owned=())
-        ctx.fire("client.prepare.reset_nothing_owned")
+        ctx.fire(CLIENT_PREPARE_RESET_NOTHING_OWNED)
         return state
     if ctx.setup.protocol is RebalanceProtocol.EAGER:
         # Kafka calls onPartitionsRevoked here even when nothing is owned.
-        ctx.fire("client.prepare.eager_revoke_all")
+        ctx.fire(CLIENT_PREPARE_EAGER_REVOKE_ALL)
         ctx.effects.revoked(owned)
         return replace(state, owned=())
     unsubscribed = tuple(tp for tp in owned if tp.topic not in state.subscription)
     if unsubscribed:
-        ctx.fire("client.prepare.cooperative_revoke_unsubscribed")
+        ctx.fire(CLIENT_PREPARE_COOPERATIVE_REVOKE_UNSUBSCRIBED)
         ctx.effects.revoked(unsubscribed)
         kept = tuple(tp for tp in owned if tp not in unsubscribed)
         return replace(state, owned=kept)
-    ctx.fire("client.prepare.cooperative_keep_owned")
+    ctx.fire(CLIENT_PREPARE_COOPERATIVE_KEEP_OWNED)
     return state
 
 
@@ -49,30 +64,30 @@ def on_join_complete(ctx: StepContext, state: ConsumerState, assignment: bytes) 
         # Only the leader watches metadata for changes that need a new assignment.
         state = replace(state, assignment_snapshot=None)
     if ctx.setup.assignor(state.generation.protocol_name) is None:
-        ctx.fire("client.sync.unknown_assignor")
+        ctx.fire(CLIENT_SYNC_UNKNOWN_ASSIGNOR)
         return fail(ctx, state, fatal("SyncGroup", None, "IllegalStateException"))
     if len(assignment) < 2:
         # Kafka cannot read even the version: the leader gave this member no assignment.
-        ctx.fire("client.sync.assignment_too_short")
+        ctx.fire(CLIENT_SYNC_ASSIGNMENT_TOO_SHORT)
         return fail(ctx, state, fatal("SyncGroup", None, "IllegalStateException"))
     try:
         assigned, _user_data = decode_assignment(assignment)
     except SubscriptionDecodeError:
-        ctx.fire("client.sync.assignment_undecodable")
+        ctx.fire(CLIENT_SYNC_ASSIGNMENT_UNDECODABLE)
         return fail(ctx, state, fatal("SyncGroup", None, "SchemaException"))
     assigned = sorted_partitions(assigned)
     if any(tp.topic not in state.subscription for tp in assigned):
         # The subscription changed since the JoinGroup: rejoin with the current one instead.
-        ctx.fire("client.sync.assignment_mismatch")
+        ctx.fire(CLIENT_SYNC_ASSIGNMENT_MISMATCH)
         return request_rejoin(state)
     owned = state.owned
     if ctx.setup.protocol is RebalanceProtocol.COOPERATIVE:
         revoked = _minus(owned, assigned)
         if revoked:
-            ctx.fire("client.sync.cooperative_revoke_and_rejoin")
+            ctx.fire(CLIENT_SYNC_COOPERATIVE_REVOKE_AND_REJOIN)
             ctx.effects.revoked(revoked)
             state = request_rejoin(state)
-    ctx.fire("client.sync.assignment_adopted")
+    ctx.fire(CLIENT_SYNC_ASSIGNMENT_ADOPTED)
     ctx.effects.assigned(_minus(assigned, owned))
     return replace(state, owned=assigned)
 
@@ -83,10 +98,10 @@ def on_leave_prepare(ctx: StepContext, state: ConsumerState) -> ConsumerState:
     if not owned:
         return state
     if state.generation.lacks_generation_or_member_id or state.member_state.rebalance_in_progress:
-        ctx.fire("client.close.partitions_lost")
+        ctx.fire(CLIENT_CLOSE_PARTITIONS_LOST)
         ctx.effects.lost(owned)
     else:
-        ctx.fire("client.close.partitions_revoked")
+        ctx.fire(CLIENT_CLOSE_PARTITIONS_REVOKED)
         ctx.effects.revoked(owned)
     return replace(state, owned=())
 

@@ -9,6 +9,12 @@ from .context import StepContext
 from .coordinator_discovery import lookup_coordinator
 from .join import initiate_join_group
 from .ownership import on_join_prepare
+from .rules import (
+    CLIENT_POLL_JOIN_IN_FLIGHT,
+    CLIENT_POLL_NOTHING_TO_DO,
+    CLIENT_POLL_REJOIN_METADATA_CHANGED,
+    CLIENT_POLL_REJOIN_SUBSCRIPTION_CHANGED,
+)
 from .state import ConsumerState, metadata_snapshot, needs_rejoin
 
 
@@ -22,13 +28,13 @@ def on_poll(ctx: StepContext, state: ConsumerState) -> ConsumerState:
     if not state.coordinator_known:
         return lookup_coordinator(ctx, state)
     if not needs_rejoin(state):
-        ctx.fire("client.poll.nothing_to_do")
+        ctx.fire(CLIENT_POLL_NOTHING_TO_DO)
         return state
     state = _note_rejoin_reason(ctx, state)
     if state.needs_join_prepare:
         state = on_join_prepare(ctx, state)
     if state.join_future_pending:
-        ctx.fire("client.poll.join_in_flight")
+        ctx.fire(CLIENT_POLL_JOIN_IN_FLIGHT)
         return state
     return initiate_join_group(ctx, state)
 
@@ -40,9 +46,9 @@ def _note_rejoin_reason(ctx: StepContext, state: ConsumerState) -> ConsumerState
         snapshot is not None
         and metadata_snapshot(state.cluster, tuple(t for t, _ in snapshot)) != snapshot
     ):
-        ctx.fire("client.poll.rejoin_metadata_changed")
+        ctx.fire(CLIENT_POLL_REJOIN_METADATA_CHANGED)
         return replace(state, rejoin_needed=True)
     if state.joined_subscription is not None and state.joined_subscription != state.subscription:
-        ctx.fire("client.poll.rejoin_subscription_changed")
+        ctx.fire(CLIENT_POLL_REJOIN_SUBSCRIPTION_CHANGED)
         return replace(state, rejoin_needed=True)
     return state

@@ -15,6 +15,17 @@ from .coordinator_discovery import mark_coordinator_unknown
 from .membership import fail, request_rejoin, reset_state_and_rejoin
 from .outcome import fatal
 from .ownership import on_join_complete
+from .rules import (
+    CLIENT_SYNC_COORDINATOR_LOST,
+    CLIENT_SYNC_FATAL_ERROR,
+    CLIENT_SYNC_INCONSISTENT_PROTOCOL,
+    CLIENT_SYNC_REBALANCE_IN_PROGRESS,
+    CLIENT_SYNC_RESET_GENERATION,
+    CLIENT_SYNC_RESPONSE_AFTER_RESET,
+    CLIENT_SYNC_STABLE,
+    CLIENT_SYNC_STALE_ERROR,
+    CLIENT_SYNC_UNEXPECTED_ERROR,
+)
 from .state import ConsumerState, InFlight, MemberState, RequestKind
 
 # SyncGroup v5 added the protocol type and name fields.
@@ -48,27 +59,27 @@ def on_sync_group_response(
     if error is ErrorCode.NONE:
         return _on_synced(ctx, state, body)
     if error is ErrorCode.GROUP_AUTHORIZATION_FAILED:
-        ctx.fire("client.sync.fatal_error")
+        ctx.fire(CLIENT_SYNC_FATAL_ERROR)
         return fail(ctx, state, fatal("SyncGroup", error, "GroupAuthorizationException"))
     if error is ErrorCode.FENCED_INSTANCE_ID:
-        ctx.fire("client.sync.fatal_error")
+        ctx.fire(CLIENT_SYNC_FATAL_ERROR)
         return fail(ctx, state, fatal("SyncGroup", error, "FencedInstanceIdException"))
     if error is ErrorCode.REBALANCE_IN_PROGRESS:
-        ctx.fire("client.sync.rebalance_in_progress")
+        ctx.fire(CLIENT_SYNC_REBALANCE_IN_PROGRESS)
         return request_rejoin(state)
     if error in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
         if state.generation == sent.sent_generation:
             # ILLEGAL_GENERATION keeps the member id: it may still be valid.
-            ctx.fire("client.sync.reset_generation")
+            ctx.fire(CLIENT_SYNC_RESET_GENERATION)
             return reset_state_and_rejoin(
                 state, reset_member_id=error is ErrorCode.UNKNOWN_MEMBER_ID
             )
-        ctx.fire("client.sync.stale_error")
+        ctx.fire(CLIENT_SYNC_STALE_ERROR)
         return request_rejoin(state)
     if error in (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR):
-        ctx.fire("client.sync.coordinator_lost")
+        ctx.fire(CLIENT_SYNC_COORDINATOR_LOST)
         return request_rejoin(mark_coordinator_unknown(ctx, state))
-    ctx.fire("client.sync.unexpected_error")
+    ctx.fire(CLIENT_SYNC_UNEXPECTED_ERROR)
     return fail(ctx, state, fatal("SyncGroup", error, "KafkaException"))
 
 
@@ -77,17 +88,17 @@ def _on_synced(ctx: StepContext, state: ConsumerState, body: SyncGroupResponse) 
         "SyncGroup", ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "InconsistentGroupProtocolException"
     )
     if body.protocol_type is not None and body.protocol_type != CONSUMER_PROTOCOL_TYPE:
-        ctx.fire("client.sync.inconsistent_protocol")
+        ctx.fire(CLIENT_SYNC_INCONSISTENT_PROTOCOL)
         return fail(ctx, state, inconsistent)
     if state.generation.is_reset or state.member_state is not MemberState.COMPLETING_REBALANCE:
         # The generation was cleared while the SyncGroup was in flight (poll timeout, a failed
         # heartbeat or commit): Kafka fails this round as ILLEGAL_GENERATION and rejoins.
-        ctx.fire("client.sync.response_after_reset")
+        ctx.fire(CLIENT_SYNC_RESPONSE_AFTER_RESET)
         return request_rejoin(state)
     if body.protocol_name is not None and body.protocol_name != state.generation.protocol_name:
-        ctx.fire("client.sync.inconsistent_protocol")
+        ctx.fire(CLIENT_SYNC_INCONSISTENT_PROTOCOL)
         return fail(ctx, state, inconsistent)
-    ctx.fire("client.sync.stable")
+    ctx.fire(CLIENT_SYNC_STABLE)
     state = replace(state, member_state=MemberState.STABLE, rejoin_needed=False)
     state = on_join_complete(ctx, state, body.assignment)
     if state.failure is not None:

@@ -7,40 +7,10 @@ a running count of members parked in JoinGroup, so "has everyone joined?" is O(1
 
 from __future__ import annotations
 
-from enum import Enum
-
-from .log import OffsetValue
+from .errors import IllegalStateTransitionError
+from .group_state import COMPLETING_REBALANCE, EMPTY, LEGAL_PREVIOUS_STATES, STABLE, GroupState
+from .log import OffsetCommitValue
 from .requests import JoinGroupProtocol, Ref
-
-
-class GroupState(Enum):
-    """A classic group's state; the value is the name Kafka reports in Describe/ListGroups."""
-
-    EMPTY = "Empty"
-    PREPARING_REBALANCE = "PreparingRebalance"
-    COMPLETING_REBALANCE = "CompletingRebalance"
-    STABLE = "Stable"
-    DEAD = "Dead"
-
-
-EMPTY = GroupState.EMPTY
-PREPARING_REBALANCE = GroupState.PREPARING_REBALANCE
-COMPLETING_REBALANCE = GroupState.COMPLETING_REBALANCE
-STABLE = GroupState.STABLE
-DEAD = GroupState.DEAD
-
-# ClassicGroupState's valid previous states: the only moves a group may make.
-_LEGAL_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
-    EMPTY: frozenset({PREPARING_REBALANCE}),
-    PREPARING_REBALANCE: frozenset({STABLE, COMPLETING_REBALANCE, EMPTY}),
-    COMPLETING_REBALANCE: frozenset({PREPARING_REBALANCE}),
-    STABLE: frozenset({COMPLETING_REBALANCE}),
-    DEAD: frozenset({STABLE, PREPARING_REBALANCE, COMPLETING_REBALANCE, EMPTY, DEAD}),
-}
-
-
-class IllegalStateTransitionError(RuntimeError):
-    """The coordinator tried a state change Kafka's state table forbids (a coordinator bug)."""
 
 
 class Member:
@@ -177,7 +147,7 @@ class Group:
         self.new_member_added = False
         self.join_timer: JoinTimer | None = None
         self.sync_timer: SyncTimer | None = None
-        self.offsets: dict[tuple[str, int], OffsetValue] = {}
+        self.offsets: dict[tuple[str, int], OffsetCommitValue] = {}
         self.subscribed_topics: frozenset[str] | None = None
         self.current_state_timestamp_ms: int | None = None
 
@@ -240,11 +210,11 @@ class Group:
             return protocol_type != "" and len(protocols) > 0
         if self.protocol_type != protocol_type:
             return False
-        counts = self.protocol_counts()
+        counts = self.supported_protocol_counts()
         size = len(self.members)
         return any(counts.get(p.name, 0) == size for p in protocols)
 
-    def protocol_counts(self) -> dict[str, int]:
+    def supported_protocol_counts(self) -> dict[str, int]:
         """For each protocol name, how many members offer it."""
         counts: dict[str, int] = {}
         for member in self.members.values():
@@ -256,7 +226,7 @@ class Group:
 
     def transition_to(self, target: GroupState, now_ms: int) -> None:
         """Move to `target`, remembering where from and when; illegal moves raise."""
-        if self.state not in _LEGAL_PREVIOUS[target]:
+        if self.state not in LEGAL_PREVIOUS_STATES[target]:
             raise IllegalStateTransitionError(
                 f"group {self.group_id!r}: {self.state.value} -> {target.value} is not a legal transition"
             )
