@@ -18,7 +18,7 @@ from consumer_driver import (
     tp,
 )
 
-from groupspec.checker.rule_index import CONSUMER_CATALOG, rule_places
+from groupspec.coverage.rule_index import CONSUMER_CATALOG, rule_places
 from groupspec.spec.assignment import Cluster, GroupAssignment, RebalanceProtocol
 from groupspec.spec.consumer import (
     CONSUMER_RULE_IDS,

@@ -1,7 +1,7 @@
 """One job per folder, imports only downward: the layer table of docs/architecture.md holds.
 
 The table and the import scanner are `tests/layers.py`; docs/architecture.md and
-docs/diagrams/import-graph.* are generated from the same code and must be current.
+docs/import-graph.* are generated from the same code and must be current.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_architecture_doc_shows_the_current_layers():
 
 def test_import_graph_is_current():
     assert DOT_FILE.read_text() == graph_dot(), (
-        "docs/diagrams/import-graph.dot is stale: run `python tests/layers.py --update-doc`"
+        "docs/import-graph.dot is stale: run `python tests/layers.py --update-doc`"
     )
 
 
