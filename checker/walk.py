@@ -1,7 +1,8 @@
 """Seeded random walks over any model: beyond exhaustive bounds, the same properties.
 
 Each walk starts from an initial state and takes `steps` steps, each chosen uniformly among the
-enabled transitions (or by the weights a model gives them, see `one_walk`), with a random generator of its own seeded from the run's seed (so the
+enabled transitions (or, for a model that groups its steps with weights, a group by weight and
+then one of its steps; see `one_walk`), with a random generator of its own seeded from the run's seed (so the
 Spark engine can take the walks on different machines and get the same ones). Every state is checked against every invariant and every step against
 every action property; a state with no enabled step that is not a legitimate end is a deadlock.
 The same seed always gives the same walks, and a violation's trace is a list of step labels
@@ -13,7 +14,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -77,9 +78,9 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
     rules: Counter[str] = Counter()
     seen: set[int] = set()
     taken = 0
-    # A model may say how often a walk takes each step (`weighted_transitions`); uniform else.
-    weighted = getattr(model, "weighted_transitions", None)
-    pairs: list[tuple[Transition[S], float]] = []
+    # A model may group its steps and say how often a walk picks each group (`weighted_steps`:
+    # (weight, the group's transitions on demand)); otherwise every step is as likely.
+    weighted = getattr(model, "weighted_steps", None)
     state = rng.choice(list(model.initial_states()))
     trace: list[str] = []
     found = _invariant_violations(model, state, run, trace)
@@ -87,8 +88,7 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
         if found:
             break
         if weighted is not None:
-            pairs = weighted(state)
-            transitions = [step for step, _ in pairs]
+            transitions = _weighted_choice(weighted(state), rng)
         else:
             transitions = model.transitions(state)
         if not transitions:
@@ -97,10 +97,7 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
                     WalkViolation("deadlock", "Deadlock", "no step is enabled", run, tuple(trace))
                 )
             break
-        if weighted is not None:
-            step = rng.choices(transitions, weights=[weight for _, weight in pairs])[0]
-        else:
-            step = rng.choice(transitions)
+        step = rng.choice(transitions)
         trace.append(step.label)
         taken += 1
         actions[step.action] += 1
@@ -114,6 +111,20 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
         seen.add(fingerprint(model.representative(state)))
         found.extend(_invariant_violations(model, state, run, trace))
     return Walk(run, taken, actions, rules, frozenset(seen), tuple(found))
+
+
+def _weighted_choice(
+    groups: list[tuple[float, Callable[[], Sequence[Transition[S]]]]], rng: random.Random
+) -> Sequence[Transition[S]]:
+    """The transitions of one group picked by weight among those with any (none if no group
+    has a transition); only the groups drawn are computed."""
+    while groups:
+        index = rng.choices(range(len(groups)), weights=[weight for weight, _ in groups])[0]
+        transitions = groups[index][1]()
+        if transitions:
+            return transitions
+        groups = groups[:index] + groups[index + 1 :]
+    return ()
 
 
 def add_walk(report: WalkReport, walk: Walk) -> None:

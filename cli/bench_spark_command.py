@@ -1,5 +1,5 @@
 """`groupspec bench spark`: the Spark engine's per-level overhead and states/s against the
-in-process engine (checker/bench_spark.py). Wired into the `bench` group by bench_command.py."""
+in-process engine (bench/spark_bench.py). Wired into the `bench` group by bench_command.py."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import with_generated_block, write_atomically
 from groupspec.models.bugs import BUGS, BugRun, run_bug
 from groupspec.models.faults import FAULTS
 
@@ -109,12 +109,7 @@ def results_table(runs: list[BugRun]) -> str:
 
 def with_results_table(document: str, runs: list[BugRun]) -> str:
     """`document` with the block between the markers replaced by the current results table."""
-    start = document.find(TABLE_BEGIN)
-    end = document.find(TABLE_END, start)
-    if start < 0 or end < 0:
-        raise ValueError(f"markers {TABLE_BEGIN!r} ... {TABLE_END!r} not found")
-    head = document[: start + len(TABLE_BEGIN)]
-    return f"{head}\n{results_table(runs)}{document[end:]}"
+    return with_generated_block(document, TABLE_BEGIN, TABLE_END, results_table(runs))
 
 
 def _row(run: BugRun) -> dict[str, Any]:

@@ -107,7 +107,7 @@ def spark_walks(models: list[LoadedModel], args: argparse.Namespace) -> list[Wal
 
 @contextmanager
 def spark_session_for(args: argparse.Namespace) -> Iterator[Any]:
-    """A SparkContext for `--master` (see checker/spark_session.py); SparkRunError without
+    """A SparkContext for `--master` (see checker/spark/session.py); SparkRunError without
     Java or pyspark."""
     from groupspec.checker.spark.session import (
         DEFAULT_MASTER,

@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         check_command,
         diagram_command,
         partition_command,
+        presets_command,
         probe_command,
         reference_command,
         replay_command,
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     partition_command.register(commands)
     assignors_command.register(commands)
     check_command.register(commands)
+    presets_command.register(commands)
     bugs_command.register(commands)
     replay_command.register(commands)
     bench_command.register(commands)

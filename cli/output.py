@@ -1,4 +1,5 @@
-"""Output helpers shared by the subcommands: atomic file writes and progress lines."""
+"""Output helpers shared by the subcommands: atomic file writes, generated blocks of docs,
+progress lines."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ from groupspec.checker.atomic_file import write_bytes_atomically
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` via a temporary file, so a failure never leaves half a file."""
     write_bytes_atomically(path, text.encode("utf-8"))
+
+
+def with_generated_block(document: str, begin: str, end: str, body: str) -> str:
+    """`document` with the text between the markers `begin` and `end` replaced by `body`;
+    ValueError naming the markers when they are missing."""
+    start = document.find(begin)
+    stop = document.find(end, start)
+    if start < 0 or stop < 0:
+        raise ValueError(f"markers {begin!r} ... {end!r} not found")
+    return f"{document[: start + len(begin)]}\n{body}{document[stop:]}"
 
 
 class ProgressLine:

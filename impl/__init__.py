@@ -1,6 +1,6 @@
 """The optimized group coordinator: the production counterpart of `groupspec.spec`.
 
-It imports nothing from `groupspec.spec`; conformance tests (checker/conformance.py) hold it to
+It imports nothing from `groupspec.spec`; conformance tests (conformance/differential.py) hold it to
 the spec. Start at `Coordinator` (coordinator.py); docs/impl.md explains the structure.
 """
 

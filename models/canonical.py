@@ -444,7 +444,7 @@ class Canonicalizer:
 
         Their texts are needed for the fingerprint anyway. Sharing keeps the frontier small,
         lets caches on a part serve every state that has it, and lets the multi-process engine
-        send a part once (checker/codec.py). Without `memoize` the state is returned as is.
+        send a part once (checker/channel.py). Without `memoize` the state is returned as is.
         """
         if not self.memoize:
             return state

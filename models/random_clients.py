@@ -198,36 +198,36 @@ class RandomClientsWorld:
 
     def transitions(self, world: ClientsState) -> list[Transition[ClientsState]]:
         """Every enabled action with each outcome the specification allows."""
-        return [step for step, _ in self.weighted_transitions(world)]
+        return [step for _, outcomes in self.weighted_steps(world) for step in outcomes()]
 
-    def weighted_transitions(
+    def weighted_steps(
         self, world: ClientsState
-    ) -> list[tuple[Transition[ClientsState], float]]:
-        """The transitions with how often a walk takes each: an action's weight, shared by its
-        outcomes (faults and misbehaviour are rarer than the ordinary protocol, so that walks
-        reach Stable groups and then perturb them)."""
-        steps: list[tuple[Transition[ClientsState], float]] = []
-        for action in self.actions(world):
-            kind = _action_kind(action)
-            outcomes = self.outcomes(world, action)
-            if not outcomes:
-                after = replace(self.apply(world, action, None), step_problems=())
-                steps.append((Transition(action.label, kind, after), float(action.weight)))
-                continue
-            for outcome in outcomes:
-                event = action.event
-                assert event is not None
-                found = check_step(world.coordinator, event, outcome.state, outcome.responses)
-                after = replace(self.apply(world, action, outcome), step_problems=tuple(found))
-                label = action.label
-                if outcome.choices:
-                    label += " [" + ", ".join(f"{c.what}={c.value}" for c in outcome.choices) + "]"
-                steps.append(
-                    (
-                        Transition(label, kind, after, outcome.rules),
-                        action.weight / len(outcomes),
-                    )
-                )
+    ) -> list[tuple[float, Callable[[], list[Transition[ClientsState]]]]]:
+        """Each enabled action's weight, with its outcomes computed on demand: a walk picks an
+        action by weight, then one of its outcomes (faults and misbehaviour are rarer than the
+        ordinary protocol, so that walks reach Stable groups and then perturb them)."""
+        return [
+            (float(action.weight), lambda action=action: self._action_steps(world, action))
+            for action in self.actions(world)
+        ]
+
+    def _action_steps(self, world: ClientsState, action: Action) -> list[Transition[ClientsState]]:
+        """The action with every outcome the specification allows, as transitions."""
+        kind = _action_kind(action)
+        outcomes = self.outcomes(world, action)
+        if not outcomes:
+            after = replace(self.apply(world, action, None), step_problems=())
+            return [Transition(action.label, kind, after)]
+        steps = []
+        event = action.event
+        assert event is not None
+        for outcome in outcomes:
+            found = check_step(world.coordinator, event, outcome.state, outcome.responses)
+            after = replace(self.apply(world, action, outcome), step_problems=tuple(found))
+            label = action.label
+            if outcome.choices:
+                label += " [" + ", ".join(f"{c.what}={c.value}" for c in outcome.choices) + "]"
+            steps.append(Transition(label, kind, after, outcome.rules))
         return steps
 
     def representative(self, world: ClientsState) -> ClientsState:

@@ -60,3 +60,13 @@ def test_a_stale_cli_reference_is_detected():
     every = reference_markdown(build_parser())
     for command in ("check", "diagram", "bugs", "cli-reference"):
         assert f"## `groupspec {command}`" in every
+
+
+def test_presets_and_parameters_in_docs_are_current():
+    from groupspec.cli.presets_command import BEGIN, END, presets_markdown
+
+    document = (SPEC_DOC.parent / "checking.md").read_text(encoding="utf-8")
+    start = document.index(BEGIN) + len(BEGIN)
+    assert document[start : document.index(END, start)] == "\n" + presets_markdown(), (
+        "docs/checking.md is stale: run `groupspec presets --update-doc docs/checking.md`"
+    )

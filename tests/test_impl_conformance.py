@@ -1,4 +1,4 @@
-"""Differential conformance of the optimized coordinator against the spec (checker/conformance.py).
+"""Differential conformance of the optimized coordinator against the spec (conformance/differential.py).
 
 A Hypothesis state machine sends random request streams and timer events, with realistic,
 stale and wrong member ids, generations and instance ids, to both the spec and the impl. Every

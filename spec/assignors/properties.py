@@ -39,7 +39,7 @@ AbstractStickyAssignor; reference §8):
   balanced assignment can keep. Which members get maxQuota is implementation-defined (Java hash
   order), and so is which of a member's partitions it keeps. On the general path Kafka promises
   only "as many as possible" after balance, so stickiness is measured there (`partition_moves`,
-  and the z3 oracle in checker/optimal_stickiness.py), never asserted.
+  and the z3 oracle in oracle/assignor/optimal_stickiness.py), never asserted.
 - "Valid owned" is `previous_owners` (KIP-792 generation rules; claims dropped for partitions that
   several members of the same generation claim), restricted to partitions that still exist.
 """
