@@ -120,7 +120,7 @@ class Channel:
     def decode(self, data: bytes) -> Any:
         """The message `data` encodes; states in it must be unwrapped by `open`."""
         unpickler = pickle.Unpickler(io.BytesIO(data))
-        unpickler.persistent_load = self._persistent_load  # type: ignore[assignment]
+        unpickler.persistent_load = self._persistent_load
         return unpickler.load()
 
     def open(self, envelope: Any) -> Any:

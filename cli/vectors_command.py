@@ -32,7 +32,7 @@ from .output import ProgressLine, write_atomically
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `vectors` subcommand."""
     parser = commands.add_parser(
         "vectors",
@@ -139,7 +139,7 @@ def _adapter(spec: str) -> CoordinatorAdapter:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as error:
         raise ValueError(f"--adapter {spec!r}: {error}") from None
-    return factory()  # type: ignore[no-any-return]
+    return factory()
 
 
 def _run(args: argparse.Namespace) -> int:

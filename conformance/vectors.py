@@ -420,7 +420,7 @@ class _Binding:
         if not self.forward or all(a == b for a, b in self.forward.items()):
             return event
         document = _rename(encode(event), self.forward)
-        return decode(document, "input")  # type: ignore[no-any-return]
+        return decode(document, "input")
 
     def bind_unseen(self, document: Any, adapter: CoordinatorAdapter) -> None:
         """Bind member ids an input names before any response showed them, to the

@@ -104,7 +104,7 @@ _IDS_CACHE = IDS_CACHE
 def _coordinator_member_ids(coordinator: CoordinatorState) -> frozenset[str]:
     cached = coordinator.__dict__.get(_IDS_CACHE)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     ids: set[str] = set()
     for group in coordinator.groups:
         ids.update(_group_member_ids(group))
@@ -123,13 +123,13 @@ def _cached_ids(part: Any, ids_of: Callable[[Any], Iterable[str]]) -> frozenset[
     if cached is None:
         cached = frozenset(ids_of(part))
         object.__setattr__(part, _IDS_CACHE, cached)
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def _slot_member_ids(slot: ClientSlot) -> frozenset[str]:
     cached = slot.__dict__.get(_IDS_CACHE)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     # A new slot is mostly old parts (its consumer, its messages): their ids are remembered.
     ids = _cached_ids(slot.consumer, _consumer_member_ids)
     if slot.outbound or slot.inbound:
@@ -239,7 +239,7 @@ def _parked_refs(coordinator: CoordinatorState) -> tuple[RequestRef, ...]:
     """Every RequestRef the coordinator keeps (parked JoinGroup and SyncGroup requests)."""
     cached = coordinator.__dict__.get(PARKED_CACHE)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     refs = tuple(
         ref
         for group in coordinator.groups
@@ -333,7 +333,7 @@ class Canonicalizer:
         return evolve(state, **changes) if changes else state
 
     def _rewrite(self, part: T, key: tuple[tuple[str, str], ...], mapping: dict[str, str]) -> T:
-        return self._rewritten.get(  # type: ignore[no-any-return]
+        return self._rewritten.get(
             (canonical_repr(part), key), lambda: rewrite_strings(part, mapping)
         )
 

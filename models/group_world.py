@@ -481,7 +481,7 @@ class GroupWorld:
         # answer costs one lookup (check_state depends on nothing but the state).
         remembered = coordinator.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
         if remembered is not None:
-            return remembered  # type: ignore[no-any-return]
+            return remembered
 
         def compute() -> dict[str, list[str]]:
             found: dict[str, list[str]] = {}
@@ -493,12 +493,12 @@ class GroupWorld:
         found = self._memo.get(key, compute)
         if self.memoize:
             object.__setattr__(coordinator, PROBLEMS_CACHE, found)
-        return found  # type: ignore[no-any-return]
+        return found
 
     def _consumer_invariants(self, consumer: ConsumerState) -> dict[str, list[str]]:
         remembered = consumer.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
         if remembered is not None:
-            return remembered  # type: ignore[no-any-return]
+            return remembered
 
         def compute() -> dict[str, list[str]]:
             found: dict[str, list[str]] = {}
@@ -510,7 +510,7 @@ class GroupWorld:
         found = self._memo.get(key, compute)
         if self.memoize:
             object.__setattr__(consumer, PROBLEMS_CACHE, found)
-        return found  # type: ignore[no-any-return]
+        return found
 
     def _build_action_properties(self) -> tuple[ActionProperty[WorldState], ...]:
         names: list[str] = []
@@ -721,7 +721,7 @@ class GroupWorld:
             return outcome, tuple(problems)
 
         key = ("consumer", self._config_ids[index], canonical_repr(consumer), _event_key(event))
-        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+        return self._memo.get(key, compute)
 
     def _coordinator_step(
         self,
@@ -746,7 +746,7 @@ class GroupWorld:
         key: tuple[object, ...] = ("coordinator", canonical_repr(coordinator), _event_key(event))
         if handled is not None and self.fault.rewrites_requests:
             key += (canonical_repr(handled[1]),)  # the event may differ from what was sent
-        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+        return self._memo.get(key, compute)
 
     def _positions(
         self,

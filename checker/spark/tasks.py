@@ -59,7 +59,7 @@ class InjectedFailure(RuntimeError):
 
 def route(key: object) -> int:
     """The partition routing of every record: a fingerprint by itself, a tagged key by its index."""
-    return key if type(key) is int else key[1]  # type: ignore[index,return-value]
+    return key if type(key) is int else key[1]
 
 
 def initial_path(position: int) -> bytes:
