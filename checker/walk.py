@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -86,6 +86,7 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
     for _ in range(steps):
         if found:
             break
+        transitions: Sequence[Transition[S]]
         if weighted is not None:
             pairs = weighted(state)
             transitions = [step for step, _ in pairs]
