@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from enum import Enum
+from typing import Any, Final, Literal, TypeVar
 
 from groupspec.checker.rewrite import rewrite_strings
 from groupspec.spec.consumer.state import ConsumerState
@@ -47,8 +48,16 @@ from .world_state import (
 )
 
 T = TypeVar("T")
-# `Canonicalizer._order`'s answer when interchangeable slots tie.
-_TIED = object()
+
+
+class _Tie(Enum):
+    """`Canonicalizer._order`'s answer when interchangeable slots tie (a one-member enum, so the
+    type checker narrows `order is _TIED`)."""
+
+    TIED = "tied"
+
+
+_TIED: Final = _Tie.TIED
 
 # Compaction keeps member numbers single-digit so that string order equals creation order.
 MAX_IDS_PER_PREFIX = 10
@@ -382,7 +391,7 @@ class Canonicalizer:
                 return self.share_parts(self.symmetric_minimum(partial))
             coordinator = self._permuted_coordinator(coordinator, order)
             slots = [slots[old] for old in order]
-            findings = permuted_findings(state.step_problems, order)  # type: ignore[arg-type]
+            findings = permuted_findings(state.step_problems, order)
         else:
             findings = state.step_problems
         coordinator = self._share(coordinator)
@@ -403,7 +412,7 @@ class Canonicalizer:
             step_problems=findings,
         )
 
-    def _order(self, texts: list[str]) -> tuple[int, ...] | object | None:
+    def _order(self, texts: list[str]) -> tuple[int, ...] | Literal[_Tie.TIED] | None:
         """Which old slot each position of the symmetric minimum holds, None when that is the
         identity, `_TIED` when interchangeable slots have equal texts (as symmetric_minimum)."""
         order: list[int] | None = None

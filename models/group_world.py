@@ -439,25 +439,21 @@ class GroupWorld:
             Invariant("NetworkConsistent", props.network_consistent)
         ]
         for spec_invariant in INVARIANTS:
-            result.append(
-                Invariant(
-                    spec_invariant.name,
-                    lambda s, name=spec_invariant.name: self._coordinator_invariants(
-                        s.coordinator
-                    ).get(name, []),
-                )
-            )
+
+            def coordinator_problems(s: WorldState, name: str = spec_invariant.name) -> list[str]:
+                return self._coordinator_invariants(s.coordinator).get(name, [])
+
+            result.append(Invariant(spec_invariant.name, coordinator_problems))
         for consumer_invariant in CONSUMER_INVARIANTS:
-            result.append(
-                Invariant(
-                    consumer_invariant.name,
-                    lambda s, name=consumer_invariant.name: [
-                        f"{client_name(i)}: {problem}"
-                        for i, slot in enumerate(s.clients)
-                        for problem in self._consumer_invariants(slot.consumer).get(name, [])
-                    ],
-                )
-            )
+
+            def consumer_problems(s: WorldState, name: str = consumer_invariant.name) -> list[str]:
+                return [
+                    f"{client_name(i)}: {problem}"
+                    for i, slot in enumerate(s.clients)
+                    for problem in self._consumer_invariants(slot.consumer).get(name, [])
+                ]
+
+            result.append(Invariant(consumer_invariant.name, consumer_problems))
         result += [
             Invariant(
                 "ExclusiveOwnershipAmongCurrentMembers",
@@ -521,15 +517,16 @@ class GroupWorld:
         ):
             if name not in names:
                 names.append(name)
-        return tuple(
-            ActionProperty(
-                name,
-                lambda before, step, name=name: [
-                    detail for which, detail in step.state.step_problems if which == name
-                ],
-            )
-            for name in names
-        )
+        properties: list[ActionProperty[WorldState]] = []
+        for name in names:
+
+            def findings(
+                before: WorldState, step: Transition[WorldState], name: str = name
+            ) -> list[str]:
+                return [detail for which, detail in step.state.step_problems if which == name]
+
+            properties.append(ActionProperty(name, findings))
+        return tuple(properties)
 
     # -- exploring one state ---------------------------------------------------------------
 
