@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +106,7 @@ def _export(args: argparse.Namespace) -> int:
             if loaded.kind != GROUP_KIND:
                 raise CoordinatorRunsError(f"{preset}: not a group-world preset")
             runs = explore_coordinator_runs(
-                loaded,
-                (lambda s, t, p=preset: progress.update(f"{p}: {s:,} states, {t:,} transitions"))
-                if progress
-                else None,
+                loaded, _exploring(progress, preset) if progress else None
             )
         except (ModelLoadError, CoordinatorRunsError) as error:
             if progress:
@@ -125,6 +123,24 @@ def _export(args: argparse.Namespace) -> int:
             f"{runs.world_states:,} world states, {runs.elapsed_s:.1f} s"
         )
     return EXIT_OK
+
+
+def _exploring(line: ProgressLine, preset: str) -> Callable[[int, int], None]:
+    """Progress of exploring `preset`'s coordinator runs, on `line`."""
+
+    def show(states: int, transitions: int) -> None:
+        line.update(f"{preset}: {states:,} states, {transitions:,} transitions")
+
+    return show
+
+
+def _replaying(line: ProgressLine, name: str) -> Callable[[int], None]:
+    """Progress of replaying the vector file `name`, on `line`."""
+
+    def show(vectors: int) -> None:
+        line.update(f"{name}: {vectors:,} vectors")
+
+    return show
 
 
 def _adapter(spec: str) -> CoordinatorAdapter:
@@ -163,9 +179,7 @@ def _run(args: argparse.Namespace) -> int:
         report = run_vectors(
             vectors,
             adapter,
-            progress=(lambda n, name=name, line=progress: line.update(f"{name}: {n:,} vectors"))
-            if progress
-            else None,
+            progress=_replaying(progress, name) if progress else None,
         )
         if progress:
             progress.close()
