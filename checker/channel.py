@@ -120,7 +120,8 @@ class Channel:
     def decode(self, data: bytes) -> Any:
         """The message `data` encodes; states in it must be unwrapped by `open`."""
         unpickler = pickle.Unpickler(io.BytesIO(data))
-        unpickler.persistent_load = self._persistent_load  # type: ignore[assignment]
+        # pickle documents setting `persistent_load` on an Unpickler; typeshed declares a method.
+        unpickler.persistent_load = self._persistent_load  # type: ignore[method-assign]
         return unpickler.load()
 
     def open(self, envelope: Any) -> Any:

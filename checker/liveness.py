@@ -342,9 +342,16 @@ class _Analysis:
         for wanted in sorted(self.enabled(start)):
             if wanted in taken or wanted not in continuously:
                 continue
-            walk = self._walk(cid, node, lambda e, c=wanted: classes[kinds[e]] == c and inside(e))
+
+            def takes_wanted(edge: int, c: int = wanted) -> bool:
+                return classes[kinds[edge]] == c and inside(edge)
+
+            def lacks_wanted(n: int, c: int = wanted) -> bool:
+                return c not in self.enabled(n)
+
+            walk = self._walk(cid, node, takes_wanted)
             if walk is None:
-                walk = self._walk(cid, node, None, lambda n, c=wanted: c not in self.enabled(n))
+                walk = self._walk(cid, node, None, lacks_wanted)
             assert walk is not None, "a fair component meets every requirement"
             for edge in walk:
                 taken.add(classes[kinds[edge]])

@@ -54,7 +54,7 @@ def replay(model: Model[S], kind: str, property_name: str, labels: Sequence[str]
     final = steps[-1].state if steps else initial
     details: list[str] = []
     if kind == "invariant":
-        details = _invariant(model, property_name).check(final)  # type: ignore[assignment]
+        details = _invariant(model, property_name).check(final)
     elif kind == "action":
         if not steps:
             raise ReplayFailed("an action property needs at least one step")

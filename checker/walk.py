@@ -87,6 +87,7 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
     for _ in range(steps):
         if found:
             break
+        transitions: Sequence[Transition[S]]
         if weighted is not None:
             transitions = _weighted_choice(weighted(state), rng)
         else:

@@ -24,7 +24,7 @@ EXIT_USAGE = 2
 _DETAILS_PER_ROW = 3  # findings printed per (scenario, assignor) under the table; --json has all
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `assignors` subcommand."""
     parser = commands.add_parser(
         "assignors",

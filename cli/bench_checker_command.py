@@ -25,7 +25,7 @@ from groupspec.models.catalog import ModelLoadError
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 
 
-def register_bench_checker(bench_subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_bench_checker(bench_subcommands: argparse._SubParsersAction) -> None:
     """Add the `checker` subcommand to the `bench` group."""
     parser = bench_subcommands.add_parser(
         "checker",

@@ -26,7 +26,7 @@ from groupspec.cli.bench_spark_command import register_bench_spark
 from groupspec.cli.output import write_atomically
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `bench` subcommand group."""
     parser = commands.add_parser(
         "bench", help="benchmarks, reported as figures", description=__doc__

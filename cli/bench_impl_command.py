@@ -18,7 +18,7 @@ from groupspec.cli.output import ProgressLine, write_atomically
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 
 
-def register_bench_impl(bench_subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_bench_impl(bench_subcommands: argparse._SubParsersAction) -> None:
     """Add the `impl` subcommand to the `bench` group."""
     parser = bench_subcommands.add_parser(
         "impl",

@@ -17,7 +17,7 @@ from groupspec.oracle.trace.validate import validate_trace
 DAY_MS = 86_400_000
 
 
-def register_bench_oracle(benches: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_bench_oracle(benches: argparse._SubParsersAction) -> None:
     """Add `bench oracle`."""
     parser = benches.add_parser(
         "oracle",

@@ -19,7 +19,7 @@ from groupspec.cli.output import write_atomically
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
     """Add the `serve` subcommand to the `bench` group."""
     parser = bench_subcommands.add_parser(
         "serve",

@@ -16,7 +16,7 @@ EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 DEFAULT_PRESET = "static-2"
 
 
-def register_bench_spark(bench_subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_bench_spark(bench_subcommands: argparse._SubParsersAction) -> None:
     """Add the `spark` subcommand to the `bench` group."""
     parser = bench_subcommands.add_parser(
         "spark",

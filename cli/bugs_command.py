@@ -14,7 +14,7 @@ from groupspec.models.faults import FAULTS
 EXIT_OK, EXIT_MISSED, EXIT_USAGE = 0, 1, 2
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `bugs` subcommand."""
     parser = commands.add_parser(
         "bugs",

@@ -15,7 +15,7 @@ from groupspec.coverage.rule_index import (
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `rules` and `invariants` subcommands."""
     rules = commands.add_parser(
         "rules",

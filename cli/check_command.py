@@ -33,7 +33,7 @@ EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 DEFAULT_PRESET = "eager-2"
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `check` subcommand."""
     parser = commands.add_parser(
         "check",

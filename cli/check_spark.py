@@ -53,7 +53,7 @@ def search(
     args: argparse.Namespace,
     limits: Limits,
     *,
-    progress: ProgressCallback,
+    progress: ProgressCallback | None,
     record_graph: bool,
 ) -> SearchResult[Any]:
     """Check `loaded` on Spark as `args` says; raises SparkRunError when it cannot run."""

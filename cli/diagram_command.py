@@ -26,7 +26,7 @@ EXIT_OK, EXIT_STALE, EXIT_USAGE = 0, 1, 2
 DEFAULT_OUT = Path("docs") / "diagrams"
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `diagram` subcommand."""
     parser = commands.add_parser(
         "diagram",

@@ -7,7 +7,7 @@ import argparse
 from groupspec.spec.hashing import java_string_hash, kafka_utils_abs, partition_for
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `partition` subcommand."""
     parser = commands.add_parser(
         "partition",

@@ -14,7 +14,7 @@ from groupspec.wire.reachability import NotABrokerError
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `probe` subcommand."""
     parser = commands.add_parser(
         "probe",

@@ -22,7 +22,7 @@ from groupspec.wire.trace_format import TraceHeader, TraceWriter
 EXIT_OK, EXIT_USAGE = 0, 2
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `record` subcommand."""
     parser = commands.add_parser(
         "record",

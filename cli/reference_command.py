@@ -16,7 +16,7 @@ END = "<!-- END GENERATED -->"
 HELP_WIDTH = 100
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `cli-reference` subcommand."""
     parser = commands.add_parser(
         "cli-reference",

@@ -14,7 +14,7 @@ from groupspec.models.catalog import ModelLoadError, load_model
 EXIT_REPRODUCED, EXIT_USAGE = 1, 2
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `replay` subcommand."""
     parser = commands.add_parser(
         "replay",

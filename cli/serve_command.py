@@ -15,7 +15,7 @@ from groupspec.impl.server import ServeConfig, WireServer, parse_topics
 LOGGER = logging.getLogger("groupspec.serve")
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `serve` subcommand."""
     parser = commands.add_parser(
         "serve",

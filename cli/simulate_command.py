@@ -27,7 +27,7 @@ from groupspec.models.parameters import ParameterError, parse_set_options
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `simulate` subcommand."""
     parser = commands.add_parser(
         "simulate",

@@ -18,7 +18,7 @@ from .output import write_atomically
 EXIT_PASS, EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `validate` subcommand."""
     parser = commands.add_parser(
         "validate",

@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from .output import ProgressLine, write_atomically
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `vectors` subcommand."""
     parser = commands.add_parser(
         "vectors",
@@ -105,10 +106,7 @@ def _export(args: argparse.Namespace) -> int:
             if loaded.kind != GROUP_KIND:
                 raise CoordinatorRunsError(f"{preset}: not a group-world preset")
             runs = explore_coordinator_runs(
-                loaded,
-                (lambda s, t, p=preset: progress.update(f"{p}: {s:,} states, {t:,} transitions"))
-                if progress
-                else None,
+                loaded, _exploring(progress, preset) if progress else None
             )
         except (ModelLoadError, CoordinatorRunsError) as error:
             if progress:
@@ -127,6 +125,24 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _exploring(line: ProgressLine, preset: str) -> Callable[[int, int], None]:
+    """Progress of exploring `preset`'s coordinator runs, on `line`."""
+
+    def show(states: int, transitions: int) -> None:
+        line.update(f"{preset}: {states:,} states, {transitions:,} transitions")
+
+    return show
+
+
+def _replaying(line: ProgressLine, name: str) -> Callable[[int], None]:
+    """Progress of replaying the vector file `name`, on `line`."""
+
+    def show(vectors: int) -> None:
+        line.update(f"{name}: {vectors:,} vectors")
+
+    return show
+
+
 def _adapter(spec: str) -> CoordinatorAdapter:
     if spec == "spec":
         return SpecAdapter()
@@ -139,7 +155,7 @@ def _adapter(spec: str) -> CoordinatorAdapter:
         factory = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as error:
         raise ValueError(f"--adapter {spec!r}: {error}") from None
-    return factory()  # type: ignore[no-any-return]
+    return factory()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -163,9 +179,7 @@ def _run(args: argparse.Namespace) -> int:
         report = run_vectors(
             vectors,
             adapter,
-            progress=(lambda n, name=name, line=progress: line.update(f"{name}: {n:,} vectors"))
-            if progress
-            else None,
+            progress=_replaying(progress, name) if progress else None,
         )
         if progress:
             progress.close()

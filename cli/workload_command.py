@@ -25,7 +25,7 @@ CLIENTS = ("kafka-python", "aiokafka", "confluent")
 MODULES = {"kafka-python": "kafka", "aiokafka": "aiokafka", "confluent": "confluent_kafka"}
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `workload` subcommand."""
     parser = commands.add_parser(
         "workload",

@@ -211,7 +211,7 @@ class _Walk:
     ) -> CoordinatorStep | None:
         """The coordinator transition inside a world step, or None for a client-only step."""
         old, new = before.coordinator, after.coordinator
-        candidates: list[CoordinatorInput] = []
+        candidates: list[Input] = []
         if action.startswith("Handle"):
             candidates = [
                 Received(
@@ -228,10 +228,10 @@ class _Walk:
         elif old != new:
             # A client step that closed its connection (a crash, or the coordinator marked unknown).
             for index, slot in enumerate(before.clients):
-                event = ConnectionClosed(_connection(before, index))
-                closed = apply_connection_closed(old, event)
+                closing = ConnectionClosed(_connection(before, index))
+                closed = apply_connection_closed(old, closing)
                 if slot.incarnation != after.clients[index].incarnation and closed == new:
-                    return CoordinatorStep(event, (Outcome(closed, (), (), ()),), 0)
+                    return CoordinatorStep(closing, (Outcome(closed, (), (), ()),), 0)
             raise CoordinatorRunsError(f"a {action} step changed the coordinator without an input")
         else:
             return None

@@ -121,7 +121,7 @@ def normalize_response(body: Any, name: Name) -> tuple[Any, ...]:
     """
     kind = type(body).__name__
     if kind == "JoinGroupResponse":
-        members = sorted((name(m.member_id), m.group_instance_id, m.metadata) for m in body.members)
+        joined = sorted((name(m.member_id), m.group_instance_id, m.metadata) for m in body.members)
         return (
             kind,
             int(body.error_code),
@@ -131,7 +131,7 @@ def normalize_response(body: Any, name: Name) -> tuple[Any, ...]:
             body.protocol_name,
             name(body.leader),
             body.skip_assignment,
-            tuple(members),
+            tuple(joined),
         )
     if kind == "SyncGroupResponse":
         return (kind, int(body.error_code), body.protocol_type, body.protocol_name, body.assignment)
@@ -145,7 +145,7 @@ def normalize_response(body: Any, name: Name) -> tuple[Any, ...]:
     if kind == "OffsetCommitResponse":
         return (kind, tuple((p.topic, p.partition, int(p.error_code)) for p in body.partitions))
     if kind == "OffsetFetchResponse":
-        entries = sorted(
+        fetched = sorted(
             (
                 p.topic,
                 p.partition,
@@ -156,7 +156,7 @@ def normalize_response(body: Any, name: Name) -> tuple[Any, ...]:
             )
             for p in body.partitions
         )
-        return (kind, int(body.error_code), tuple(entries))
+        return (kind, int(body.error_code), tuple(fetched))
     if kind == "DescribeGroupsResponse":
         groups = []
         for g in body.groups:

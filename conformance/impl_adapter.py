@@ -68,7 +68,7 @@ class HintedPolicy(DefaultPolicy):
 
     def _pick(self, what: str, options: Sequence[str]) -> str:
         hinted = self.hints.get(what)
-        return hinted if hinted in options else options[0]
+        return hinted if hinted is not None and hinted in options else options[0]
 
 
 class ImplAdapter:
@@ -119,7 +119,13 @@ class ImplAdapter:
             raise TypeError(f"not a coordinator input: {event!r}")
         # The impl does not learn of closed connections (nor does Kafka's coordinator); the
         # runner ignores what it later sends there.
+        outbox = coordinator.outbox
+        assert outbox is not None  # made without a respond callback: responses collect here
+        # The impl types refs as any Hashable; the ones it hands back are the ImplRefs above.
         return [
-            Response(RequestRef(ref.connection, ref.correlation_id), decode(encode(body)))
-            for ref, body in coordinator.outbox.take().items()
+            Response(
+                RequestRef(ref.connection, ref.correlation_id),  # type: ignore[attr-defined]
+                decode(encode(body)),
+            )
+            for ref, body in outbox.take().items()
         ]

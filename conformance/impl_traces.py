@@ -23,6 +23,7 @@ from groupspec.impl.requests import RequestRef as ImplRef
 from groupspec.oracle.trace.kafka_shape import request_body, response_body
 from groupspec.spec import requests as rq
 from groupspec.spec import responses as rs
+from groupspec.spec.assignment import TopicPartition
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_assignment, encode_subscription_v0
 from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceEvent, TraceHeader, TraceWriter
@@ -114,7 +115,9 @@ class _Run:
     def deliver(self) -> None:
         assert self.coordinator.outbox is not None
         for ref, impl_body in self.coordinator.outbox.take().items():
-            key = (ref.connection, ref.correlation_id)
+            # The impl types refs as any Hashable; the ones it hands back are the ImplRefs `send`
+            # gave it.
+            key = (ref.connection, ref.correlation_id)  # type: ignore[attr-defined]
             api_key, version = self.versions.pop(key)
             body = decode(encode(impl_body))
             self.writer.write(
@@ -295,7 +298,7 @@ def _react(run: _Run, consumer: _Consumer, body: object) -> None:
                         member,
                         encode_assignment(
                             tuple(
-                                rq.TopicPartition(TOPIC, p)
+                                TopicPartition(TOPIC, p)
                                 for p in range(PARTITIONS)
                                 if p % len(members) == i
                             )

@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Literal, Protocol, TextIO
 
 from groupspec.models.world_state import CLOSED_REF
 from groupspec.spec import GroupCoordinatorSpec
@@ -200,7 +200,7 @@ def read_vectors(path: Path) -> VectorFile:
     return VectorFile(path, header, config, tuple(steps))
 
 
-def _open(path: Path, mode: str, compressed: bool) -> TextIO:
+def _open(path: Path, mode: Literal["r", "w"], compressed: bool) -> TextIO:
     if compressed:
         # mtime=0 keeps the compressed bytes reproducible, so committed files only change with
         # their content.
@@ -420,7 +420,7 @@ class _Binding:
         if not self.forward or all(a == b for a, b in self.forward.items()):
             return event
         document = _rename(encode(event), self.forward)
-        return decode(document, "input")  # type: ignore[no-any-return]
+        return decode(document, "input")
 
     def bind_unseen(self, document: Any, adapter: CoordinatorAdapter) -> None:
         """Bind member ids an input names before any response showed them, to the

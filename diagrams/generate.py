@@ -430,14 +430,14 @@ def generate(
         (value for kind, value in results if isinstance(value, SourceTally)),
         key=lambda item: list(sources).index(item.source),
     )
-    sources: dict[str, str] = {
-        "group-state-machine": group_machine_dot(tallies),  # type: ignore[arg-type]
-        "consumer-eager": consumer_machine_dot(tallies, RebalanceProtocol.EAGER),  # type: ignore[arg-type]
-        "consumer-cooperative": consumer_machine_dot(tallies, RebalanceProtocol.COOPERATIVE),  # type: ignore[arg-type]
+    dots: dict[str, str] = {
+        "group-state-machine": group_machine_dot(tallies),
+        "consumer-eager": consumer_machine_dot(tallies, RebalanceProtocol.EAGER),
+        "consumer-cooperative": consumer_machine_dot(tallies, RebalanceProtocol.COOPERATIVE),
         "state-graph-tiny": next(str(v) for k, v in results if k == "state-graph"),
     }
     files: list[Diagram] = []
-    for name, source in sources.items():
+    for name, source in dots.items():
         files.append(Diagram(f"{name}.dot", source.encode("utf-8")))
         if fmt != "dot":
             report(f"render {name}.{fmt}")

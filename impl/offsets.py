@@ -82,7 +82,7 @@ def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
     max_bytes = rt.config.offset_metadata_max_bytes
     expire = now + request.retention_time_ms if request.retention_time_ms != -1 else None
     results: list[OffsetCommitPartitionResponse] = []
-    writes: list[LogRecord] = []
+    writes: list[OffsetWrite] = []
     for p in request.partitions:
         metadata = p.committed_metadata
         if metadata is not None and len(metadata.encode("utf-8")) > max_bytes:
@@ -107,6 +107,7 @@ def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
             return
         offsets = group.offsets
         for write in writes:
+            # Every write above carries a value (OffsetWrite's is Optional for tombstones).
             offsets[write.topic, write.partition] = write.value  # type: ignore[assignment]
     if is_new_group:
         rt.groups[group_id] = group

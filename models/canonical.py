@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from enum import Enum
+from typing import Any, Final, Literal, TypeVar
 
 from groupspec.checker.rewrite import rewrite_strings
 from groupspec.spec.consumer.state import ConsumerState
@@ -47,8 +48,16 @@ from .world_state import (
 )
 
 T = TypeVar("T")
-# `Canonicalizer._order`'s answer when interchangeable slots tie.
-_TIED = object()
+
+
+class _Tie(Enum):
+    """`Canonicalizer._order`'s answer when interchangeable slots tie (a one-member enum, so the
+    type checker narrows `order is _TIED`)."""
+
+    TIED = "tied"
+
+
+_TIED: Final = _Tie.TIED
 
 # Compaction keeps member numbers single-digit so that string order equals creation order.
 MAX_IDS_PER_PREFIX = 10
@@ -104,7 +113,7 @@ _IDS_CACHE = IDS_CACHE
 def _coordinator_member_ids(coordinator: CoordinatorState) -> frozenset[str]:
     cached = coordinator.__dict__.get(_IDS_CACHE)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     ids: set[str] = set()
     for group in coordinator.groups:
         ids.update(_group_member_ids(group))
@@ -123,13 +132,13 @@ def _cached_ids(part: Any, ids_of: Callable[[Any], Iterable[str]]) -> frozenset[
     if cached is None:
         cached = frozenset(ids_of(part))
         object.__setattr__(part, _IDS_CACHE, cached)
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def _slot_member_ids(slot: ClientSlot) -> frozenset[str]:
     cached = slot.__dict__.get(_IDS_CACHE)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     # A new slot is mostly old parts (its consumer, its messages): their ids are remembered.
     ids = _cached_ids(slot.consumer, _consumer_member_ids)
     if slot.outbound or slot.inbound:
@@ -239,7 +248,7 @@ def _parked_refs(coordinator: CoordinatorState) -> tuple[RequestRef, ...]:
     """Every RequestRef the coordinator keeps (parked JoinGroup and SyncGroup requests)."""
     cached = coordinator.__dict__.get(PARKED_CACHE)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     refs = tuple(
         ref
         for group in coordinator.groups
@@ -333,7 +342,7 @@ class Canonicalizer:
         return evolve(state, **changes) if changes else state
 
     def _rewrite(self, part: T, key: tuple[tuple[str, str], ...], mapping: dict[str, str]) -> T:
-        return self._rewritten.get(  # type: ignore[no-any-return]
+        return self._rewritten.get(
             (canonical_repr(part), key), lambda: rewrite_strings(part, mapping)
         )
 
@@ -382,7 +391,7 @@ class Canonicalizer:
                 return self.share_parts(self.symmetric_minimum(partial))
             coordinator = self._permuted_coordinator(coordinator, order)
             slots = [slots[old] for old in order]
-            findings = permuted_findings(state.step_problems, order)  # type: ignore[arg-type]
+            findings = permuted_findings(state.step_problems, order)
         else:
             findings = state.step_problems
         coordinator = self._share(coordinator)
@@ -403,7 +412,7 @@ class Canonicalizer:
             step_problems=findings,
         )
 
-    def _order(self, texts: list[str]) -> tuple[int, ...] | object | None:
+    def _order(self, texts: list[str]) -> tuple[int, ...] | Literal[_Tie.TIED] | None:
         """Which old slot each position of the symmetric minimum holds, None when that is the
         identity, `_TIED` when interchangeable slots have equal texts (as symmetric_minimum)."""
         order: list[int] | None = None

@@ -87,7 +87,7 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
     model = preset.model()
     if preset.kind == TWO_PHASE_KIND:
         rules: tuple[str, ...] = ()
-        actions = TWO_PHASE_ACTIONS
+        actions: tuple[str, ...] = TWO_PHASE_ACTIONS
     elif preset.kind == CLIENTS_KIND:
         rules = tuple(sorted(RULE_IDS - DEFENSIVE_RULE_IDS))
         actions = ()

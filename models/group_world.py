@@ -439,25 +439,21 @@ class GroupWorld:
             Invariant("NetworkConsistent", props.network_consistent)
         ]
         for spec_invariant in INVARIANTS:
-            result.append(
-                Invariant(
-                    spec_invariant.name,
-                    lambda s, name=spec_invariant.name: self._coordinator_invariants(
-                        s.coordinator
-                    ).get(name, []),
-                )
-            )
+
+            def coordinator_problems(s: WorldState, name: str = spec_invariant.name) -> list[str]:
+                return self._coordinator_invariants(s.coordinator).get(name, [])
+
+            result.append(Invariant(spec_invariant.name, coordinator_problems))
         for consumer_invariant in CONSUMER_INVARIANTS:
-            result.append(
-                Invariant(
-                    consumer_invariant.name,
-                    lambda s, name=consumer_invariant.name: [
-                        f"{client_name(i)}: {problem}"
-                        for i, slot in enumerate(s.clients)
-                        for problem in self._consumer_invariants(slot.consumer).get(name, [])
-                    ],
-                )
-            )
+
+            def consumer_problems(s: WorldState, name: str = consumer_invariant.name) -> list[str]:
+                return [
+                    f"{client_name(i)}: {problem}"
+                    for i, slot in enumerate(s.clients)
+                    for problem in self._consumer_invariants(slot.consumer).get(name, [])
+                ]
+
+            result.append(Invariant(consumer_invariant.name, consumer_problems))
         result += [
             Invariant(
                 "ExclusiveOwnershipAmongCurrentMembers",
@@ -481,7 +477,7 @@ class GroupWorld:
         # answer costs one lookup (check_state depends on nothing but the state).
         remembered = coordinator.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
         if remembered is not None:
-            return remembered  # type: ignore[no-any-return]
+            return remembered
 
         def compute() -> dict[str, list[str]]:
             found: dict[str, list[str]] = {}
@@ -493,12 +489,12 @@ class GroupWorld:
         found = self._memo.get(key, compute)
         if self.memoize:
             object.__setattr__(coordinator, PROBLEMS_CACHE, found)
-        return found  # type: ignore[no-any-return]
+        return found
 
     def _consumer_invariants(self, consumer: ConsumerState) -> dict[str, list[str]]:
         remembered = consumer.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
         if remembered is not None:
-            return remembered  # type: ignore[no-any-return]
+            return remembered
 
         def compute() -> dict[str, list[str]]:
             found: dict[str, list[str]] = {}
@@ -510,7 +506,7 @@ class GroupWorld:
         found = self._memo.get(key, compute)
         if self.memoize:
             object.__setattr__(consumer, PROBLEMS_CACHE, found)
-        return found  # type: ignore[no-any-return]
+        return found
 
     def _build_action_properties(self) -> tuple[ActionProperty[WorldState], ...]:
         names: list[str] = []
@@ -521,15 +517,16 @@ class GroupWorld:
         ):
             if name not in names:
                 names.append(name)
-        return tuple(
-            ActionProperty(
-                name,
-                lambda before, step, name=name: [
-                    detail for which, detail in step.state.step_problems if which == name
-                ],
-            )
-            for name in names
-        )
+        properties: list[ActionProperty[WorldState]] = []
+        for name in names:
+
+            def findings(
+                before: WorldState, step: Transition[WorldState], name: str = name
+            ) -> list[str]:
+                return [detail for which, detail in step.state.step_problems if which == name]
+
+            properties.append(ActionProperty(name, findings))
+        return tuple(properties)
 
     # -- exploring one state ---------------------------------------------------------------
 
@@ -721,7 +718,7 @@ class GroupWorld:
             return outcome, tuple(problems)
 
         key = ("consumer", self._config_ids[index], canonical_repr(consumer), _event_key(event))
-        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+        return self._memo.get(key, compute)
 
     def _coordinator_step(
         self,
@@ -746,7 +743,7 @@ class GroupWorld:
         key: tuple[object, ...] = ("coordinator", canonical_repr(coordinator), _event_key(event))
         if handled is not None and self.fault.rewrites_requests:
             key += (canonical_repr(handled[1]),)  # the event may differ from what was sent
-        return self._memo.get(key, compute)  # type: ignore[no-any-return]
+        return self._memo.get(key, compute)
 
     def _positions(
         self,

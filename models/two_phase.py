@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
 
@@ -231,10 +232,11 @@ class TwoPhaseModel:
         if not self.symmetry:
             return state
         rms = state.rms
-        ranks = [rm.__dict__.get(_RANK) for rm in rms]
+        ranks: list[int | None] = [rm.__dict__.get(_RANK) for rm in rms]
         if None not in ranks:
+            known = cast("list[int]", ranks)  # no rank is None: checked just above
             # The same order as the dataclass comparison, without a Python-level __lt__ per pair.
-            ordered = tuple(rm for _, rm in sorted(zip(ranks, rms, strict=True), key=_first))
+            ordered = tuple(rm for _, rm in sorted(zip(known, rms, strict=True), key=_first))
         else:
             ordered = tuple(sorted(rms))
         return TwoPhaseState(ordered, state.tm_state, state.commit_sent, state.abort_sent)

@@ -451,8 +451,8 @@ def leader_assignment_problems(
     for member_id, subscription in subscriptions.items():
         for partition in subscription.owned_partitions:
             claims.setdefault(partition, []).append(member_id)
-    topics = {topic for s in subscriptions.values() for topic in s.topics}
-    wanted = leader.cluster.partitions(topics)
+    subscribed = {topic for s in subscriptions.values() for topic in s.topics}
+    wanted = leader.cluster.partitions(subscribed)
     complete = body.protocol_name in COMPLETE_ASSIGNORS
     missing = [
         partition

@@ -74,7 +74,7 @@ def canonical_repr(value: Any) -> str:
     if fields is not None:
         cached = value.__dict__.get(_REPR_CACHE)
         if cached is not None:
-            return cached  # type: ignore[no-any-return]
+            return cached
         return _dataclass_repr(value, kind, fields)
     if isinstance(value, frozenset):
         return "frozenset({" + ", ".join(sorted(canonical_repr(item) for item in value)) + "})"
@@ -96,7 +96,7 @@ def _item_repr(item: Any) -> str:
     if kind is not tuple and hasattr(kind, "__dataclass_fields__"):
         cached = item.__dict__.get(_REPR_CACHE)
         if cached is not None:
-            return cached  # type: ignore[no-any-return]
+            return cached
     return canonical_repr(item)
 
 
@@ -165,7 +165,7 @@ def part_digest(part: Any) -> bytes:
     if cached is None:
         cached = _text_digest(canonical_repr(part))
         object.__setattr__(part, _DIGEST_CACHE, cached)
-    return cached  # type: ignore[no-any-return]
+    return cached
 
 
 def _text_digest(text: str) -> bytes:

@@ -42,6 +42,7 @@ from .requests import (
     OffsetFetchRequest,
     Received,
     Request,
+    RequestRef,
     SyncGroupRequest,
 )
 from .responses import (
@@ -76,6 +77,10 @@ from .timers import (
 )
 
 Input = Received | TimerEvent | StartLoading | FinishLoading | Unload
+
+# Handlers dispatched on the input's or request's type: each takes the one type it is filed under.
+_EventHandler = Callable[[Step, CoordinatorState, Any], CoordinatorState]
+_RequestHandler = Callable[[Step, CoordinatorState, RequestRef, Any], CoordinatorState]
 
 # Requests whose group id must be non-empty (INVALID_GROUP_ID otherwise).
 _NEEDS_NON_EMPTY_GROUP_ID = (
@@ -122,12 +127,10 @@ class GroupCoordinatorSpec:
         handler = self._handler_for(event)
         return all_outcomes(self.config, now_ms, lambda step: handler(step, state, event))
 
-    def _handler_for(
-        self, event: object
-    ) -> Callable[[Step, CoordinatorState, Any], CoordinatorState]:
+    def _handler_for(self, event: object) -> _EventHandler:
         if isinstance(event, Received):
             return self._on_request
-        handlers = {
+        handlers: dict[type, _EventHandler] = {
             HeartbeatExpired: on_heartbeat_expired,
             JoinTimerExpired: on_join_timer_expired,
             SyncTimerExpired: on_sync_timer_expired,
@@ -178,7 +181,7 @@ class GroupCoordinatorSpec:
             step.fire(COORDINATOR_CHECK_FAILED)
             step.respond(ref, _error_response(request, _remap_coordinator_error(request, error)))
             return state
-        handlers = {
+        handlers: dict[type, _RequestHandler] = {
             JoinGroupRequest: join_group,
             SyncGroupRequest: sync_group,
             HeartbeatRequest: heartbeat,

@@ -28,8 +28,8 @@ def leave_group(
     group = state.group(request.group_id)
     if group is None:
         step.fire(LEAVE_UNKNOWN_GROUP)
-        results = tuple(_result(m, ErrorCode.UNKNOWN_MEMBER_ID) for m in request.members)
-        step.respond(ref, LeaveGroupResponse(ErrorCode.NONE, results))
+        unknown = tuple(_result(m, ErrorCode.UNKNOWN_MEMBER_ID) for m in request.members)
+        step.respond(ref, LeaveGroupResponse(ErrorCode.NONE, unknown))
         return state
     if group.state is DEAD:
         step.fire(LEAVE_GROUP_DEAD)

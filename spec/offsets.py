@@ -78,12 +78,12 @@ def offset_commit(
     if group is None:
         if request.generation_id >= 0:
             step.fire(COMMIT_UNKNOWN_GROUP_WITH_GENERATION)
-            error = (
+            unknown_group_error = (
                 ErrorCode.GROUP_ID_NOT_FOUND
                 if request.api_version >= 9
                 else ErrorCode.ILLEGAL_GENERATION
             )
-            step.respond(ref, commit_error_response(request, error))
+            step.respond(ref, commit_error_response(request, unknown_group_error))
             return state
         step.fire(COMMIT_SIMPLE_GROUP_CREATED)
         group = Group(group_id=request.group_id)

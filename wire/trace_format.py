@@ -13,14 +13,14 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Final, Literal
 
 FORMAT = "groupspec-trace"
 VERSION = 1
 
-REQUEST = "request"
-RESPONSE = "response"
-CLOSE = "close"
+REQUEST: Final = "request"
+RESPONSE: Final = "response"
+CLOSE: Final = "close"
 Direction = Literal["request", "response", "close"]
 
 # The APIs a trace carries: the group coordinator's, by Kafka API key.

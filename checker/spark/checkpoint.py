@@ -160,4 +160,4 @@ def write_part(directory: str, index: int, states: list[Any], parents: list[Any]
 
 def read_part(path: str) -> list[Any]:
     """The records of one part file."""
-    return pickle.loads(Path(path).read_bytes())  # type: ignore[no-any-return]
+    return pickle.loads(Path(path).read_bytes())

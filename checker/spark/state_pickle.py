@@ -22,7 +22,7 @@ _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
 def _rebuild(kind: type, values: tuple[Any, ...]) -> Any:
-    obj = object.__new__(kind)
+    obj: object = object.__new__(kind)
     object.__setattr__(obj, "__dict__", dict(zip(kind.__dataclass_fields__, values, strict=True)))  # type: ignore[attr-defined]
     return obj
 

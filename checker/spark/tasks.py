@@ -57,9 +57,14 @@ class InjectedFailure(RuntimeError):
     """The failure `Expand.fail_first_attempt` raises, to test that Spark's retry is harmless."""
 
 
-def route(key: object) -> int:
+# A record's key: a state's fingerprint, or a tag (VISITED, REPORT) and a partition index.
+RecordKey = int | tuple[str, int]
+
+
+def route(key: RecordKey) -> int:
     """The partition routing of every record: a fingerprint by itself, a tagged key by its index."""
-    return key if type(key) is int else key[1]  # type: ignore[index,return-value]
+    # `type(key) is int` does not narrow the else branch (int has subclasses): it is the tuple.
+    return key if type(key) is int else key[1]  # type: ignore[index]
 
 
 def initial_path(position: int) -> bytes:
@@ -306,10 +311,10 @@ class Deduplicate:
             problems.extend(judged)
             frontier.append((key, (path, parent, label, data)))
         if self.save_to is not None:
-            parents = [
+            saved_parents = [
                 (fp, parent, label) for (fp, parent, _), label in zip(entries, labels, strict=True)
             ]
-            write_part(self.save_to, index, frontier, parents)
+            write_part(self.save_to, index, frontier, saved_parents)
         yield from frontier
         yield (VISITED, index), visited.merged(VisitedBlock.of(entries))
         parents = tuple((fp, parent) for fp, parent, _ in entries) if self.parents else ()

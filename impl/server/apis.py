@@ -61,7 +61,8 @@ class Apis:
         self._refs = count()
         self._producer_ids = count(1000)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
-        self.handlers: dict[int, Callable[[Decoded, str], Reply]] = {
+        # A handler answers None for a request that gets no response (produce with acks=0).
+        self.handlers: dict[int, Callable[[Decoded, str], Reply | None]] = {
             codec.API_VERSIONS: self.api_versions,
             codec.METADATA: self.metadata,
             codec.FIND_COORDINATOR: self.find_coordinator,
@@ -196,7 +197,7 @@ class Apis:
         version = request.head.api_version
         keys = list(body.coordinator_keys) if version >= 4 else [body.key]
         key_type = body.key_type if version >= 1 else 0
-        answers = []
+        answers: list[tuple[str, int, str | None, int]] = []
         for key in keys:
             if key_type != rq.GROUP_KEY_TYPE:
                 answers.append((key, int(ErrorCode.INVALID_REQUEST), "only group keys", -1))

@@ -180,7 +180,7 @@ class Oracle:
             ) from None
         now = self._time(ts_ms)
         candidates = self.tracker.explain_response(ref, now)
-        survivors = []
+        survivors: list[Hypothesis] = []
         allowed: dict[Any, tuple[Binding, tuple[ResponseBody, ...]]] = {}
         for hypothesis, bodies in candidates:
             expected = comparable(

@@ -69,8 +69,10 @@ class Member:
 
     def _apply(self, event: Event) -> None:
         with self._lock:
+            # An event's values are parsed JSON (object): both parsers give "partitions" as a
+            # list of ints and "p", "o" as ints, which mypy cannot see.
             if event["ev"] == "assigned":
-                self.assignment = frozenset(event["partitions"])  # type: ignore[arg-type]
+                self.assignment = frozenset(event["partitions"])  # type: ignore[call-overload]
                 self.ready = True
             elif event["ev"] == "record":
                 self.records.append((int(event["p"]), int(event["o"]), str(event["v"])))  # type: ignore[call-overload]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -238,7 +238,7 @@ async def offset_fetch_all(connect: Connect, group: str) -> None:
     client.close()
 
 
-PROBES: dict[str, Callable[[Connect, str], Awaitable[None]]] = {
+PROBES: dict[str, Callable[[Connect, str], Coroutine[Any, Any, None]]] = {
     "member-id-required": member_id_required,
     "first-generation": first_generation,
     "initial-delay": initial_delay,
