@@ -22,7 +22,7 @@ KIND_TITLES = {
 }
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     """Add the `presets` subcommand."""
     parser = commands.add_parser(
         "presets",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from groupspec.checker.model import ActionProperty, Invariant, Transition
 from groupspec.spec import (
@@ -207,7 +208,7 @@ class RandomClientsWorld:
         action by weight, then one of its outcomes (faults and misbehaviour are rarer than the
         ordinary protocol, so that walks reach Stable groups and then perturb them)."""
         return [
-            (float(action.weight), lambda action=action: self._action_steps(world, action))
+            (float(action.weight), partial(self._action_steps, world, action))
             for action in self.actions(world)
         ]
 
