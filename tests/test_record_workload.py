@@ -106,9 +106,11 @@ def test_the_membership_changes_show_in_the_trace(trace):
             joined[response.body["generation_id"]].add(response.body["member_id"])
     sizes = [len(joined[generation]) for generation in sorted(joined)]
     # Three join, a fourth joins, one leaves, one is killed and expires: 3, 4, 3, 2 members
-    # (kafka-python may add a rebalance of the same size, e.g. after a metadata change).
+    # (kafka-python may add a rebalance of the same size, e.g. after a metadata change). When
+    # the scenario ends, the last two close one after the other; the second may rejoin alone
+    # in between (a generation of 1) if its poll loop runs before its own close.
     distinct = [size for i, size in enumerate(sizes) if i == 0 or size != sizes[i - 1]]
-    assert distinct == [3, 4, 3, 2], sizes
+    assert distinct in ([3, 4, 3, 2], [3, 4, 3, 2, 1]), sizes
     leaves = by_api(events, "LeaveGroup", REQUEST)
     assert leaves and all(e.body["group_id"] == GROUP for e in leaves)
     commits = by_api(events, "OffsetCommit", REQUEST)
