@@ -352,7 +352,7 @@ def first_difference(left: Any, right: Any, path: str = "") -> str | None:
 
 
 @dataclass(frozen=True)
-class World:
+class Candidate:
     """One spec state consistent with everything the impl did, and the id bijection."""
 
     state: CoordinatorState
@@ -376,7 +376,7 @@ class World:
 
 @dataclass
 class _Match:
-    world: World | None = None
+    world: Candidate | None = None
     report: list[str] = field(default_factory=list)
 
 
@@ -400,7 +400,7 @@ class Differential:
             respond=self._collect,
             unowned_partitions=unowned_partitions,
         )
-        self.worlds: list[World] = [World(self.spec.initial_state(unowned_partitions), {})]
+        self.worlds: list[Candidate] = [Candidate(self.spec.initial_state(unowned_partitions), {})]
         self.trace: list[str] = []
         self.steps = 0
 
@@ -495,12 +495,12 @@ class Differential:
 
     def _check(
         self,
-        spec_input: Callable[[World], Any],
+        spec_input: Callable[[Candidate], Any],
         impl_responses: Mapping[Any, Any],
-        echo_of: Callable[[World], Mapping[str, str]] = lambda world: {},
+        echo_of: Callable[[Candidate], Mapping[str, str]] = lambda world: {},
     ) -> None:
         self.steps += 1
-        survivors: list[World] = []
+        survivors: list[Candidate] = []
         reports: list[str] = []
         for world in self.worlds:
             try:
@@ -519,7 +519,7 @@ class Differential:
             raise ConformanceError(
                 "no spec outcome matches the impl\n  " + "\n  ".join(reports) + "\n" + self._trace()
             )
-        unique: dict[tuple[Any, ...], World] = {}
+        unique: dict[tuple[Any, ...], Candidate] = {}
         for world in survivors:
             unique.setdefault((world.state, tuple(sorted(world.impl_to_spec.items()))), world)
         self.worlds = list(unique.values())
@@ -529,7 +529,7 @@ class Differential:
         return "trace (last steps):\n    " + "\n    ".join(tail)
 
 
-def _echo(world: World, ids: list[str]) -> dict[str, str]:
+def _echo(world: Candidate, ids: list[str]) -> dict[str, str]:
     """Ids named in the request, as this world's spec spells them: responses may echo them."""
     name = world.spec_name()
     return {member_id: name(member_id) for member_id in ids if member_id != ""}
@@ -546,7 +546,7 @@ def _project_step(
 
 def _match(
     impl: Coordinator,
-    world: World,
+    world: Candidate,
     outcome: Outcome,
     impl_responses: Mapping[Any, Any],
     echo: Mapping[str, str],
@@ -598,4 +598,4 @@ def _match(
                 f"{difference}  (spec rules {list(outcome.rules)}, choices {list(outcome.choices)})"
             ]
         )
-    return _Match(world=World(outcome.state, known))
+    return _Match(world=Candidate(outcome.state, known))
