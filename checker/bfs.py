@@ -1,5 +1,9 @@
 """Exhaustive breadth-first search over a model, in one process or across many.
 
+States are vectors of interned components and steps come from transition groups remembered by
+the projection of the vector they read (see `checker.vector` and `checker.expand`); the seen
+set keeps each state's 64-bit key and its parent's, 16 bytes a state (`checker.store`).
+
 The search is level-synchronous: each level's frontier is cut into batches in a fixed order,
 batches are expanded (in this process, or also by worker processes), and the results are
 merged in batch order. Deduplication, counting and the choice of the first violation happen
@@ -17,15 +21,15 @@ import time
 import traceback
 from array import array
 from collections import Counter
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .channel import Channel
-from .expand import BatchResult, Problem, StepObserver, expand_for_merge, invariant_problems
-from .fingerprint import fingerprint
+from .expand import BatchResult, Expander, GroupStats, Ids, Problem, StepObserver
 from .graph import StateGraph
 from .model import Model, liveness_properties
+from .store import VisitedStore, path_to
 
 S = TypeVar("S")
 
@@ -95,8 +99,11 @@ class SearchResult(Generic[S]):
     problems: list[FoundProblem] = field(default_factory=list)
     action_counts: Counter[str] = field(default_factory=Counter)
     rule_counts: Counter[str] = field(default_factory=Counter)
-    parents: dict[int, int | None] = field(default_factory=dict, repr=False)
+    # Every seen state's key and its breadth-first parent (None for an initial state).
+    parents: Mapping[int, int | None] = field(default_factory=VisitedStore, repr=False)
     graph: StateGraph | None = field(default=None, repr=False)
+    # How often each transition group's steps came from memory (the merging process's).
+    group_stats: list[GroupStats] = field(default_factory=list, repr=False)
 
     @property
     def verdict(self) -> str:
@@ -106,21 +113,11 @@ class SearchResult(Generic[S]):
         return "pass" if self.complete else "incomplete"
 
     def path_to(self, state_fingerprint: int) -> tuple[int, ...]:
-        """Fingerprints from an initial state to `state_fingerprint` along BFS parents."""
-        path = [state_fingerprint]
-        parent = self.parents[state_fingerprint]
-        while parent is not None:
-            path.append(parent)
-            parent = self.parents[parent]
-        return tuple(reversed(path))
+        """Keys from an initial state to `state_fingerprint` along BFS parents."""
+        return path_to(self.parents, state_fingerprint)
 
 
 ProgressCallback = Callable[[Progress], None]
-
-
-def _batches(frontier: Sequence[tuple[int, S]]) -> Iterator[Sequence[tuple[int, S]]]:
-    for start in range(0, len(frontier), BATCH_SIZE):
-        yield frontier[start : start + BATCH_SIZE]
 
 
 class _Search(Generic[S]):
@@ -130,6 +127,7 @@ class _Search(Generic[S]):
         self.model = model
         self.limits = limits
         self.result = result
+        self.store: VisitedStore = result.parents  # type: ignore[assignment]
         self.next_frontier: list[tuple[int, object]] = []
 
     def record(self, problem: Problem, at: int, via: int | None = None) -> None:
@@ -145,15 +143,22 @@ class _Search(Generic[S]):
     def done(self) -> bool:
         return bool(self.result.problems) and not self.limits.all_violations
 
-    def merge(self, batch: BatchResult[S]) -> None:
-        """Merge one expanded batch: new states join the seen set and the next frontier."""
+    def merge(self, batch: BatchResult) -> list[int]:
+        """Merge one expanded batch: new states join the seen set and the next frontier.
+        Returns the positions (in `batch.targets`) of the steps that found a new state."""
         result = self.result
-        parents = result.parents
+        store = self.store
         frontier = self.next_frontier
         graph = result.graph
         targets, states, offsets = batch.targets, batch.states, batch.offsets
+        # The expander left out the states it knew; the rest are new unless the store's older
+        # levels have them (one batched lookup) or an earlier step of this merge added them.
+        candidates = [index for index, state in enumerate(states) if state is not None]
+        old = store.known_among([targets[index] for index in candidates])
+        fresh = {index for index, seen in zip(candidates, old, strict=True) if not seen}
         problems = batch.problems
         deadlocked = frozenset(batch.deadlocked)
+        found_new: list[int] = []
         for position, parent in enumerate(batch.parents):
             start, end = offsets[position], offsets[position + 1]
             if graph is not None:
@@ -162,67 +167,41 @@ class _Search(Generic[S]):
                 )
             if position in deadlocked:
                 self.record(Problem("deadlock", "Deadlock", "no step is enabled", parent), parent)
-            found = problems.get(position)
-            if found is not None:
-                self._merge_judged(parent, found, targets[start:end], states[start:end])
-                continue
-            # The common case, kept tight: most successors were seen before.
+            new_here: dict[int, bool] = {}
             for index in range(start, end):
                 target = targets[index]
-                if target not in parents:
-                    parents[target] = parent
-                    frontier.append((target, _needed(states[index])))
+                if index in fresh and not store.in_recent(target):
+                    store.add(target, parent)
+                    frontier.append((target, states[index]))
+                    found_new.append(index)
+                    new_here[target] = True
+            found = problems.get(position)
+            if found is not None:
+                self._record_judged(parent, found, targets[start:end], new_here)
         result.transitions += len(targets)
         result.action_counts.update(batch.action_counts)
         result.rule_counts.update(batch.rule_counts)
-        result.distinct_states = len(parents)
+        result.distinct_states = len(store)
+        return found_new
 
-    def _merge_judged(
+    def _record_judged(
         self,
         parent: int,
         found: Sequence[Problem],
         targets: Sequence[int],
-        states: Sequence[object],
+        new: Mapping[int, bool],
     ) -> None:
-        parents = self.result.parents
         problems_by_state: dict[int, list[Problem]] = {}
         for problem in found:
             problems_by_state.setdefault(problem.successor, []).append(problem)
-        for target, state in zip(targets, states, strict=True):
-            is_new = target not in parents
-            if is_new:
-                parents[target] = parent
-                self.next_frontier.append((target, _needed(state)))
+        for target in targets:
             for problem in problems_by_state.pop(target, ()):
                 # Invariant verdicts come with the first occurrence only; action properties
                 # belong to every step, including steps into states already seen.
                 if problem.kind == "action":
                     self.record(problem, target, via=parent)
-                elif is_new:
+                elif new.get(target):
                     self.record(problem, target)
-
-
-def _needed(state: object) -> object:
-    if state is None:
-        # An expander left out a state the merge has not seen: a bug in the engine.
-        raise RuntimeError("a new successor arrived without its state")
-    return state
-
-
-def initial_frontier(model: Model[S]) -> list[tuple[int, S, list[Problem]]]:
-    """The first level of every search: (fingerprint, representative, invariant problems) of
-    each initial state, in the model's order, duplicates (by representative) left out."""
-    level: list[tuple[int, S, list[Problem]]] = []
-    seen: set[int] = set()
-    for initial in model.initial_states():
-        representative = model.representative(initial)
-        initial_fp = fingerprint(representative)
-        if initial_fp not in seen:
-            seen.add(initial_fp)
-            level.append(
-                (initial_fp, representative, invariant_problems(model, initial, initial_fp))
-            )
-    return level
 
 
 def search(
@@ -252,39 +231,33 @@ def search(
     if record_graph:
         names = tuple(prop.name for prop in liveness_properties(model))
         result.graph = StateGraph(property_names=names)
+    expander: Expander[S] = Expander(model, graph=record_graph)
+    result.group_stats = expander.stats
     merger = _Search(model, limits, result)
-    for initial_fp, representative, problems in initial_frontier(model):
-        result.parents[initial_fp] = None
-        merger.next_frontier.append((initial_fp, representative))
+    store = merger.store
+    for key, ids, problems in expander.initial():
+        store.add(key, None)
+        merger.next_frontier.append((key, ids))
         for problem in problems:
-            merger.record(problem, initial_fp)
-    result.distinct_states = len(result.parents)
+            merger.record(problem, key)
+    result.distinct_states = len(store)
 
-    pool = _Pool(model, workers - 1, record_graph) if workers > 1 else None
+    pool = _Pool(model, expander, workers - 1, record_graph) if workers > 1 else None
+    recent = store.recent()
     try:
         level = 0
         while merger.next_frontier and not merger.done():
             frontier, merger.next_frontier = merger.next_frontier, []
-            expanded: Iterator[tuple[BatchResult[S], bool]]
+            store.next_level()
+            expanded: Iterator[tuple[BatchResult, bool, list[tuple[int, Ids, Any, int]]]]
             if pool is not None:
-                expanded = pool.expand_level(frontier, result.parents)
+                expanded = ((batch, end, []) for batch, end in pool.expand_level(frontier, recent))
             else:
-                expanded = (
-                    (
-                        expand_for_merge(
-                            model,
-                            batch,  # type: ignore[arg-type]
-                            result.parents,
-                            set(),
-                            graph=record_graph,
-                            observer=observer,
-                        ),
-                        True,
-                    )
-                    for batch in _batches(frontier)
-                )
-            for batch_result, batch_end in expanded:
-                merger.merge(batch_result)
+                expanded = _expand_here(expander, frontier, recent, observer is not None)
+            for batch_result, batch_end, steps in expanded:
+                new = merger.merge(batch_result)
+                if observer is not None:
+                    _tell(observer, expander, steps, set(new))
                 if merger.next_frontier:
                     # Depth is that of the deepest state found, even if a stop cuts the level.
                     result.depth = level + 1
@@ -303,8 +276,54 @@ def search(
         if pool is not None:
             pool.close()
     result.complete = result.stopped_by is None and not merger.next_frontier
+    store.archive_all()
     result.elapsed_s = time.monotonic() - started
     return result
+
+
+def _expand_here(
+    expander: Expander[S],
+    frontier: Sequence[tuple[int, object]],
+    recent: Any,
+    observed: bool,
+) -> Iterator[tuple[BatchResult, bool, list[tuple[int, Ids, Any, int]]]]:
+    """Expand a level in this process, batch by batch; with `observed`, also every step."""
+    for start in range(0, len(frontier), BATCH_SIZE):
+        batch = frontier[start : start + BATCH_SIZE]
+        steps: list[tuple[int, Ids, Any, int]] = []
+
+        def note(
+            parent: int,
+            ids: Ids,
+            step: Any,
+            target: int,
+            successor: Any,
+            steps: list[tuple[int, Ids, Any, int]] = steps,
+        ) -> None:
+            steps.append((parent, ids, step, target))
+
+        result = expander.expand_batch(
+            batch,  # type: ignore[arg-type]
+            recent,
+            set(),
+            note if observed else None,
+        )
+        yield result, True, steps
+
+
+def _tell(
+    observer: StepObserver[S],
+    expander: Expander[S],
+    steps: list[tuple[int, Ids, Any, int]],
+    new: set[int],
+) -> None:
+    """Tell the observer of a merged batch's steps, in order, with which found a new state."""
+    states: dict[Ids, S] = {}
+    for index, (parent, ids, step, target) in enumerate(steps):
+        state = states.get(ids)
+        if state is None:
+            state = states[ids] = expander.state(ids)
+        observer(parent, state, expander.transition(ids, step), target, index in new)
 
 
 def _chunks(size: int, processes: int) -> list[tuple[int, int, bool]]:
@@ -340,8 +359,11 @@ class _Pool(Generic[S]):
     the fingerprints of the level's states, which the merge has all seen.
     """
 
-    def __init__(self, model: Model[S], count: int, record_graph: bool) -> None:
+    def __init__(
+        self, model: Model[S], expander: Expander[S], count: int, record_graph: bool
+    ) -> None:
         self.model = model
+        self.expander = expander
         self.record_graph = record_graph
         context = multiprocessing.get_context("fork")
         # Queues pickle in a feeder thread, so neither side blocks on a full pipe while the
@@ -352,7 +374,7 @@ class _Pool(Generic[S]):
         self.processes = [
             context.Process(
                 target=_work,
-                args=(model, record_graph, worker, self.tasks[worker], self.results),
+                args=(expander, worker, self.tasks[worker], self.results),
                 daemon=True,
             )
             for worker in range(count)
@@ -365,11 +387,13 @@ class _Pool(Generic[S]):
         self.parents: dict[int, tuple[int, ...]] = {}
 
     def expand_level(
-        self, frontier: Sequence[tuple[int, object]], settled: Container[int]
-    ) -> Iterator[tuple[BatchResult[S], bool]]:
+        self, frontier: Sequence[tuple[int, object]], known: Any
+    ) -> Iterator[tuple[BatchResult, bool]]:
         """Expand one level, yielding each chunk's result in order with whether it ends a batch.
 
-        `settled` is the merge's seen set, which chunks expanded here consult directly.
+        `known` holds the keys the merge has seen recently, which chunks expanded here consult.
+        States travel between processes as component values (each process interns them its
+        own way); keys are the same in every process.
         """
         fingerprints = array("Q", [fp for fp, _ in frontier]).tobytes()
         for worker, channel in enumerate(self.channels):
@@ -378,7 +402,7 @@ class _Pool(Generic[S]):
                 channel.reset()
             self.tasks[worker].put(("level", reset, fingerprints))
         chunks = _chunks(len(frontier), len(self.processes) + 1)
-        arrived: dict[int, BatchResult[S]] = {}
+        arrived: dict[int, BatchResult] = {}
         waiting = [0] * len(self.processes)
         assigned = 0
         for wanted in range(len(chunks)):
@@ -394,12 +418,10 @@ class _Pool(Generic[S]):
                     break
                 if assigned < len(chunks):
                     start, end, _ = chunks[assigned]
-                    arrived[assigned] = expand_for_merge(
-                        self.model,
+                    arrived[assigned] = self.expander.expand_batch(
                         frontier[start:end],  # type: ignore[arg-type]
-                        settled,
+                        known,
                         self.shipped,
-                        graph=self.record_graph,
                     )
                     assigned += 1
                 else:
@@ -413,10 +435,11 @@ class _Pool(Generic[S]):
         parents = tuple([fp for fp, _ in chunk])
         self.parents[index] = parents
         fingerprints = array("Q", parents).tobytes()
-        data = channel.encode([channel.envelope(state) for _, state in chunk])
+        values = self.expander.values_of
+        data = channel.encode([values(ids) for _, ids in chunk])  # type: ignore[arg-type]
         self.tasks[worker].put(("chunk", index, fingerprints, data))
 
-    def _collect(self, arrived: dict[int, BatchResult[S]], waiting: list[int], block: bool) -> None:
+    def _collect(self, arrived: dict[int, BatchResult], waiting: list[int], block: bool) -> None:
         """Receive every result that has arrived (with `block`, at least one)."""
         while True:
             try:
@@ -434,7 +457,9 @@ class _Pool(Generic[S]):
             if isinstance(payload, BaseException):
                 raise payload
             # Decode in arrival order: a message may use parts introduced by the one before.
-            arrived[index] = _unpack(payload, self.channels[worker], self.parents.pop(index))
+            arrived[index] = _unpack(
+                payload, self.channels[worker], self.parents.pop(index), self.expander
+            )
             waiting[worker] -= 1
             block = False
 
@@ -449,10 +474,10 @@ class _Pool(Generic[S]):
             channel.close()
 
 
-def _work(model: Model[S], record_graph: bool, worker: int, tasks: Any, results: Any) -> None:
+def _work(expander: Expander[S], worker: int, tasks: Any, results: Any) -> None:
     """A worker's loop: expand chunks until the process is stopped."""
     channel = Channel(1)
-    known: set[int] = set()  # fingerprints the merge will have seen before this worker's next
+    known: set[int] = set()  # keys the merge will have seen before this worker's next chunk
     while True:
         message = tasks.get()
         if message[0] == "level":
@@ -466,12 +491,10 @@ def _work(model: Model[S], record_graph: bool, worker: int, tasks: Any, results:
         _, index, fingerprints, data = message
         try:
             parents = _fingerprints(fingerprints)
-            states = [channel.open(envelope) for envelope in channel.decode(data)]
+            vectors = [expander.ids_of(values) for values in channel.decode(data)]
             known.update(parents)
-            expanded = expand_for_merge(
-                model, list(zip(parents, states, strict=True)), known, known, graph=record_graph
-            )
-            outcome: object = _pack(expanded, channel)
+            expanded = expander.expand_batch(list(zip(parents, vectors, strict=True)), known, known)
+            outcome: object = _pack(expanded, channel, expander)
         except Exception as error:  # reported to the merging process
             outcome = _portable(error)
         results.put((worker, index, outcome))
@@ -483,10 +506,11 @@ def _fingerprints(data: bytes) -> array[int]:
     return values
 
 
-def _pack(batch: BatchResult[S], channel: Channel) -> tuple[object, ...]:
-    """A batch result as plain values and bytes; its states go through the channel."""
+def _pack(batch: BatchResult, channel: Channel, expander: Expander[Any]) -> tuple[object, ...]:
+    """A batch result as plain values and bytes; its states go through the channel as
+    component values."""
     positions = [i for i, state in enumerate(batch.states) if state is not None]
-    states = channel.encode([channel.envelope(batch.states[i]) for i in positions])
+    states = channel.encode([expander.values_of(batch.states[i]) for i in positions])  # type: ignore[arg-type]
     return (
         array("Q", batch.offsets).tobytes(),
         array("Q", batch.targets).tobytes(),
@@ -501,13 +525,14 @@ def _pack(batch: BatchResult[S], channel: Channel) -> tuple[object, ...]:
     )
 
 
-def _unpack(payload: tuple[Any, ...], channel: Channel, parents: tuple[int, ...]) -> BatchResult[S]:
+def _unpack(
+    payload: tuple[Any, ...], channel: Channel, parents: tuple[int, ...], expander: Expander[Any]
+) -> BatchResult:
     offsets, targets, positions, data, problems, deadlocked, actions, rules, kinds, marks = payload
     target_fps = _fingerprints(targets)
     states: list[object] = [None] * len(target_fps)
-    envelopes = channel.decode(data)
-    for position, envelope in zip(_fingerprints(positions), envelopes, strict=True):
-        states[position] = channel.open(envelope)
+    for position, values in zip(_fingerprints(positions), channel.decode(data), strict=True):
+        states[position] = expander.ids_of(values)
     return BatchResult(
         parents,
         tuple(_fingerprints(offsets)),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .bfs import FoundProblem
+from .expand import Expander
 from .fingerprint import fingerprint
 from .liveness import LivenessViolation
 from .model import Model, Transition
@@ -35,16 +36,27 @@ class Counterexample(Generic[S]):
     steps: tuple[Transition[S], ...]
 
 
-def _initial_state(model: Model[S], target: int) -> S:
-    """The initial state whose representative has fingerprint `target`."""
-    for state in model.initial_states():
-        if _matches(model, state, target):
-            return state
-    raise ReplayError("no initial state has the path's first fingerprint")
+class _Replay(Generic[S]):
+    """Replaying a model along recorded keys: the search's key of a state's class, with one
+    expander remembering the parts of the states it has keyed."""
 
+    def __init__(self, model: Model[S]) -> None:
+        self.model = model
+        self._keys: Expander[S] = Expander(model)
 
-def _matches(model: Model[S], state: S, target: int) -> bool:
-    return fingerprint(model.representative(state)) == target
+    def matches(self, state: S, target: int) -> bool:
+        return self._keys.key_of_state(state) == target
+
+    def initial_state(self, target: int) -> S:
+        """The initial state whose key (the search's name for its class) is `target`."""
+        for state in self.model.initial_states():
+            if self.matches(state, target):
+                return state
+        raise ReplayError("no initial state has the path's first fingerprint")
+
+    def leading_to(self, state: S, target: int) -> list[Transition[S]]:
+        """The steps from `state` to the class named `target`."""
+        return [t for t in self.model.transitions(state) if self.matches(t.state, target)]
 
 
 def _violates(model: Model[S], before: S, transition: Transition[S], found: FoundProblem) -> bool:
@@ -58,11 +70,12 @@ def _violates(model: Model[S], before: S, transition: Transition[S], found: Foun
 def reconstruct(model: Model[S], found: FoundProblem) -> Counterexample[S]:
     """The concrete run from an initial state along `found.path`."""
     path = found.path
-    initial = _initial_state(model, path[0])
+    replay = _Replay(model)
+    initial = replay.initial_state(path[0])
     state = initial
     steps: list[Transition[S]] = []
     for index, target in enumerate(path[1:], start=1):
-        candidates = [t for t in model.transitions(state) if _matches(model, t.state, target)]
+        candidates = replay.leading_to(state, target)
         if not candidates:
             raise ReplayError(f"step {index}: no transition reaches the recorded state")
         chosen = candidates[0]
@@ -99,9 +112,9 @@ class LassoCounterexample(Generic[S]):
 
 
 def _step(
-    model: Model[S], state: S, target: int, label: str | None, action: str | None, index: int
+    replay: _Replay[S], state: S, target: int, label: str | None, action: str | None, index: int
 ) -> Transition[S]:
-    candidates = [t for t in model.transitions(state) if _matches(model, t.state, target)]
+    candidates = replay.leading_to(state, target)
     if not candidates:
         raise ReplayError(f"step {index}: no transition reaches the recorded state")
     # Several steps can reach the same state (self-loops of different RMs, say); the recorded
@@ -127,11 +140,12 @@ def reconstruct_lasso(
     False; its end state still has the same representative as its start.
     """
     path = violation.path
-    initial = _initial_state(model, path[0])
+    replay = _Replay(model)
+    initial = replay.initial_state(path[0])
     state = initial
     stem: list[Transition[S]] = []
     for index, target in enumerate(path[1:], start=1):
-        stem.append(_step(model, state, target, None, None, index))
+        stem.append(_step(replay, state, target, None, None, index))
         state = stem[-1].state
     lasso = violation.lasso
     if lasso is None:
@@ -152,7 +166,7 @@ def reconstruct_lasso(
         one_pass: list[Transition[S]] = []
         for offset, target in enumerate(targets):
             step = _step(
-                model,
+                replay,
                 state,
                 target,
                 lasso.cycle_labels[offset],

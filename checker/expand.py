@@ -1,29 +1,59 @@
 """Expanding states: the unit of work every exploration engine hands to a worker.
 
-Expanding a state means computing its transitions, reducing each successor to its symmetry
-representative, fingerprinting it, and checking the action properties of the step and the
-invariants of the successor. Engines only merge the results, so the single-process engine, the
-multi-process engine and the Spark engine all judge states with this one function.
+An `Expander` holds one process's view of a model's state vectors (`checker.vector`): every
+component value it has met, interned as a small integer, with a stable 64-bit digest; the
+remembered steps of every transition group by the projection of the vector the group reads;
+the remembered values of every label by its projection; the remembered canonical form of every
+successor vector. Expanding a state means taking every group's steps (from memory when the
+group has seen this projection before), applying their writes and updates, reducing the
+successor to its canonical vector, and computing its key: the XOR, over the slots, of a 64-bit
+value derived from the slot and the component's digest (Zobrist hashing). Keys are stable
+across processes and runs, so they are the fingerprints that leave the process (Spark
+partitions, checkpoints, counterexamples in JSON); for a model of one slot (any plain `Model`)
+the key is the fingerprint of the representative, as it always was.
+
+Action properties are the findings of group steps; invariants are checked on the first
+occurrence of a successor in a batch that the expander does not already know; the merge keeps
+the verdicts of the states that turn out to be new. The single-process engine, the
+multi-process engine and the Spark engine all expand with this one class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any, Generic, TypeVar
 
 from .fingerprint import fingerprint
-from .model import LivenessProperty, Model, Transition, liveness_properties
+from .model import Model, Transition
+from .vector import Cut, Group, Label, PlainVectorModel, Values, VectorModel, vector_model
 
 S = TypeVar("S")
+Ids = tuple[int, ...]
+
+_MASK = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def _mix(value: int) -> int:
+    """splitmix64's finalizer: a bijection of 64-bit values that scatters every bit."""
+    value = (value ^ (value >> 30)) * 0xBF58476D1CE4E5B9 & _MASK
+    value = (value ^ (value >> 27)) * 0x94D049BB133111EB & _MASK
+    return value ^ (value >> 31)
+
+
+def slot_key(slot: int, digest: int) -> int:
+    """A component's contribution to a state key in `slot` (slot 0: the digest itself)."""
+    return digest if slot == 0 else _mix(digest ^ (slot * _GOLDEN & _MASK))
 
 
 @dataclass(frozen=True)
 class Problem:
     """A property that failed: on a successor state (invariant) or on a step (action property).
 
-    `kind` is "invariant", "action" or "deadlock"; `successor` is the fingerprint of the state
-    the problem was found on (for an action property, the state the step led to).
+    `kind` is "invariant", "action" or "deadlock"; `successor` is the key of the state the
+    problem was found on (for an action property, the state the step led to).
     """
 
     kind: str
@@ -32,119 +62,60 @@ class Problem:
     successor: int
 
 
-@dataclass(frozen=True)
-class Successor(Generic[S]):
-    """One explored step: fingerprint, action kind, rules, representative state and label."""
+# Told of every explored step: the expanded state's key, the state, the transition, the
+# successor's key, and whether this step is the first to reach that successor.
+StepObserver = Callable[[int, S, Transition[S], int, bool], None]
 
-    fingerprint: int
+
+@dataclass
+class GroupStats:
+    """How often a transition group's steps came from memory, and how often the model ran."""
+
+    name: str
+    hits: int = 0
+    misses: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        """The share of lookups answered from memory."""
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """A group step with its values interned: the slots it writes and their new ids, its
+    updates, its findings, and (when every written slot was read and there are no updates)
+    the XOR that turns the parent's key into the successor's."""
+
+    label: str
     action: str
     rules: tuple[str, ...]
-    state: S
-    label: str = ""
+    writes: tuple[tuple[int, int], ...]
+    updates: tuple[tuple[int, Any], ...]
+    findings: tuple[tuple[str, str], ...]
+    delta: int | None
+    # A plain model's successor as its step made it (before the representative), for observers.
+    raw: Any = None
 
 
 @dataclass(frozen=True)
-class Expansion(Generic[S]):
-    """Everything found when expanding one state.
-
-    `marks` holds, for liveness property k of the model, bit 3k when the expanded state is a goal
-    state, bit 3k+1 when the property applies to it and bit 3k+2 when a bound cuts the run short
-    there; it is 0 unless marks were asked for.
-    """
-
-    parent: int
-    successors: tuple[Successor[S], ...]
-    problems: tuple[Problem, ...]
-    deadlocked: bool
-    marks: int = 0
+class _GroupResult:
+    steps: tuple[_Compiled, ...]
+    cuts: frozenset[str]
 
 
-def invariant_problems(model: Model[S], state: S, at: int) -> list[Problem]:
-    """Every invariant `state` violates, as problems located at fingerprint `at`."""
-    return [
-        Problem("invariant", invariant.name, detail, at)
-        for invariant in model.invariants
-        for detail in invariant.check(state)
-    ]
+@dataclass
+class BatchResult:
+    """A batch expanded for the breadth-first merge.
 
-
-def liveness_marks(properties: Sequence[LivenessProperty[S]], state: S) -> int:
-    """The goal, applies and cut-short bits of `state` for each property (see
-    `Expansion.marks`)."""
-    marks = 0
-    for index, prop in enumerate(properties):
-        if prop.goal(state):
-            marks |= 1 << (3 * index)
-        if prop.applies(state):
-            marks |= 1 << (3 * index + 1)
-        if prop.cut_short(state):
-            marks |= 1 << (3 * index + 2)
-    return marks
-
-
-def expand(
-    model: Model[S],
-    parent: int,
-    state: S,
-    checked: set[int],
-    liveness: Sequence[LivenessProperty[S]] = (),
-) -> Expansion[S]:
-    """Expand `state` (fingerprint `parent`); `checked` holds successors already judged.
-
-    A successor's invariants are checked once per `checked` set: the caller keeps one set per
-    batch of work, which is enough for the first occurrence of every state in the whole search
-    to carry its verdict (engines merge batches in a fixed order). `liveness` are the properties
-    whose marks the expansion carries (every state is expanded once, so marked once).
-    """
-    transitions = model.transitions(state)
-    successors: list[Successor[S]] = []
-    problems: list[Problem] = []
-    for transition in transitions:
-        representative = model.representative(transition.state)
-        successor_fp = fingerprint(representative)
-        successors.append(
-            Successor(
-                successor_fp,
-                transition.action,
-                transition.rules,
-                representative,
-                transition.label,
-            )
-        )
-        for action_property in model.action_properties:
-            problems.extend(
-                Problem("action", action_property.name, detail, successor_fp)
-                for detail in action_property.check(state, transition)
-            )
-        if successor_fp not in checked:
-            checked.add(successor_fp)
-            problems.extend(invariant_problems(model, transition.state, successor_fp))
-    deadlocked = not transitions and not model.is_terminal(state)
-    marks = liveness_marks(liveness, state) if liveness else 0
-    return Expansion(parent, tuple(successors), tuple(problems), deadlocked, marks)
-
-
-def expand_batch(
-    model: Model[S], batch: Sequence[tuple[int, S]], marks: bool = False
-) -> tuple[Expansion[S], ...]:
-    """Expand a batch of (fingerprint, state) pairs in order; `marks` asks for liveness marks."""
-    checked: set[int] = set()
-    properties = liveness_properties(model) if marks else ()
-    return tuple(expand(model, parent, state, checked, properties) for parent, state in batch)
-
-
-@dataclass(frozen=True)
-class BatchResult(Generic[S]):
-    """A batch expanded for the breadth-first merge: flat, cheap to build, ship and merge.
-
-    Expanded state i has fingerprint `parents[i]` and successors `offsets[i]` to
-    `offsets[i + 1]` of `targets` (fingerprints) and `states`. A successor's state is None when
-    the expander knows the merge has already seen it (so neither it nor its verdict is needed);
-    otherwise it is the representative. `problems`
-    maps i to its problems in the order `expand` finds them; `deadlocked` lists the i that
-    deadlock. `kinds` holds each successor's (action kind, label) and `marks` each expanded
-    state's liveness marks, both only when the graph is recorded. Action and rule counts are
-    summed over the batch, in first-occurrence order.
+    Expanded state i has key `parents[i]` and successors `offsets[i]` to `offsets[i + 1]` of
+    `targets` (keys) and `states`. A successor's state is None when the expander knows it was
+    seen (so neither it nor its verdict is needed); otherwise it is its canonical vector (ids
+    in the expanding process; values once shipped between processes). `problems` maps i to its
+    problems in the order they were found; `deadlocked` lists the i that deadlock. `kinds`
+    holds each successor's (action kind, label) and `marks` each expanded state's liveness
+    marks, both only when the graph is recorded. Action and rule counts are summed.
     """
 
     parents: tuple[int, ...]
@@ -159,93 +130,383 @@ class BatchResult(Generic[S]):
     marks: tuple[int, ...] = ()
 
 
-# Told of every explored step: the expanded state's fingerprint, the state, the transition, the
-# successor's fingerprint, and whether this step is the first to reach that successor.
-StepObserver = Callable[[int, S, Transition[S], int, bool], None]
+@dataclass
+class _Counts:
+    actions: dict[str, int] = field(default_factory=dict)
+    rule_tuples: dict[tuple[str, ...], int] = field(default_factory=dict)
 
 
-def expand_for_merge(
-    model: Model[S],
-    batch: Sequence[tuple[int, S]],
-    settled: Container[int],
-    shipped: set[int],
-    *,
-    graph: bool = False,
-    observer: StepObserver[S] | None = None,
-) -> BatchResult[S]:
-    """Expand a batch like `expand_batch` does, in the compact form the BFS merge reads.
+class Expander(Generic[S]):
+    """One process's interned components and remembered steps of a model."""
 
-    A successor whose fingerprint is in `settled` (the merge's seen set, when the expander runs
-    in the merging process) or in `shipped` (successors this expander already sent, in this
-    batch or an earlier one of the same search) is not judged again and its state is not sent:
-    batches are merged in order, so the state and its verdict reach the merge first with the
-    earlier occurrence. Fingerprints sent with a state are added to `shipped`. `observer`, when
-    given, is told of every step in the order the merge will see them (one process only).
-    """
-    invariants = tuple(model.invariants)
-    action_properties = tuple(model.action_properties)
-    properties = liveness_properties(model) if graph else ()
-    representative = model.representative
-    transitions_of = model.transitions
-    parents: list[int] = []
-    offsets: list[int] = [0]
-    targets: list[int] = []
-    states: list[object] = []
-    kinds: list[tuple[str, str]] = []
-    marks: list[int] = []
-    problems_at: dict[int, tuple[Problem, ...]] = {}
-    deadlocked: list[int] = []
-    action_counts: dict[str, int] = {}
-    rule_tuples: dict[tuple[str, ...], int] = {}
-    for position, (parent, state) in enumerate(batch):
-        parents.append(parent)
-        transitions = transitions_of(state)
-        problems: list[Problem] = []
-        for transition in transitions:
-            successor = representative(transition.state)
-            successor_fp = fingerprint(successor)
-            targets.append(successor_fp)
-            action = transition.action
-            action_counts[action] = action_counts.get(action, 0) + 1
-            rules = transition.rules
-            if rules:
-                rule_tuples[rules] = rule_tuples.get(rules, 0) + 1
-            if graph:
-                kinds.append((action, transition.label))
-            for action_property in action_properties:
-                for detail in action_property.check(state, transition):
-                    problems.append(Problem("action", action_property.name, detail, successor_fp))
-            known = successor_fp in shipped or successor_fp in settled
-            if observer is not None:
-                observer(parent, state, transition, successor_fp, not known)
-            if known:
-                states.append(None)
+    def __init__(self, model: Model[S], *, graph: bool = False) -> None:
+        self.model = model
+        self.vector: VectorModel[S] = vector_model(model)
+        vector = self.vector
+        self.slots = len(vector.slot_names)
+        self.graph = graph
+        # Components: digest -> id, and by id their value, digest and key per slot.
+        self._ids: dict[int, int] = {}
+        self.values: list[Any] = []
+        self._slot_keys: list[list[int]] = [[] for _ in range(self.slots)]
+        self._digest = vector.component_digest
+        self.groups: tuple[Group, ...] = tuple(vector.groups)
+        self._getters = [_getter(group.reads) for group in self.groups]
+        self._whole = [
+            not group.cached or len(set(group.reads)) == self.slots for group in self.groups
+        ]
+        self._group_memo: list[dict[Any, _GroupResult]] = [{} for _ in self.groups]
+        self.stats = [GroupStats(group.name) for group in self.groups]
+        self._invariants = tuple(vector.invariant_labels)
+        self._invariant_getters = [_getter(label.reads) for label in self._invariants]
+        self._invariant_memo: list[dict[Any, Any]] = [{} for _ in self._invariants]
+        self._liveness = tuple(vector.liveness_labels) if graph else ()
+        self._label_memo: dict[tuple[int, str, Any], Any] = {}
+        self._update_memo: dict[tuple[int, int, Any], int] = {}
+        self._after: dict[Ids, Ids] = {}
+        self._canonical: dict[Ids, Ids] = {}
+        self._renames = vector.renames_after_step
+        self._reduces = vector.reduces
+        self._plain = isinstance(vector, PlainVectorModel)
+        self._omit_loops = vector.omits_self_loops
+        self._terminal = vector.is_terminal_vector
+
+    # -- components ---------------------------------------------------------------------------
+
+    def intern(self, value: Any, digest: int | None = None) -> int:
+        """The id of a component value (new values get the next id); `digest` when known."""
+        if digest is None:
+            digest = self._digest(value)
+        found = self._ids.get(digest)
+        if found is not None:
+            return found
+        index = self._ids[digest] = len(self.values)
+        self.values.append(value)
+        for slot, keys in enumerate(self._slot_keys):
+            keys.append(slot_key(slot, digest))
+        return index
+
+    def ids_of(self, values: Values) -> Ids:
+        """The vector of ids of a vector of component values."""
+        return tuple([self.intern(value) for value in values])
+
+    def values_of(self, ids: Ids) -> Values:
+        """The component values of a vector of ids."""
+        values = self.values
+        return tuple([values[i] for i in ids])
+
+    def key(self, ids: Ids) -> int:
+        """The state key of a vector of ids (XOR of the slots' contributions)."""
+        key = 0
+        for slot, keys in enumerate(self._slot_keys):
+            key ^= keys[ids[slot]]
+        return key
+
+    def state(self, ids: Ids) -> S:
+        """The model's state object for a vector of ids."""
+        return self.vector.state_of(self.values_of(ids))
+
+    def canonical_ids(self, ids: Ids) -> Ids:
+        """The canonical vector of a vector (remembered)."""
+        found = self._canonical.get(ids)
+        if found is None:
+            found = self._canonical[ids] = self.ids_of(self.vector.canonical(self.values_of(ids)))
+        return found
+
+    def _after_step(self, ids: Ids) -> Ids:
+        found = self._after.get(ids)
+        if found is None:
+            found = self._after[ids] = self.ids_of(self.vector.after_step(self.values_of(ids)))
+        return found
+
+    def key_of_state(self, state: S) -> int:
+        """The key of a state object (what the search calls it): its canonical vector's key."""
+        return self.key(self.canonical_ids(self.ids_of(self.vector.vector_of(state))))
+
+    # -- groups ------------------------------------------------------------------------------
+
+    def _group(self, index: int, ids: Ids) -> _GroupResult:
+        getter = self._getters[index]
+        projection = getter(ids)
+        if self._whole[index]:
+            self.stats[index].misses += 1
+            return self._compile(index, projection)
+        memo = self._group_memo[index]
+        found = memo.get(projection)
+        if found is not None:
+            self.stats[index].hits += 1
+            return found
+        self.stats[index].misses += 1
+        found = memo[projection] = self._compile(index, projection)
+        return found
+
+    def _compile(self, index: int, projection: Any) -> _GroupResult:
+        group = self.groups[index]
+        reads = group.reads
+        read_ids = projection if len(reads) > 1 else (projection,)
+        values = self.values
+        raw = group.step(*[values[i] for i in read_ids])
+        old = dict(zip(reads, read_ids, strict=True))
+        slot_keys = self._slot_keys
+        steps: list[_Compiled] = []
+        cuts: set[str] = set()
+        for step in raw:
+            if isinstance(step, Cut):
+                cuts.add(step.bound)
                 continue
-            shipped.add(successor_fp)
-            states.append(successor)
-            for invariant in invariants:
-                for detail in invariant.check(transition.state):
-                    problems.append(Problem("invariant", invariant.name, detail, successor_fp))
-        offsets.append(len(targets))
-        if problems:
-            problems_at[position] = tuple(problems)
-        if not transitions and not model.is_terminal(state):
-            deadlocked.append(position)
-        if graph:
-            marks.append(liveness_marks(properties, state) if properties else 0)
-    rule_counts: dict[str, int] = {}
-    for rules, count in rule_tuples.items():
-        for rule in rules:
-            rule_counts[rule] = rule_counts.get(rule, 0) + count
-    return BatchResult(
-        tuple(parents),
-        tuple(offsets),
-        tuple(targets),
-        tuple(states),
-        problems_at,
-        tuple(deadlocked),
-        action_counts,
-        rule_counts,
-        tuple(kinds),
-        tuple(marks),
-    )
+            writes = tuple(
+                (slot, self.intern(value))
+                for slot, value in zip(group.writes, step.written, strict=True)
+            )
+            updates = tuple((slot, update) for slot, update in step.updates)
+            delta: int | None = None
+            if not updates and all(slot in old for slot, _ in writes):
+                delta = 0
+                for slot, new in writes:
+                    delta ^= slot_keys[slot][old[slot]] ^ slot_keys[slot][new]
+            steps.append(
+                _Compiled(
+                    step.label, step.action, step.rules, writes, updates, step.findings, delta
+                )
+            )
+        return _GroupResult(tuple(steps), frozenset(cuts))
+
+    def _update(self, slot: int, current: int, update: Any) -> int:
+        key = (slot, current, update)
+        found = self._update_memo.get(key)
+        if found is None:
+            value = self.vector.apply_update(slot, self.values[current], update)
+            found = self._update_memo[key] = self.intern(value)
+        return found
+
+    def _successor(self, ids: Ids, step: _Compiled) -> Ids:
+        new = list(ids)
+        for slot, value in step.writes:
+            new[slot] = value
+        for slot, update in step.updates:
+            new[slot] = self._update(slot, new[slot], update)
+        return tuple(new)
+
+    # -- labels ------------------------------------------------------------------------------
+
+    def invariant_problems(self, ids: Ids, at: int) -> list[Problem]:
+        """Every invariant the state violates, as problems located at key `at`."""
+        problems: list[Problem] = []
+        values = self.values
+        for label, getter, memo in zip(
+            self._invariants, self._invariant_getters, self._invariant_memo, strict=True
+        ):
+            projection = getter(ids)
+            found = memo.get(projection)
+            if found is None:
+                read = projection if len(label.reads) > 1 else (projection,)
+                found = tuple(label.evaluate(*[values[i] for i in read]))
+                if len(label.reads) < self.slots:
+                    memo[projection] = found
+            problems.extend(Problem("invariant", label.name, detail, at) for detail in found)
+        return problems
+
+    def _label(self, label: Label, ids: Ids) -> Any:
+        projection = tuple(ids[slot] for slot in label.reads)
+        key = (id(label), label.name, projection)
+        found = self._label_memo.get(key)
+        if found is None:
+            found = label.evaluate(*[self.values[i] for i in projection])
+            if len(label.reads) < self.slots:
+                self._label_memo[key] = found
+        return found
+
+    def liveness_marks(self, ids: Ids, cuts: frozenset[str]) -> int:
+        """The goal, applies and cut-short bits of each liveness property (3k, 3k+1, 3k+2)."""
+        marks = 0
+        for index, labels in enumerate(self._liveness):
+            if self._label(labels.goal, ids):
+                marks |= 1 << (3 * index)
+            if self._label(labels.applies, ids):
+                marks |= 1 << (3 * index + 1)
+            cut = bool(labels.cut_bounds & cuts)
+            if labels.cut_label is not None:
+                cut = cut or bool(self._label(labels.cut_label, ids))
+            if cut:
+                marks |= 1 << (3 * index + 2)
+        return marks
+
+    # -- expanding ---------------------------------------------------------------------------
+
+    def initial(self) -> list[tuple[int, Ids, list[Problem]]]:
+        """The first level: (key, canonical vector, invariant problems) of each initial state,
+        in the model's order, duplicates (by key) left out."""
+        level: list[tuple[int, Ids, list[Problem]]] = []
+        seen: set[int] = set()
+        for values in self.vector.initial_vectors():
+            ids = self.ids_of(values)
+            canonical = self.canonical_ids(ids)
+            key = self.key(canonical)
+            if key not in seen:
+                seen.add(key)
+                level.append((key, canonical, self.invariant_problems(ids, key)))
+        return level
+
+    def expand_batch(
+        self,
+        batch: Sequence[tuple[int, Ids]],
+        known: Container[int],
+        shipped: set[int],
+        observer: Callable[[int, Ids, _Compiled, int, Ids | None], None] | None = None,
+    ) -> BatchResult:
+        """Expand a batch of (key, vector) pairs in order, in the compact form the merge reads.
+
+        A successor whose key is in `known` (what the merge has seen, or what this expander was
+        told it has) or in `shipped` (successors this expander already sent) is not judged
+        again and its vector is not sent; batches are merged in order, so the vector and its
+        verdict reach the merge first with the earlier occurrence. Keys sent with a vector are
+        added to `shipped`. `observer` is told of every step (key, vector, step, successor key,
+        successor vector or None when known).
+        """
+        graph = self.graph
+        plain = self._plain
+        omit = self._omit_loops
+        renames, reduces = self._renames, self._reduces
+        fast = not renames and not reduces
+        group_count = 1 if plain else len(self.groups)
+        group = self._group
+        parents: list[int] = []
+        offsets: list[int] = [0]
+        targets: list[int] = []
+        states: list[object] = []
+        kinds: list[tuple[str, str]] = []
+        marks: list[int] = []
+        problems_at: dict[int, tuple[Problem, ...]] = {}
+        deadlocked: list[int] = []
+        counts = _Counts()
+        actions = counts.actions
+        rule_tuples = counts.rule_tuples
+        for position, (parent, ids) in enumerate(batch):
+            parents.append(parent)
+            problems: list[Problem] = []
+            cuts: frozenset[str] = frozenset()
+            taken = 0
+            for index in range(group_count):
+                if plain:
+                    steps, cuts = self._plain_steps(ids)
+                else:
+                    result = group(index, ids)
+                    steps = result.steps
+                    if result.cuts:
+                        cuts = cuts | result.cuts
+                for step in steps:
+                    successor: Ids | None
+                    if plain:
+                        # A plain step carries its successor's id and, as its delta, its key.
+                        successor, target = (step.writes[0][1],), step.delta  # type: ignore[assignment]
+                    elif step.delta is not None and fast:
+                        if omit and step.delta == 0:
+                            continue
+                        successor, target = None, parent ^ step.delta
+                    else:
+                        successor = self._successor(ids, step)
+                        if renames:
+                            successor = self._after_step(successor)
+                        if omit and successor == ids:
+                            continue
+                        if reduces:
+                            successor = self.canonical_ids(successor)
+                        target = self.key(successor)
+                    taken += 1
+                    targets.append(target)
+                    action = step.action
+                    actions[action] = actions.get(action, 0) + 1
+                    if step.rules:
+                        rule_tuples[step.rules] = rule_tuples.get(step.rules, 0) + 1
+                    if graph:
+                        kinds.append((action, step.label))
+                    for name, detail in step.findings:
+                        problems.append(Problem("action", name, detail, target))
+                    if target in shipped or target in known:
+                        states.append(None)
+                        if observer is not None:
+                            observer(parent, ids, step, target, None)
+                        continue
+                    shipped.add(target)
+                    if successor is None:
+                        successor = self._successor(ids, step)
+                    states.append(successor)
+                    if observer is not None:
+                        observer(parent, ids, step, target, successor)
+                    problems.extend(self.invariant_problems(successor, target))
+            offsets.append(len(targets))
+            if problems:
+                problems_at[position] = tuple(problems)
+            if not taken and not self._terminal(self.values_of(ids), cuts):
+                deadlocked.append(position)
+            if graph:
+                marks.append(self.liveness_marks(ids, cuts) if self._liveness else 0)
+        rule_counts: dict[str, int] = {}
+        for rules, count in rule_tuples.items():
+            for rule in rules:
+                rule_counts[rule] = rule_counts.get(rule, 0) + count
+        return BatchResult(
+            tuple(parents),
+            tuple(offsets),
+            tuple(targets),
+            tuple(states),
+            problems_at,
+            tuple(deadlocked),
+            actions,
+            rule_counts,
+            tuple(kinds),
+            tuple(marks),
+        )
+
+    def _plain_steps(self, ids: Ids) -> tuple[tuple[_Compiled, ...], frozenset[str]]:
+        """A plain model's steps: its transitions, each successor its representative (interned
+        with its fingerprint, which is its key). The group is never remembered."""
+        self.stats[0].misses += 1
+        vector = self.vector
+        steps = []
+        for step in self.groups[0].step(self.values[ids[0]]):
+            assert not isinstance(step, Cut)
+            (representative,) = vector.canonical(step.written)
+            digest = fingerprint(representative)
+            successor = (self.intern(representative, digest),)
+            steps.append(
+                _Compiled(
+                    step.label,
+                    step.action,
+                    step.rules,
+                    ((0, successor[0]),),
+                    (),
+                    step.findings,
+                    digest,
+                    step.written[0],
+                )
+            )
+        return tuple(steps), frozenset()
+
+    def cuts(self, ids: Ids) -> frozenset[str]:
+        """The bounds that cut some step of the state (from the groups' memory)."""
+        cuts: frozenset[str] = frozenset()
+        for index in range(len(self.groups)):
+            cuts = cuts | self._group(index, ids).cuts
+        return cuts
+
+    def transition(self, ids: Ids, step: _Compiled) -> Transition[S]:
+        """A step as the plain interface gives it: to the successor the step made (not yet
+        canonical), for observers."""
+        if step.raw is not None:
+            successor = step.raw
+        else:
+            successor = self.vector.state_of(self.values_of(self._successor(ids, step)))
+            if self._renames:
+                successor = self.vector.state_of(
+                    self.vector.after_step(self.vector.vector_of(successor))
+                )
+        return Transition(step.label, step.action, successor, step.rules)
+
+
+def _getter(reads: tuple[int, ...]) -> Callable[[Ids], Any]:
+    """A function from a vector to its projection on `reads` (one value for one slot)."""
+    return itemgetter(*reads)
+
+
+__all__ = ["BatchResult", "Expander", "GroupStats", "Problem", "StepObserver", "slot_key"]

@@ -13,9 +13,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from .expand import Expansion
 
 # Edge-kind ids start as 16-bit values; a model with more distinct (action, label) pairs widens
 # the array once, so ordinary models pay two bytes per edge for it instead of four.
@@ -41,15 +38,6 @@ class StateGraph:
     kinds: array[int] = field(default_factory=lambda: array("H"))
     edge_kinds: list[tuple[str, str]] = field(default_factory=list)
     _kind_ids: dict[tuple[str, str], int] = field(default_factory=dict, init=False, repr=False)
-
-    def add(self, expansion: Expansion[Any]) -> None:
-        """Append one expanded state and its edges (callers add states in expansion order)."""
-        self.add_state(
-            expansion.parent,
-            expansion.marks,
-            [successor.fingerprint for successor in expansion.successors],
-            [(successor.action, successor.label) for successor in expansion.successors],
-        )
 
     def add_state(
         self,

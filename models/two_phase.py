@@ -12,11 +12,14 @@ exact orbit representative, because no fact mentions one RM from another.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import cast
 
+from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
+from groupspec.checker.vector import Group, GroupStep, Label, LivenessLabels, transitions_of_groups
 
 from .parameters import documented
 
@@ -119,8 +122,49 @@ def _type_ok(state: TwoPhaseState) -> list[str]:
     return problems
 
 
+_DECIDED = (COMMITTED, ABORTED)
+
+
 def _all_decided(state: TwoPhaseState) -> bool:
-    return all(rm.state in (COMMITTED, ABORTED) for rm in state.rms)
+    return all(rm.state in _DECIDED for rm in state.rms)
+
+
+def _rm_steps(slot: int, tm: TransactionManager, rm: ResourceManager) -> list[GroupStep]:
+    """RM `slot`'s steps (and the TM's receipt of its Prepared), as TwoPhase.tla has them."""
+    steps = []
+    name = f"(rm{slot})"
+    if tm.tm_state == TM_INIT and rm.sent_prepared:
+        steps.append(
+            GroupStep("TMRcvPrepared" + name, "TMRcvPrepared", (_rm(rm.state, True, True),))
+        )
+    if rm.state == WORKING:
+        steps.append(
+            GroupStep("RMPrepare" + name, "RMPrepare", (_rm(PREPARED, True, rm.tm_prepared),))
+        )
+        steps.append(
+            GroupStep(
+                "RMChooseToAbort" + name,
+                "RMChooseToAbort",
+                (_rm(ABORTED, rm.sent_prepared, rm.tm_prepared),),
+            )
+        )
+    if tm.commit_sent:
+        steps.append(
+            GroupStep(
+                "RMRcvCommitMsg" + name,
+                "RMRcvCommitMsg",
+                (_rm(COMMITTED, rm.sent_prepared, rm.tm_prepared),),
+            )
+        )
+    if tm.abort_sent:
+        steps.append(
+            GroupStep(
+                "RMRcvAbortMsg" + name,
+                "RMRcvAbortMsg",
+                (_rm(ABORTED, rm.sent_prepared, rm.tm_prepared),),
+            )
+        )
+    return steps
 
 
 # Message receipt and the TM's decision are fair (each RM's receive on its own); an RM's own
@@ -130,15 +174,62 @@ TWO_PHASE_FAIR_ACTIONS = frozenset(
 )
 
 
+def _decides_once(
+    before: TransactionManager, after: TransactionManager
+) -> tuple[tuple[str, str], ...]:
+    """TMDecidesOnce on a TM step, as a group step's findings."""
+    if before.tm_state != TM_INIT and after.tm_state != before.tm_state:
+        detail = f"tm changed its decision from {before.tm_state} to {after.tm_state}"
+        return (("TMDecidesOnce", detail),)
+    return ()
+
+
 def _tm_decides_once(before: TwoPhaseState, step: Transition[TwoPhaseState]) -> list[str]:
     if before.tm_state != TM_INIT and step.state.tm_state != before.tm_state:
         return [f"tm changed its decision from {before.tm_state} to {step.state.tm_state}"]
     return []
 
 
+@dataclass(frozen=True, repr=False)
+class TransactionManager:
+    """The TM's part of the state: its decision and the messages it has sent."""
+
+    tm_state: str = TM_INIT
+    commit_sent: bool = False
+    abort_sent: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"TransactionManager(tm_state={self.tm_state!r}, commit_sent={self.commit_sent!r}, "
+            f"abort_sent={self.abort_sent!r})"
+        )
+
+
+# Every TM and RM value there is, with its digest computed once: the engine asks for the
+# digest of every value a step writes.
+_TMS = {
+    (state, commit, abort): TransactionManager(state, commit, abort)
+    for state in (TM_INIT, TM_COMMITTED, TM_ABORTED)
+    for commit in (False, True)
+    for abort in (False, True)
+}
+_DIGESTS = {value: fingerprint(value) for value in (*_TMS.values(), *_RMS.values())}
+
+
+def _tm(state: str, commit_sent: bool, abort_sent: bool) -> TransactionManager:
+    return _TMS[(state, commit_sent, abort_sent)]
+
+
 @dataclass(frozen=True)
 class TwoPhaseModel:
-    """Two-phase commit with `resource_managers` RMs; `symmetry` reduces interchangeable RMs."""
+    """Two-phase commit with `resource_managers` RMs; `symmetry` reduces interchangeable RMs.
+
+    As a state vector (`checker.vector`): slot 0 is the TM, slot i the i-th RM. The TM's group
+    (TMCommit, TMAbort) reads every slot, since the TM commits only once every RM's Prepared
+    has arrived; RM i's group (TMRcvPrepared, RMPrepare, RMChooseToAbort, RMRcvCommitMsg,
+    RMRcvAbortMsg) reads the TM and RM i and writes RM i, so the engine remembers its steps by
+    those two values and never runs them twice.
+    """
 
     resource_managers: int = documented(3, "resource managers (RMs)")
     symmetry: bool = documented(False, "reduce interchangeable RMs")
@@ -156,76 +247,124 @@ class TwoPhaseModel:
         """The model's name in reports."""
         return f"two-phase({self.resource_managers})"
 
-    def initial_states(self) -> Sequence[TwoPhaseState]:
-        """Every RM working, the TM in init, no messages."""
+    # -- the state vector ------------------------------------------------------------------
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        """The TM, then each RM."""
+        return ("tm", *(f"rm{index + 1}" for index in range(self.resource_managers)))
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        """The TM's group, then one group per RM."""
+        everything = tuple(range(self.resource_managers + 1))
+        tm = Group("tm", everything, (0,), self._tm_steps, cached=False)
         return (
-            TwoPhaseState(tuple(_rm(WORKING, False, False) for _ in range(self.resource_managers))),
+            tm,
+            *(
+                Group(f"rm{slot}", (0, slot), (slot,), partial(_rm_steps, slot))
+                for slot in range(1, self.resource_managers + 1)
+            ),
         )
 
-    def transitions(self, state: TwoPhaseState) -> Sequence[Transition[TwoPhaseState]]:
-        """TMRcvPrepared, TMCommit, TMAbort and the RM actions, as in TwoPhase.tla's Next."""
-        steps: list[Transition[TwoPhaseState]] = []
-        rms = state.rms
-        tm_init = state.tm_state == TM_INIT
-        commit_sent, abort_sent = state.commit_sent, state.abort_sent
+    def _tm_steps(self, tm: TransactionManager, *rms: ResourceManager) -> list[GroupStep]:
+        if tm.tm_state != TM_INIT:
+            return []
         prepared = [rm.tm_prepared for rm in rms]
         ready = any(prepared) if self.tm_commits_early else all(prepared)
-        if tm_init and ready:
-            steps.append(
-                Transition(
-                    "TMCommit", "TMCommit", TwoPhaseState(rms, TM_COMMITTED, True, abort_sent)
-                )
-            )
-        if tm_init:
-            steps.append(
-                Transition("TMAbort", "TMAbort", TwoPhaseState(rms, TM_ABORTED, commit_sent, True))
-            )
-        step = self._rm_step
-        for index, rm in enumerate(rms):
-            if tm_init and rm.sent_prepared:
-                steps.append(
-                    step(state, index, "TMRcvPrepared", _rm(rm.state, rm.sent_prepared, True))
-                )
-            if rm.state == WORKING:
-                steps.append(step(state, index, "RMPrepare", _rm(PREPARED, True, rm.tm_prepared)))
-                steps.append(
-                    step(
-                        state,
-                        index,
-                        "RMChooseToAbort",
-                        _rm(ABORTED, rm.sent_prepared, rm.tm_prepared),
-                    )
-                )
-            if commit_sent:
-                steps.append(
-                    step(
-                        state,
-                        index,
-                        "RMRcvCommitMsg",
-                        _rm(COMMITTED, rm.sent_prepared, rm.tm_prepared),
-                    )
-                )
-            if abort_sent:
-                steps.append(
-                    step(
-                        state,
-                        index,
-                        "RMRcvAbortMsg",
-                        _rm(ABORTED, rm.sent_prepared, rm.tm_prepared),
-                    )
-                )
-        return tuple(steps)
+        decisions = []
+        if ready:
+            decisions.append(("TMCommit", _tm(TM_COMMITTED, True, tm.abort_sent)))
+        decisions.append(("TMAbort", _tm(TM_ABORTED, tm.commit_sent, True)))
+        return [
+            GroupStep(action, action, (after,), findings=_decides_once(tm, after))
+            for action, after in decisions
+        ]
 
-    @staticmethod
-    def _rm_step(
-        state: TwoPhaseState, index: int, action: str, rm: ResourceManager
-    ) -> Transition[TwoPhaseState]:
-        rms = (*state.rms[:index], rm, *state.rms[index + 1 :])
-        return Transition(
-            f"{action}(rm{index + 1})",
-            action,
-            TwoPhaseState(rms, state.tm_state, state.commit_sent, state.abort_sent),
+    def initial_vectors(self) -> tuple[tuple[object, ...], ...]:
+        """Every RM working, the TM in init, no messages."""
+        return (
+            (_tm(TM_INIT, False, False), *(_rm(WORKING, False, False),) * self.resource_managers),
         )
+
+    def state_of(self, values: tuple[object, ...]) -> TwoPhaseState:
+        """The state object of a vector."""
+        tm = values[0]
+        assert isinstance(tm, TransactionManager)
+        return TwoPhaseState(values[1:], tm.tm_state, tm.commit_sent, tm.abort_sent)  # type: ignore[arg-type]
+
+    def vector_of(self, state: TwoPhaseState) -> tuple[object, ...]:
+        """The vector of a state object."""
+        return (_tm(state.tm_state, state.commit_sent, state.abort_sent), *state.rms)
+
+    def apply_update(self, slot: int, value: object, update: Hashable) -> object:
+        """Two-phase commit's steps have no updates."""
+        raise TypeError("two-phase commit's steps write their slots")
+
+    def after_step(self, values: tuple[object, ...]) -> tuple[object, ...]:
+        """Nothing to rename."""
+        return values
+
+    renames_after_step = False
+    omits_self_loops = False
+
+    @property
+    def reduces(self) -> bool:
+        """With symmetry, `canonical` sorts the RMs."""
+        return self.symmetry
+
+    def canonical(self, values: tuple[object, ...]) -> tuple[object, ...]:
+        """With symmetry, the RMs sorted (see `representative`)."""
+        if not self.symmetry:
+            return values
+        return self.vector_of(self.representative(self.state_of(values)))
+
+    def component_digest(self, value: object) -> int:
+        """The fingerprint of a TM or RM value (every one is computed once)."""
+        digest = _DIGESTS.get(value)
+        return digest if digest is not None else fingerprint(value)
+
+    def is_terminal_vector(self, values: tuple[object, ...], cuts: frozenset[str]) -> bool:
+        """No state of two-phase commit is a legitimate end: receive steps stay enabled."""
+        return False
+
+    @property
+    def invariant_labels(self) -> tuple[Label, ...]:
+        """TypeOK and Consistent, over the whole vector."""
+        everything = tuple(range(self.resource_managers + 1))
+        return (
+            Label("TypeOK", everything, lambda *values: _type_ok(self.state_of(values))),
+            Label("Consistent", everything, lambda *values: _consistent(self.state_of(values))),
+        )
+
+    @property
+    def liveness_labels(self) -> tuple[LivenessLabels, ...]:
+        """AllDecided: a goal over the RMs, applying everywhere."""
+        (prop,) = self.liveness_properties
+        rms = tuple(range(1, self.resource_managers + 1))
+        return (
+            LivenessLabels(
+                prop,
+                Label("AllDecided", rms, lambda *rms: all(rm.state in _DECIDED for rm in rms)),
+                Label("AllDecided", (), lambda: True),
+            ),
+        )
+
+    @property
+    def action_property_names(self) -> tuple[str, ...]:
+        """The TM decides once (checked in its group's steps)."""
+        return ("TMDecidesOnce",)
+
+    # -- the plain interface ---------------------------------------------------------------
+
+    def initial_states(self) -> Sequence[TwoPhaseState]:
+        """Every RM working, the TM in init, no messages."""
+        return tuple(self.state_of(values) for values in self.initial_vectors())
+
+    def transitions(self, state: TwoPhaseState) -> Sequence[Transition[TwoPhaseState]]:
+        """TMCommit, TMAbort, then each RM's TMRcvPrepared, RMPrepare, RMChooseToAbort,
+        RMRcvCommitMsg and RMRcvAbortMsg, as in TwoPhase.tla's Next."""
+        return transitions_of_groups(self, state)
 
     def representative(self, state: TwoPhaseState) -> TwoPhaseState:
         """With symmetry, the RMs sorted; otherwise the state itself."""

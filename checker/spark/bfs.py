@@ -33,9 +33,9 @@ from groupspec.checker.bfs import (
     Progress,
     ProgressCallback,
     SearchResult,
-    initial_frontier,
     limit_reached,
 )
+from groupspec.checker.expand import Expander
 from groupspec.checker.graph import StateGraph
 from groupspec.checker.model import Model, liveness_properties
 
@@ -195,9 +195,11 @@ class _SparkSearch(Generic[S]):
         result = self.result
         records = []
         entries: list[list[tuple[int, int, int]]] = [[] for _ in range(self.partitions)]
-        for position, (fp, representative, problems) in enumerate(initial_frontier(self.model)):
-            result.parents[fp] = None
-            records.append((fp, (initial_path(position), fp, "", encode_state(representative))))
+        expander = Expander(self.model)
+        for position, (fp, ids, problems) in enumerate(expander.initial()):
+            result.parents.add(fp, None)  # type: ignore[attr-defined]
+            values = expander.values_of(ids)
+            records.append((fp, (initial_path(position), fp, "", encode_state(values))))
             entries[fp % self.partitions].append((fp, fp, 0))
             for problem in problems:
                 if not self._done():
@@ -228,7 +230,7 @@ class _SparkSearch(Generic[S]):
         result.problems.extend(last.problems)
         for summary in summaries:
             for fp, parent in summary.parents:
-                result.parents[fp] = None if summary.level == 0 else parent
+                result.parents.add(fp, None if summary.level == 0 else parent)  # type: ignore[attr-defined]
             self._add_graph(summary.graph)
         files = self.checkpoint.state_files(level)
         frontier = self.context.parallelize(files, len(files)).flatMap(read_part)
@@ -259,7 +261,7 @@ class _SparkSearch(Generic[S]):
             new += report.new_states
             keyed.extend(report.problems)
             for fp, parent in report.parents:
-                result.parents[fp] = parent
+                result.parents.add(fp, parent)  # type: ignore[attr-defined]
             for expansion in report.expansions:
                 result.transitions += expansion.transitions
                 result.action_counts.update(expansion.action_counts)

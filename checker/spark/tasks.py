@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from groupspec.checker.expand import Problem, expand_for_merge
+from groupspec.checker.expand import Expander, Problem
 from groupspec.checker.model import Model
 
 from .checkpoint import write_part
@@ -151,14 +151,16 @@ class Expand:
         self, index: int, records: Iterable[tuple[int, FrontierRecord]]
     ) -> Iterator[tuple[object, object]]:
         model: Model[Any] = self.model.value
+        # The in-process engine's expansion, with its memory of group steps for this task.
+        expander: Expander[Any] = Expander(model, graph=True)
         frontier = sorted((record[0], fp, record[3]) for fp, record in records)
         report = ExpansionReport()
         shipped: set[int] = set()
         emitted = 0
         for start in range(0, len(frontier), CHUNK):
             chunk = frontier[start : start + CHUNK]
-            batch = [(fp, decode_state(data)) for _, fp, data in chunk]
-            result = expand_for_merge(model, batch, frozenset(), shipped, graph=True)
+            batch = [(fp, expander.ids_of(decode_state(data))) for _, fp, data in chunk]
+            result = expander.expand_batch(batch, frozenset(), shipped)
             _count(report, result.action_counts, result.rule_counts, len(result.targets))
             deadlocked = frozenset(result.deadlocked)
             for position, (path, parent, _) in enumerate(chunk):
@@ -183,7 +185,13 @@ class Expand:
                     label = kinds[step][1]
                     yield (
                         target,
-                        (child, parent, label, encode_state(state), judged.get(target, ())),
+                        (
+                            child,
+                            parent,
+                            label,
+                            encode_state(expander.values_of(state)),  # type: ignore[arg-type]
+                            judged.get(target, ()),
+                        ),
                     )
                     emitted += 1
                     if self.fail_first_attempt and index == 0 and emitted == 1 and _attempt() == 0:

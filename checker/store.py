@@ -1,0 +1,163 @@
+"""The set of states a search has seen, with each one's breadth-first parent, in 16 bytes each.
+
+A state is known by its 64-bit key. The newest levels of the search live in Python dicts
+(key -> parent key), where a lookup costs nothing; when a level is two levels old its states
+move into two sorted numpy arrays (keys, parents), 8 bytes each, and lookups there go in
+batches (`known_among`). Breadth-first search rarely steps back more than a level, so most
+lookups never reach the arrays.
+
+The store reads like the dict of parents the search results always exposed (`parents[key]`,
+`key in parents`, `items()`, `len`), so counterexamples and liveness walk it unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+_NONE = np.uint64(0xFFFFFFFFFFFFFFFF)  # the parent of an initial state (never a key in use)
+
+
+class VisitedStore(Mapping[int, int | None]):
+    """Keys of seen states and their parents: recent levels in dicts, older ones in arrays."""
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, dtype=np.uint64)
+        self._parents = np.zeros(0, dtype=np.uint64)
+        # Levels not yet moved into the arrays, oldest first; the last is being filled.
+        self._levels: list[dict[int, int | None]] = [{}]
+        self._size = 0
+
+    # -- the mapping -----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, key: object) -> bool:
+        for level in self._levels:
+            if key in level:
+                return True
+        if not isinstance(key, int) or not self._keys.size or key < 0 or key >> 64:
+            return False
+        position = int(np.searchsorted(self._keys, np.uint64(key)))
+        return position < self._keys.size and int(self._keys[position]) == key
+
+    def __getitem__(self, key: int) -> int | None:
+        for level in self._levels:
+            if key in level:
+                return level[key]
+        if self._keys.size and 0 <= key < 1 << 64:
+            position = int(np.searchsorted(self._keys, np.uint64(key)))
+            if position < self._keys.size and int(self._keys[position]) == key:
+                parent = self._parents[position]
+                return None if parent == _NONE else int(parent)
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[int]:
+        for key in self._keys:
+            yield int(key)
+        for level in self._levels:
+            yield from level
+
+    def items(self) -> Iterator[tuple[int, int | None]]:  # type: ignore[override]
+        """Every (key, parent) pair; the parent of an initial state is None."""
+        for key, parent in zip(self._keys, self._parents, strict=True):
+            yield int(key), None if parent == _NONE else int(parent)
+        for level in self._levels:
+            yield from level.items()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return len(self) == len(other) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- for the search --------------------------------------------------------------------
+
+    def add(self, key: int, parent: int | None) -> None:
+        """Record a new state (the caller knows it is new) in the newest level."""
+        self._levels[-1][key] = parent
+        self._size += 1
+
+    def in_recent(self, key: int) -> bool:
+        """Whether the key is in one of the levels still held in dicts."""
+        return any(key in level for level in self._levels)
+
+    def recent(self) -> RecentKeys:
+        """The keys of the levels held in dicts, as a container (lookups never touch the
+        arrays: an expander that misses an old key only judges a state twice)."""
+        return RecentKeys(self._levels)
+
+    def known_among(self, keys: Sequence[int]) -> list[bool]:
+        """For each key, whether the store has it (one batched lookup in the arrays)."""
+        found = [self.in_recent(key) for key in keys]
+        if self._keys.size:
+            missing = [i for i, hit in enumerate(found) if not hit]
+            if missing:
+                wanted = np.fromiter(
+                    (keys[i] for i in missing), dtype=np.uint64, count=len(missing)
+                )
+                positions = np.searchsorted(self._keys, wanted)
+                positions[positions == self._keys.size] = 0
+                hits = self._keys[positions] == wanted
+                for i, hit in zip(missing, hits.tolist(), strict=True):
+                    found[i] = hit
+        return found
+
+    def next_level(self, keep: int = 2) -> None:
+        """Start a new level; levels older than the newest `keep` move into the arrays."""
+        self._levels.append({})
+        while len(self._levels) > keep + 1:
+            self._archive(self._levels.pop(0))
+
+    def _archive(self, level: dict[int, int | None]) -> None:
+        if not level:
+            return
+        keys = np.fromiter(level.keys(), dtype=np.uint64, count=len(level))
+        parents = np.fromiter(
+            (_NONE if parent is None else parent for parent in level.values()),
+            dtype=np.uint64,
+            count=len(level),
+        )
+        order = np.argsort(keys, kind="stable")
+        keys, parents = keys[order], parents[order]
+        positions = np.searchsorted(self._keys, keys)
+        self._keys = np.insert(self._keys, positions, keys)
+        self._parents = np.insert(self._parents, positions, parents)
+
+    def nbytes(self) -> int:
+        """Bytes held by the arrays (the dicts of recent levels are not counted)."""
+        return int(self._keys.nbytes + self._parents.nbytes)
+
+    def archive_all(self) -> None:
+        """Move every level into the arrays (at the end of a search: memory, not speed)."""
+        while len(self._levels) > 1:
+            self._archive(self._levels.pop(0))
+        self._archive(self._levels[0])
+        self._levels = [{}]
+
+
+class RecentKeys:
+    """`key in recent`: whether a key is in one of the store's levels held in dicts."""
+
+    def __init__(self, levels: list[dict[int, int | None]]) -> None:
+        self._levels = levels
+
+    def __contains__(self, key: object) -> bool:
+        # A loop, not any() over a generator: this runs once per explored step.
+        for level in self._levels:  # noqa: SIM110
+            if key in level:
+                return True
+        return False
+
+
+def path_to(store: Mapping[int, int | None], key: int) -> tuple[int, ...]:
+    """Keys from an initial state to `key` along breadth-first parents."""
+    path = [key]
+    parent = store[key]
+    while parent is not None:
+        path.append(parent)
+        parent = store[parent]
+    return tuple(reversed(path))
