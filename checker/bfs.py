@@ -150,47 +150,65 @@ class _Search(Generic[S]):
         store = self.store
         frontier = self.next_frontier
         graph = result.graph
-        targets, states, offsets = batch.targets, batch.states, batch.offsets
+        targets, offsets = batch.targets, batch.offsets
         # The expander left out the states it knew; the rest are new unless the store's older
         # levels have them (one batched lookup) or an earlier step of this merge added them.
-        candidates = [index for index, state in enumerate(states) if state is not None]
-        old = store.known_among([targets[index] for index in candidates])
+        candidates = batch.candidates
+        old = store.archived([targets[index] for index in candidates])
         fresh = {index for index, seen in zip(candidates, old, strict=True) if not seen}
         problems = batch.problems
-        deadlocked = frozenset(batch.deadlocked)
+        deadlocked = batch.deadlocked
+        parents = batch.parents
+        # New states first, in order (each step knows its expanded state by the offsets) ...
         found_new: list[int] = []
-        for position, parent in enumerate(batch.parents):
-            start, end = offsets[position], offsets[position + 1]
-            if graph is not None:
+        position = 0
+        in_recent, add, append = store.in_recent, store.add, frontier.append
+        for index in candidates:
+            if index not in fresh:
+                continue
+            while offsets[position + 1] <= index:
+                position += 1
+            target = targets[index]
+            if not in_recent(target):
+                add(target, parents[position])
+                append((target, candidates[index]))
+                found_new.append(index)
+        # ... then the graph and the problems, state by state.
+        if graph is not None:
+            for position, parent in enumerate(parents):
+                start, end = offsets[position], offsets[position + 1]
                 graph.add_state(
                     parent, batch.marks[position], targets[start:end], batch.kinds[start:end]
                 )
-            if position in deadlocked:
-                self.record(Problem("deadlock", "Deadlock", "no step is enabled", parent), parent)
-            new_here: dict[int, bool] = {}
-            for index in range(start, end):
-                target = targets[index]
-                if index in fresh and not store.in_recent(target):
-                    store.add(target, parent)
-                    frontier.append((target, states[index]))
-                    found_new.append(index)
-                    new_here[target] = True
-            found = problems.get(position)
-            if found is not None:
-                self._record_judged(parent, found, targets[start:end], new_here)
+        if problems or deadlocked:
+            new_indices = set(found_new)
+            for position in sorted({*problems, *deadlocked}):
+                parent = parents[position]
+                if position in deadlocked:
+                    deadlock = Problem("deadlock", "Deadlock", "no step is enabled", parent)
+                    self.record(deadlock, parent)
+                found = problems.get(position)
+                if found is not None:
+                    start, end = offsets[position], offsets[position + 1]
+                    new_here = {
+                        targets[index]: True for index in range(start, end) if index in new_indices
+                    }
+                    self.record_judged(parent, found, targets[start:end], new_here)
         result.transitions += len(targets)
         result.action_counts.update(batch.action_counts)
         result.rule_counts.update(batch.rule_counts)
         result.distinct_states = len(store)
         return found_new
 
-    def _record_judged(
+    def record_judged(
         self,
         parent: int,
         found: Sequence[Problem],
         targets: Sequence[int],
-        new: Mapping[int, bool],
+        new: Mapping[int, bool] | None = None,
     ) -> None:
+        """Keep a state's problems in the order of its steps' targets: an action property's
+        on every step, an invariant's only where its state was new (all, without `new`)."""
         problems_by_state: dict[int, list[Problem]] = {}
         for problem in found:
             problems_by_state.setdefault(problem.successor, []).append(problem)
@@ -200,7 +218,7 @@ class _Search(Generic[S]):
                 # belong to every step, including steps into states already seen.
                 if problem.kind == "action":
                     self.record(problem, target, via=parent)
-                elif new.get(target):
+                elif new is None or new.get(target):
                     self.record(problem, target)
 
 
@@ -243,19 +261,23 @@ def search(
     result.distinct_states = len(store)
 
     pool = _Pool(model, expander, workers - 1, record_graph) if workers > 1 else None
-    recent = store.recent()
+    recent = store.recent_levels()
     try:
         level = 0
         while merger.next_frontier and not merger.done():
             frontier, merger.next_frontier = merger.next_frontier, []
             store.next_level()
             expanded: Iterator[tuple[BatchResult, bool, list[tuple[int, Ids, Any, int]]]]
-            if pool is not None:
-                expanded = ((batch, end, []) for batch, end in pool.expand_level(frontier, recent))
+            if pool is None and observer is None and expander.explores_fast:
+                expanded = _explore_here(expander, frontier, merger, result)
+            elif pool is not None:
+                expanded = (
+                    (batch, end, []) for batch, end in pool.expand_level(frontier, recent())
+                )
             else:
                 expanded = _expand_here(expander, frontier, recent, observer is not None)
             for batch_result, batch_end, steps in expanded:
-                new = merger.merge(batch_result)
+                new = merger.merge(batch_result) if batch_result is not None else []
                 if observer is not None:
                     _tell(observer, expander, steps, set(new))
                 if merger.next_frontier:
@@ -281,6 +303,30 @@ def search(
     return result
 
 
+def _explore_here(
+    expander: Expander[S],
+    frontier: Sequence[tuple[int, object]],
+    merger: _Search[S],
+    result: SearchResult[S],
+) -> Iterator[tuple[None, bool, list[tuple[int, Ids, Any, int]]]]:
+    """Expand and merge a level in this process at once, batch by batch (`explore_fast`)."""
+    for start in range(0, len(frontier), BATCH_SIZE):
+        batch = frontier[start : start + BATCH_SIZE]
+        result.transitions += expander.explore_fast(
+            batch,  # type: ignore[arg-type]
+            merger.store,
+            merger.next_frontier,
+            merger,
+            result.graph,
+        )
+        result.action_counts.update(expander.action_counts)
+        result.rule_counts.update(expander.rule_counts)
+        expander.action_counts.clear()
+        expander.rule_counts.clear()
+        result.distinct_states = len(merger.store)
+        yield None, True, []
+
+
 def _expand_here(
     expander: Expander[S],
     frontier: Sequence[tuple[int, object]],
@@ -304,7 +350,7 @@ def _expand_here(
 
         result = expander.expand_batch(
             batch,  # type: ignore[arg-type]
-            recent,
+            recent(),
             set(),
             note if observed else None,
         )
@@ -493,7 +539,9 @@ def _work(expander: Expander[S], worker: int, tasks: Any, results: Any) -> None:
             parents = _fingerprints(fingerprints)
             vectors = [expander.ids_of(values) for values in channel.decode(data)]
             known.update(parents)
-            expanded = expander.expand_batch(list(zip(parents, vectors, strict=True)), known, known)
+            expanded = expander.expand_batch(
+                list(zip(parents, vectors, strict=True)), [known], known
+            )
             outcome: object = _pack(expanded, channel, expander)
         except Exception as error:  # reported to the merging process
             outcome = _portable(error)
@@ -509,8 +557,8 @@ def _fingerprints(data: bytes) -> array[int]:
 def _pack(batch: BatchResult, channel: Channel, expander: Expander[Any]) -> tuple[object, ...]:
     """A batch result as plain values and bytes; its states go through the channel as
     component values."""
-    positions = [i for i, state in enumerate(batch.states) if state is not None]
-    states = channel.encode([expander.values_of(batch.states[i]) for i in positions])  # type: ignore[arg-type]
+    positions = list(batch.candidates)
+    states = channel.encode([expander.values_of(batch.candidates[i]) for i in positions])  # type: ignore[arg-type]
     return (
         array("Q", batch.offsets).tobytes(),
         array("Q", batch.targets).tobytes(),
@@ -530,14 +578,14 @@ def _unpack(
 ) -> BatchResult:
     offsets, targets, positions, data, problems, deadlocked, actions, rules, kinds, marks = payload
     target_fps = _fingerprints(targets)
-    states: list[object] = [None] * len(target_fps)
+    candidates: dict[int, object] = {}
     for position, values in zip(_fingerprints(positions), channel.decode(data), strict=True):
-        states[position] = expander.ids_of(values)
+        candidates[position] = expander.ids_of(values)
     return BatchResult(
         parents,
         tuple(_fingerprints(offsets)),
-        tuple(target_fps),
-        tuple(states),
+        list(target_fps),
+        candidates,
         problems,
         deadlocked,
         actions,

@@ -20,13 +20,16 @@ multi-process engine and the Spark engine all expand with this one class.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from .fingerprint import fingerprint
+from .graph import StateGraph
 from .model import Model, Transition
+from .store import VisitedStore
 from .vector import Cut, Group, Label, PlainVectorModel, Values, VectorModel, vector_model
 
 S = TypeVar("S")
@@ -74,6 +77,13 @@ class GroupStats:
     name: str
     hits: int = 0
     misses: int = 0
+    # Lookups counted in bulk by the fast path (one per expanded state), beside hits + misses.
+    bulk: int = 0
+
+    def lookups(self, more: int) -> int:
+        """The lookups so far, after `more` counted in bulk."""
+        self.bulk += more
+        return self.bulk
 
     @property
     def hit_rate(self) -> float:
@@ -99,10 +109,42 @@ class _Compiled:
     raw: Any = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _GroupResult:
+    """A group's steps on one projection, with what the fast path needs ready: each step's key
+    delta, the (action, label) pairs, whether any step has findings, the action and rule counts."""
+
     steps: tuple[_Compiled, ...]
     cuts: frozenset[str]
+    # (key delta, writes) of each step, when every step has a delta (the fast path's form).
+    fast: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = ()
+    kinds: tuple[tuple[str, str], ...] = ()
+    findings: bool = False
+    actions: tuple[tuple[str, int], ...] = ()
+    rules: tuple[tuple[tuple[str, ...], int], ...] = ()
+
+    @staticmethod
+    def of(steps: tuple[_Compiled, ...], cuts: frozenset[str]) -> _GroupResult:
+        actions: dict[str, int] = {}
+        rules: dict[tuple[str, ...], int] = {}
+        for step in steps:
+            actions[step.action] = actions.get(step.action, 0) + 1
+            if step.rules:
+                rules[step.rules] = rules.get(step.rules, 0) + 1
+        fast = (
+            tuple((step.delta, step.writes) for step in steps)
+            if all(step.delta is not None for step in steps)
+            else ()
+        )
+        return _GroupResult(
+            steps,
+            cuts,
+            fast,  # type: ignore[arg-type]
+            tuple((step.action, step.label) for step in steps),
+            any(step.findings for step in steps),
+            tuple(actions.items()),
+            tuple(rules.items()),
+        )
 
 
 @dataclass
@@ -110,18 +152,19 @@ class BatchResult:
     """A batch expanded for the breadth-first merge.
 
     Expanded state i has key `parents[i]` and successors `offsets[i]` to `offsets[i + 1]` of
-    `targets` (keys) and `states`. A successor's state is None when the expander knows it was
-    seen (so neither it nor its verdict is needed); otherwise it is its canonical vector (ids
-    in the expanding process; values once shipped between processes). `problems` maps i to its
-    problems in the order they were found; `deadlocked` lists the i that deadlock. `kinds`
-    holds each successor's (action kind, label) and `marks` each expanded state's liveness
-    marks, both only when the graph is recorded. Action and rule counts are summed.
+    `targets` (keys). `candidates` maps the position (in `targets`) of every successor the
+    expander did not know as seen to its canonical vector (ids in the expanding process; values
+    once shipped between processes); the others need neither vector nor verdict. `problems`
+    maps i to its problems in the order they were found; `deadlocked` lists the i that
+    deadlock. `kinds` holds each successor's (action kind, label) and `marks` each expanded
+    state's liveness marks, both only when the graph is recorded. Action and rule counts are
+    summed.
     """
 
     parents: tuple[int, ...]
     offsets: tuple[int, ...]
-    targets: tuple[int, ...]
-    states: tuple[object, ...]
+    targets: list[int]
+    candidates: dict[int, object]
     problems: dict[int, tuple[Problem, ...]]
     deadlocked: tuple[int, ...]
     action_counts: dict[str, int]
@@ -157,14 +200,29 @@ class Expander(Generic[S]):
         ]
         self._group_memo: list[dict[Any, _GroupResult]] = [{} for _ in self.groups]
         self.stats = [GroupStats(group.name) for group in self.groups]
+        # What `explore_fast` counted (the merge of `expand_batch` counts its own).
+        self.action_counts: Counter[str] = Counter()
+        self.rule_counts: Counter[str] = Counter()
+        # The remembered group results with a cut or findings (the fast path's rare case).
+        self._special: set[_GroupResult] = set()
         self._invariants = tuple(vector.invariant_labels)
         self._invariant_getters = [_getter(label.reads) for label in self._invariants]
         self._invariant_memo: list[dict[Any, Any]] = [{} for _ in self._invariants]
+        self._invariant_checks = tuple(
+            (label.name, self._invariant_check(label, getter, memo))
+            for label, getter, memo in zip(
+                self._invariants, self._invariant_getters, self._invariant_memo, strict=True
+            )
+        )
         self._liveness = tuple(vector.liveness_labels) if graph else ()
         self._label_memo: dict[tuple[int, str, Any], Any] = {}
         self._update_memo: dict[tuple[int, int, Any], int] = {}
         self._after: dict[Ids, Ids] = {}
         self._canonical: dict[Ids, Ids] = {}
+        # Whether every group writes only slots it reads and has no updates (the fast path).
+        self._deltas = all(
+            set(group.writes) <= set(group.reads) and group.cached for group in self.groups
+        )
         self._renames = vector.renames_after_step
         self._reduces = vector.reduces
         self._plain = isinstance(vector, PlainVectorModel)
@@ -264,12 +322,17 @@ class Expander(Generic[S]):
                 delta = 0
                 for slot, new in writes:
                     delta ^= slot_keys[slot][old[slot]] ^ slot_keys[slot][new]
+                # A slot written with the value it had changes nothing.
+                writes = tuple((slot, new) for slot, new in writes if new != old[slot])
             steps.append(
                 _Compiled(
                     step.label, step.action, step.rules, writes, updates, step.findings, delta
                 )
             )
-        return _GroupResult(tuple(steps), frozenset(cuts))
+        result = _GroupResult.of(tuple(steps), frozenset(cuts))
+        if result.cuts or result.findings:
+            self._special.add(result)
+        return result
 
     def _update(self, slot: int, current: int, update: Any) -> int:
         key = (slot, current, update)
@@ -290,21 +353,41 @@ class Expander(Generic[S]):
     # -- labels ------------------------------------------------------------------------------
 
     def invariant_problems(self, ids: Ids, at: int) -> list[Problem]:
-        """Every invariant the state violates, as problems located at key `at`."""
+        """Every invariant the state violates, as problems located at key `at` (an empty
+        list, the usual answer, costs a lookup or a call per invariant)."""
         problems: list[Problem] = []
-        values = self.values
-        for label, getter, memo in zip(
-            self._invariants, self._invariant_getters, self._invariant_memo, strict=True
-        ):
-            projection = getter(ids)
-            found = memo.get(projection)
-            if found is None:
-                read = projection if len(label.reads) > 1 else (projection,)
-                found = tuple(label.evaluate(*[values[i] for i in read]))
-                if len(label.reads) < self.slots:
-                    memo[projection] = found
-            problems.extend(Problem("invariant", label.name, detail, at) for detail in found)
+        for name, check in self._invariant_checks:
+            found = check(ids)
+            if found:
+                problems.extend(Problem("invariant", name, detail, at) for detail in found)
         return problems
+
+    def _invariant_check(
+        self, label: Label, getter: Callable[[Ids], Any], memo: dict[Any, Any]
+    ) -> Callable[[Ids], Any]:
+        """A function of a vector of ids giving a label's problems, remembered by projection
+        when the label allows it."""
+        values = self.values
+        evaluate = label.evaluate
+        if label.cached and len(label.reads) < self.slots:
+            single = len(label.reads) == 1
+
+            def remembered(ids: Ids) -> Any:
+                projection = getter(ids)
+                found = memo.get(projection)
+                if found is None:
+                    read = (projection,) if single else projection
+                    found = memo[projection] = tuple(evaluate(*[values[i] for i in read]))
+                return found
+
+            return remembered
+        if label.reads == tuple(range(self.slots)):
+            item = values.__getitem__
+            return lambda ids: evaluate(*map(item, ids))
+        if len(label.reads) == 1:
+            return lambda ids: evaluate(values[getter(ids)])
+        item = values.__getitem__
+        return lambda ids: evaluate(*map(item, getter(ids)))
 
     def _label(self, label: Label, ids: Ids) -> Any:
         projection = tuple(ids[slot] for slot in label.reads)
@@ -312,7 +395,7 @@ class Expander(Generic[S]):
         found = self._label_memo.get(key)
         if found is None:
             found = label.evaluate(*[self.values[i] for i in projection])
-            if len(label.reads) < self.slots:
+            if label.cached and len(label.reads) < self.slots:
                 self._label_memo[key] = found
         return found
 
@@ -350,30 +433,31 @@ class Expander(Generic[S]):
     def expand_batch(
         self,
         batch: Sequence[tuple[int, Ids]],
-        known: Container[int],
+        known: Sequence[Container[int]],
         shipped: set[int],
         observer: Callable[[int, Ids, _Compiled, int, Ids | None], None] | None = None,
     ) -> BatchResult:
         """Expand a batch of (key, vector) pairs in order, in the compact form the merge reads.
 
-        A successor whose key is in `known` (what the merge has seen, or what this expander was
-        told it has) or in `shipped` (successors this expander already sent) is not judged
+        A successor whose key is in one of `known` (what the merge has seen, or what this
+        expander was told it has) or in `shipped` (successors this expander already sent) is not judged
         again and its vector is not sent; batches are merged in order, so the vector and its
         verdict reach the merge first with the earlier occurrence. Keys sent with a vector are
         added to `shipped`. `observer` is told of every step (key, vector, step, successor key,
         successor vector or None when known).
         """
+        renames, reduces = self._renames, self._reduces
+        fast = not renames and not reduces
+        known = _Either(known)
         graph = self.graph
         plain = self._plain
         omit = self._omit_loops
-        renames, reduces = self._renames, self._reduces
-        fast = not renames and not reduces
         group_count = 1 if plain else len(self.groups)
         group = self._group
         parents: list[int] = []
         offsets: list[int] = [0]
         targets: list[int] = []
-        states: list[object] = []
+        candidates: dict[int, object] = {}
         kinds: list[tuple[str, str]] = []
         marks: list[int] = []
         problems_at: dict[int, tuple[Problem, ...]] = {}
@@ -423,14 +507,13 @@ class Expander(Generic[S]):
                     for name, detail in step.findings:
                         problems.append(Problem("action", name, detail, target))
                     if target in shipped or target in known:
-                        states.append(None)
                         if observer is not None:
                             observer(parent, ids, step, target, None)
                         continue
                     shipped.add(target)
                     if successor is None:
                         successor = self._successor(ids, step)
-                    states.append(successor)
+                    candidates[len(targets) - 1] = successor
                     if observer is not None:
                         observer(parent, ids, step, target, successor)
                     problems.extend(self.invariant_problems(successor, target))
@@ -448,8 +531,8 @@ class Expander(Generic[S]):
         return BatchResult(
             tuple(parents),
             tuple(offsets),
-            tuple(targets),
-            tuple(states),
+            targets,
+            candidates,
             problems_at,
             tuple(deadlocked),
             actions,
@@ -483,6 +566,123 @@ class Expander(Generic[S]):
             )
         return tuple(steps), frozenset()
 
+    @property
+    def explores_fast(self) -> bool:
+        """Whether `explore_fast` can explore this model: steps need no renaming, vectors are
+        their own canonical form, and every group writes only slots it reads."""
+        return (
+            self._deltas
+            and not self._renames
+            and not self._reduces
+            and not self._plain
+            and not self._omit_loops
+        )
+
+    def explore_fast(
+        self,
+        batch: Sequence[tuple[int, Ids]],
+        store: VisitedStore,
+        frontier: list[tuple[int, object]],
+        judge: Judge,
+        graph: StateGraph | None,
+    ) -> int:
+        """Expand a batch and merge it at once (the single-process engine, when
+        `explores_fast`): every remembered step carries the XOR that makes the successor's key
+        from the parent's, a successor is looked up in the seen set as soon as it is found, and
+        its vector is built only if it is new. New states join `store` and `frontier` in
+        breadth-first order; problems go to `judge` in the order the merge of `expand_batch`
+        records them. Returns the number of steps taken."""
+        getters = self._getters
+        memos = self._group_memo
+        lookups = tuple(zip(getters, memos, strict=True))
+        special = self._special
+        invariants = self.invariant_problems
+        terminal = self._terminal
+        current, previous, older = store.levels()
+        archived = store.archived_one
+        bitmap, mask = store.filter
+        frontier_append = frontier.append
+        used: list[_GroupResult] = []
+        used_extend = used.extend
+        added = 0
+        for parent, ids in batch:
+            results = [memo.get(getter(ids)) for getter, memo in lookups]
+            if None in results:
+                results = [
+                    result if result is not None else self._group(index, ids)
+                    for index, result in enumerate(results)
+                ]
+            used_extend(results)
+            findings = False
+            judged: dict[int, list[Problem]] | None = None
+            cuts: frozenset[str] = frozenset()
+            if special:
+                for result in results:
+                    if result in special:
+                        # Rare: a bound cut a step, or a step broke an action property.
+                        cuts = cuts | result.cuts
+                        findings = findings or result.findings
+            taken = False
+            for result in results:
+                fast = result.fast
+                if fast:
+                    taken = True
+                for delta, writes in fast:
+                    target = parent ^ delta
+                    if target in previous or target in current or target in older:
+                        continue
+                    bit = target & mask
+                    if bitmap[bit >> 3] >> (bit & 7) & 1 and archived(target):
+                        continue
+                    current[target] = parent
+                    added += 1
+                    successor = list(ids)
+                    for slot, value in writes:
+                        successor[slot] = value
+                    vector = tuple(successor)
+                    frontier_append((target, vector))
+                    found = invariants(vector, target)
+                    if found:
+                        judged = judged or {}
+                        judged[target] = found
+            if graph is not None:
+                targets = [parent ^ delta for result in results for delta, _ in result.fast]
+                kinds = [kind for result in results for kind in result.kinds]
+                marks = self.liveness_marks(ids, cuts) if self._liveness else 0
+                graph.add_state(parent, marks, targets, kinds)
+            if not taken and not terminal(self.values_of(ids), cuts):
+                judge.record(Problem("deadlock", "Deadlock", "no step is enabled", parent), parent)
+            if findings or judged:
+                # The problems in the order `expand_batch` finds them: each step's findings,
+                # then the invariants of its successor where it was new.
+                ordered: list[Problem] = []
+                targets = []
+                for result in results:
+                    for step in result.steps:
+                        target = parent ^ step.delta  # type: ignore[operator]
+                        targets.append(target)
+                        for name, detail in step.findings:
+                            ordered.append(Problem("action", name, detail, target))
+                        if judged and target in judged:
+                            ordered.extend(judged.pop(target))
+                judge.record_judged(parent, ordered, targets)
+        store.added(added)
+        transitions = 0
+        for result, times in Counter(used).items():
+            transitions += len(result.steps) * times
+            self._count(result, times)
+        for stats in self.stats:
+            stats.hits = stats.lookups(len(batch)) - stats.misses
+        return transitions
+
+    def _count(self, result: _GroupResult, times: int) -> None:
+        actions, rules = self.action_counts, self.rule_counts
+        for action, count in result.actions:
+            actions[action] = actions.get(action, 0) + count * times
+        for rule_tuple, count in result.rules:
+            for rule in rule_tuple:
+                rules[rule] = rules.get(rule, 0) + count * times
+
     def cuts(self, ids: Ids) -> frozenset[str]:
         """The bounds that cut some step of the state (from the groups' memory)."""
         cuts: frozenset[str] = frozenset()
@@ -507,6 +707,27 @@ class Expander(Generic[S]):
 def _getter(reads: tuple[int, ...]) -> Callable[[Ids], Any]:
     """A function from a vector to its projection on `reads` (one value for one slot)."""
     return itemgetter(*reads)
+
+
+class Judge(Protocol):
+    """Where `Expander.explore_fast` sends problems: the search's merge."""
+
+    def record(self, problem: Problem, at: int, via: int | None = None) -> None:
+        """Keep a problem found on state `at` (of a step from `via`)."""
+
+    def record_judged(self, parent: int, found: Sequence[Problem], targets: Sequence[int]) -> None:
+        """Keep a state's problems, in the order of its steps' targets; an invariant counts
+        only where its state was new."""
+
+
+class _Either:
+    """Membership in any of a few containers."""
+
+    def __init__(self, containers: Sequence[Container[int]]) -> None:
+        self._containers = tuple(containers)
+
+    def __contains__(self, key: object) -> bool:
+        return any(key in container for container in self._containers)
 
 
 __all__ = ["BatchResult", "Expander", "GroupStats", "Problem", "StepObserver", "slot_key"]

@@ -12,7 +12,7 @@ The store reads like the dict of parents the search results always exposed (`par
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -22,9 +22,13 @@ _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)  # the parent of an initial state (never a
 class VisitedStore(Mapping[int, int | None]):
     """Keys of seen states and their parents: recent levels in dicts, older ones in arrays."""
 
-    def __init__(self) -> None:
+    def __init__(self, filter_bits: int = 1 << 27) -> None:
         self._keys = np.zeros(0, dtype=np.uint64)
         self._parents = np.zeros(0, dtype=np.uint64)
+        # One bit per (key mod `filter_bits`) of every archived key: a key whose bit is clear is
+        # certainly not archived, so most lookups of new states never reach the arrays. 16 MiB.
+        self._filter = bytearray(filter_bits >> 3)
+        self._filter_mask = filter_bits - 1
         # Levels not yet moved into the arrays, oldest first; the last is being filled.
         self._levels: list[dict[int, int | None]] = [{}]
         self._size = 0
@@ -83,12 +87,51 @@ class VisitedStore(Mapping[int, int | None]):
 
     def in_recent(self, key: int) -> bool:
         """Whether the key is in one of the levels still held in dicts."""
-        return any(key in level for level in self._levels)
+        # A loop, not any() over a generator: this runs once per new state.
+        for level in self._levels:  # noqa: SIM110
+            if key in level:
+                return True
+        return False
 
-    def recent(self) -> RecentKeys:
-        """The keys of the levels held in dicts, as a container (lookups never touch the
-        arrays: an expander that misses an old key only judges a state twice)."""
-        return RecentKeys(self._levels)
+    def levels(self) -> tuple[dict[int, int | None], dict[int, int | None], dict[int, int | None]]:
+        """The level being filled and the two before it (empty dicts where there are none)."""
+        levels = self._levels[::-1]
+        while len(levels) < 3:
+            levels.append({})
+        return levels[0], levels[1], levels[2]
+
+    def added(self, count: int) -> None:
+        """Count states a caller put straight into the newest level (see `levels`)."""
+        self._size += count
+
+    @property
+    def filter(self) -> tuple[bytearray, int]:
+        """The filter's bits and mask: a key whose bit (key & mask) is clear is not archived."""
+        return self._filter, self._filter_mask
+
+    def archived_one(self, key: int) -> bool:
+        """Whether the arrays have the key (the filter answers most lookups alone)."""
+        bit = key & self._filter_mask
+        if not self._filter[bit >> 3] >> (bit & 7) & 1:
+            return False
+        position = int(np.searchsorted(self._keys, np.uint64(key)))
+        return position < self._keys.size and int(self._keys[position]) == key
+
+    def archived(self, keys: Sequence[int]) -> list[bool]:
+        """For each key, whether the arrays (the levels no longer held in dicts) have it: one
+        batched lookup."""
+        if not self._keys.size or not keys:
+            return [False] * len(keys)
+        wanted = np.fromiter(keys, dtype=np.uint64, count=len(keys))
+        positions = np.searchsorted(self._keys, wanted)
+        positions[positions == self._keys.size] = 0
+        return (self._keys[positions] == wanted).tolist()  # type: ignore[no-any-return]
+
+    def recent_levels(self) -> Callable[[], list[dict[int, int | None]]]:
+        """A function giving the levels held in dicts, newest first, as containers of keys
+        (lookups never touch the arrays: an expander that misses an old key only judges a
+        state twice)."""
+        return lambda: self._levels[::-1]
 
     def known_among(self, keys: Sequence[int]) -> list[bool]:
         """For each key, whether the store has it (one batched lookup in the arrays)."""
@@ -123,13 +166,21 @@ class VisitedStore(Mapping[int, int | None]):
         )
         order = np.argsort(keys, kind="stable")
         keys, parents = keys[order], parents[order]
+        bits = keys & np.uint64(self._filter_mask)
+        filter_view = np.frombuffer(self._filter, dtype=np.uint8)
+        np.bitwise_or.at(
+            filter_view,
+            (bits >> np.uint64(3)).astype(np.int64),
+            (np.uint8(1) << (bits & np.uint64(7)).astype(np.uint8)),
+        )
         positions = np.searchsorted(self._keys, keys)
         self._keys = np.insert(self._keys, positions, keys)
         self._parents = np.insert(self._parents, positions, parents)
 
     def nbytes(self) -> int:
-        """Bytes held by the arrays (the dicts of recent levels are not counted)."""
-        return int(self._keys.nbytes + self._parents.nbytes)
+        """Bytes held by the arrays and the filter (the dicts of recent levels are not
+        counted)."""
+        return int(self._keys.nbytes + self._parents.nbytes + len(self._filter))
 
     def archive_all(self) -> None:
         """Move every level into the arrays (at the end of a search: memory, not speed)."""
@@ -137,20 +188,6 @@ class VisitedStore(Mapping[int, int | None]):
             self._archive(self._levels.pop(0))
         self._archive(self._levels[0])
         self._levels = [{}]
-
-
-class RecentKeys:
-    """`key in recent`: whether a key is in one of the store's levels held in dicts."""
-
-    def __init__(self, levels: list[dict[int, int | None]]) -> None:
-        self._levels = levels
-
-    def __contains__(self, key: object) -> bool:
-        # A loop, not any() over a generator: this runs once per explored step.
-        for level in self._levels:  # noqa: SIM110
-            if key in level:
-                return True
-        return False
 
 
 def path_to(store: Mapping[int, int | None], key: int) -> tuple[int, ...]:

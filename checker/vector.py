@@ -78,11 +78,13 @@ class Group:
 @dataclass(frozen=True)
 class Label:
     """A function of a few slots: an invariant (returns its problems) or a liveness atom
-    (returns a bool), remembered by the projection of the vector on `reads`."""
+    (returns a bool), remembered by the projection of the vector on `reads` unless `cached` is
+    false (a label over most of the vector would only fill memory)."""
 
     name: str
     reads: tuple[int, ...]
     evaluate: Callable[..., Any]
+    cached: bool = True
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import cast
+from typing import NamedTuple, cast
 
 from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
@@ -129,42 +129,71 @@ def _all_decided(state: TwoPhaseState) -> bool:
     return all(rm.state in _DECIDED for rm in state.rms)
 
 
-def _rm_steps(slot: int, tm: TransactionManager, rm: ResourceManager) -> list[GroupStep]:
-    """RM `slot`'s steps (and the TM's receipt of its Prepared), as TwoPhase.tla has them."""
+def _tm_steps(rms: int, commits_early: bool, tm: TransactionManager) -> list[GroupStep]:
+    """TMCommit (once every RM's Prepared has arrived) and TMAbort."""
+    if tm.tm_state != TM_INIT:
+        return []
+    ready = tm.prepared != 0 if commits_early else tm.prepared == (1 << rms) - 1
+    decisions = []
+    if ready:
+        decisions.append(("TMCommit", _tm(TM_COMMITTED, True, tm.abort_sent, tm.prepared)))
+    decisions.append(("TMAbort", _tm(TM_ABORTED, tm.commit_sent, True, tm.prepared)))
+    return [
+        GroupStep(action, action, (after,), findings=_decides_once(tm, after))
+        for action, after in decisions
+    ]
+
+
+def _rm_steps(slot: int, tm: TransactionManager, rm: RmPart) -> list[GroupStep]:
+    """RM `slot`'s steps and the TM's receipt of its Prepared, as TwoPhase.tla has them."""
     steps = []
     name = f"(rm{slot})"
     if tm.tm_state == TM_INIT and rm.sent_prepared:
-        steps.append(
-            GroupStep("TMRcvPrepared" + name, "TMRcvPrepared", (_rm(rm.state, True, True),))
-        )
+        received = _tm(tm.tm_state, tm.commit_sent, tm.abort_sent, tm.prepared | 1 << (slot - 1))
+        steps.append(GroupStep("TMRcvPrepared" + name, "TMRcvPrepared", (received, rm)))
     if rm.state == WORKING:
-        steps.append(
-            GroupStep("RMPrepare" + name, "RMPrepare", (_rm(PREPARED, True, rm.tm_prepared),))
-        )
+        steps.append(GroupStep("RMPrepare" + name, "RMPrepare", (tm, _PARTS[PREPARED, True])))
         steps.append(
             GroupStep(
-                "RMChooseToAbort" + name,
-                "RMChooseToAbort",
-                (_rm(ABORTED, rm.sent_prepared, rm.tm_prepared),),
+                "RMChooseToAbort" + name, "RMChooseToAbort", (tm, _PARTS[ABORTED, rm.sent_prepared])
             )
         )
     if tm.commit_sent:
         steps.append(
             GroupStep(
-                "RMRcvCommitMsg" + name,
-                "RMRcvCommitMsg",
-                (_rm(COMMITTED, rm.sent_prepared, rm.tm_prepared),),
+                "RMRcvCommitMsg" + name, "RMRcvCommitMsg", (tm, _PARTS[COMMITTED, rm.sent_prepared])
             )
         )
     if tm.abort_sent:
         steps.append(
             GroupStep(
-                "RMRcvAbortMsg" + name,
-                "RMRcvAbortMsg",
-                (_rm(ABORTED, rm.sent_prepared, rm.tm_prepared),),
+                "RMRcvAbortMsg" + name, "RMRcvAbortMsg", (tm, _PARTS[ABORTED, rm.sent_prepared])
             )
         )
     return steps
+
+
+def _vector_type_ok(tm: TransactionManager, *rms: RmPart) -> list[str]:
+    if tm.tm_state in _TM_STATES and _TYPED_PARTS.issuperset(rms):
+        return []  # the usual answer, without a word per RM
+    problems = [
+        f"rm {index} is in unknown state {rm.state!r}"
+        for index, rm in enumerate(rms)
+        if rm.state not in (WORKING, PREPARED, COMMITTED, ABORTED)
+    ]
+    if tm.tm_state not in (TM_INIT, TM_COMMITTED, TM_ABORTED):
+        problems.append(f"tm is in unknown state {tm.tm_state!r}")
+    return problems
+
+
+def _vector_consistent(*rms: RmPart) -> list[str]:
+    if _COMMITTED_PARTS.isdisjoint(rms) or _ABORTED_PARTS.isdisjoint(rms):
+        return []
+    return ["one resource manager committed while another aborted"]
+
+
+def _all_parts_decided(*rms: RmPart) -> bool:
+    return all(rm.state in _DECIDED for rm in rms)
 
 
 # Message receipt and the TM's decision are fair (each RM's receive on its own); an RM's own
@@ -190,34 +219,38 @@ def _tm_decides_once(before: TwoPhaseState, step: Transition[TwoPhaseState]) -> 
     return []
 
 
-@dataclass(frozen=True, repr=False)
-class TransactionManager:
-    """The TM's part of the state: its decision and the messages it has sent."""
+# The parts of the state vector are named tuples: equal by value and hashed by C code (the
+# engine and the invariants hash them often; a dataclass's generated __hash__ is Python code).
+class TransactionManager(NamedTuple):
+    """The TM's part of the state vector: its decision, the messages it has sent, and (as a
+    bit per RM, TLA+'s tmPrepared) whose Prepared it has received."""
 
     tm_state: str = TM_INIT
     commit_sent: bool = False
     abort_sent: bool = False
-
-    def __repr__(self) -> str:
-        return (
-            f"TransactionManager(tm_state={self.tm_state!r}, commit_sent={self.commit_sent!r}, "
-            f"abort_sent={self.abort_sent!r})"
-        )
+    prepared: int = 0
 
 
-# Every TM and RM value there is, with its digest computed once: the engine asks for the
-# digest of every value a step writes.
-_TMS = {
-    (state, commit, abort): TransactionManager(state, commit, abort)
-    for state in (TM_INIT, TM_COMMITTED, TM_ABORTED)
-    for commit in (False, True)
-    for abort in (False, True)
+class RmPart(NamedTuple):
+    """An RM's part of the state vector: its state and whether it sent Prepared."""
+
+    state: str = WORKING
+    sent_prepared: bool = False
+
+
+def _tm(state: str, commit_sent: bool, abort_sent: bool, prepared: int) -> TransactionManager:
+    return TransactionManager(state, commit_sent, abort_sent, prepared)
+
+
+_PARTS = {
+    (state, sent): RmPart(state, sent)
+    for state in (WORKING, PREPARED, COMMITTED, ABORTED)
+    for sent in (False, True)
 }
-_DIGESTS = {value: fingerprint(value) for value in (*_TMS.values(), *_RMS.values())}
-
-
-def _tm(state: str, commit_sent: bool, abort_sent: bool) -> TransactionManager:
-    return _TMS[(state, commit_sent, abort_sent)]
+_TYPED_PARTS = frozenset(_PARTS.values())
+_TM_STATES = (TM_INIT, TM_COMMITTED, TM_ABORTED)
+_COMMITTED_PARTS = frozenset(part for part in _PARTS.values() if part.state == COMMITTED)
+_ABORTED_PARTS = frozenset(part for part in _PARTS.values() if part.state == ABORTED)
 
 
 @dataclass(frozen=True)
@@ -256,49 +289,43 @@ class TwoPhaseModel:
 
     @property
     def groups(self) -> tuple[Group, ...]:
-        """The TM's group, then one group per RM."""
-        everything = tuple(range(self.resource_managers + 1))
-        tm = Group("tm", everything, (0,), self._tm_steps, cached=False)
+        """The TM's group, then one group per RM (with the TM's receipt of its Prepared)."""
         return (
-            tm,
+            Group(
+                "tm", (0,), (0,), partial(_tm_steps, self.resource_managers, self.tm_commits_early)
+            ),
             *(
-                Group(f"rm{slot}", (0, slot), (slot,), partial(_rm_steps, slot))
+                Group(f"rm{slot}", (0, slot), (0, slot), partial(_rm_steps, slot))
                 for slot in range(1, self.resource_managers + 1)
             ),
         )
 
-    def _tm_steps(self, tm: TransactionManager, *rms: ResourceManager) -> list[GroupStep]:
-        if tm.tm_state != TM_INIT:
-            return []
-        prepared = [rm.tm_prepared for rm in rms]
-        ready = any(prepared) if self.tm_commits_early else all(prepared)
-        decisions = []
-        if ready:
-            decisions.append(("TMCommit", _tm(TM_COMMITTED, True, tm.abort_sent)))
-        decisions.append(("TMAbort", _tm(TM_ABORTED, tm.commit_sent, True)))
-        return [
-            GroupStep(action, action, (after,), findings=_decides_once(tm, after))
-            for action, after in decisions
-        ]
-
     def initial_vectors(self) -> tuple[tuple[object, ...], ...]:
         """Every RM working, the TM in init, no messages."""
         return (
-            (_tm(TM_INIT, False, False), *(_rm(WORKING, False, False),) * self.resource_managers),
+            (_tm(TM_INIT, False, False, 0), *(_PARTS[WORKING, False],) * self.resource_managers),
         )
 
     def state_of(self, values: tuple[object, ...]) -> TwoPhaseState:
         """The state object of a vector."""
         tm = values[0]
         assert isinstance(tm, TransactionManager)
-        return TwoPhaseState(values[1:], tm.tm_state, tm.commit_sent, tm.abort_sent)  # type: ignore[arg-type]
+        rms = tuple(
+            _rm(part.state, part.sent_prepared, bool(tm.prepared >> index & 1))  # type: ignore[attr-defined]
+            for index, part in enumerate(values[1:])
+        )
+        return TwoPhaseState(rms, tm.tm_state, tm.commit_sent, tm.abort_sent)
 
     def vector_of(self, state: TwoPhaseState) -> tuple[object, ...]:
         """The vector of a state object."""
-        return (_tm(state.tm_state, state.commit_sent, state.abort_sent), *state.rms)
+        prepared = sum(1 << index for index, rm in enumerate(state.rms) if rm.tm_prepared)
+        return (
+            _tm(state.tm_state, state.commit_sent, state.abort_sent, prepared),
+            *(_PARTS[rm.state, rm.sent_prepared] for rm in state.rms),
+        )
 
     def apply_update(self, slot: int, value: object, update: Hashable) -> object:
-        """Two-phase commit's steps have no updates."""
+        """Two-phase commit's steps write their slots."""
         raise TypeError("two-phase commit's steps write their slots")
 
     def after_step(self, values: tuple[object, ...]) -> tuple[object, ...]:
@@ -320,9 +347,8 @@ class TwoPhaseModel:
         return self.vector_of(self.representative(self.state_of(values)))
 
     def component_digest(self, value: object) -> int:
-        """The fingerprint of a TM or RM value (every one is computed once)."""
-        digest = _DIGESTS.get(value)
-        return digest if digest is not None else fingerprint(value)
+        """The fingerprint of a TM or RM part."""
+        return fingerprint(value)
 
     def is_terminal_vector(self, values: tuple[object, ...], cuts: frozenset[str]) -> bool:
         """No state of two-phase commit is a legitimate end: receive steps stay enabled."""
@@ -330,11 +356,11 @@ class TwoPhaseModel:
 
     @property
     def invariant_labels(self) -> tuple[Label, ...]:
-        """TypeOK and Consistent, over the whole vector."""
+        """TypeOK and Consistent, over the RMs (TypeOK also over the TM)."""
         everything = tuple(range(self.resource_managers + 1))
         return (
-            Label("TypeOK", everything, lambda *values: _type_ok(self.state_of(values))),
-            Label("Consistent", everything, lambda *values: _consistent(self.state_of(values))),
+            Label("TypeOK", everything, _vector_type_ok, cached=False),
+            Label("Consistent", everything[1:], _vector_consistent, cached=False),
         )
 
     @property
@@ -345,7 +371,7 @@ class TwoPhaseModel:
         return (
             LivenessLabels(
                 prop,
-                Label("AllDecided", rms, lambda *rms: all(rm.state in _DECIDED for rm in rms)),
+                Label("AllDecided", rms, _all_parts_decided, cached=False),
                 Label("AllDecided", (), lambda: True),
             ),
         )

@@ -160,7 +160,7 @@ class Expand:
         for start in range(0, len(frontier), CHUNK):
             chunk = frontier[start : start + CHUNK]
             batch = [(fp, expander.ids_of(decode_state(data))) for _, fp, data in chunk]
-            result = expander.expand_batch(batch, frozenset(), shipped)
+            result = expander.expand_batch(batch, (), shipped)
             _count(report, result.action_counts, result.rule_counts, len(result.targets))
             deadlocked = frozenset(result.deadlocked)
             for position, (path, parent, _) in enumerate(chunk):
@@ -178,7 +178,7 @@ class Expand:
                     report.problems.append(KeyedProblem((path, 0, 0), parent, deadlock))
                 judged = _keyed(path, parent, targets, result.problems.get(position, ()), report)
                 for step, target in enumerate(targets):
-                    state = result.states[first + step]
+                    state = result.candidates.get(first + step)
                     if state is None:
                         continue
                     child = path + step.to_bytes(STEP_BYTES, "big")
