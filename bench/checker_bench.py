@@ -6,20 +6,29 @@ the bytes each stored state costs, and the speedup of all cores over one. Both r
 on states, transitions and depth (the engine guarantees it); a disagreement is reported.
 
 Bytes per stored state are measured, not estimated from tracemalloc (which slows the search
-several times): after the search, `sys.getsizeof` of the seen set (the BFS parents dict) plus
-that of every distinct int object it holds (fingerprints as keys and parents as values), divided
-by the number of states. States themselves are not kept once expanded, so this is the memory
-that grows with the state space (the recorded graph, when asked for, is separate).
+several times): after the search, the bytes of the seen set (keys and parents in arrays, and
+the filter in front of them; `VisitedStore.nbytes`) divided by the number of states. States
+themselves are not kept once expanded, so this is the memory that grows with the state space
+(the recorded graph, when asked for, is separate).
+
+For two-phase commit the benchmark also runs a hand-written breadth-first search of the same
+model (`two_phase_baseline`), in the same run and right before each engine run, and reports the
+engine's time as a ratio of it: the machines are shared, so only a ratio measured side by side
+means anything.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from groupspec.checker.bfs import search
+from groupspec.checker.store import VisitedStore
+
+from .two_phase_baseline import two_phase_bfs
 
 # Besides the group-world presets (models.catalog.group_preset_names), the calibration model.
 CALIBRATION_PRESET = "two-phase:8"
@@ -41,6 +50,13 @@ class Run:
     states_per_s: float
     transitions_per_s: float
     bytes_per_state: float
+    # Two-phase commit only: the hand-written search's seconds, measured just before.
+    baseline_seconds: float | None = None
+
+    @property
+    def baseline_ratio(self) -> float | None:
+        """The engine's time over the hand-written search's."""
+        return None if self.baseline_seconds is None else self.seconds / self.baseline_seconds
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,10 @@ def parse_preset(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def seen_set_bytes(parents: Mapping[int, int | None]) -> int:
-    """Bytes held by a BFS seen set: the dict and every distinct int object in it."""
+    """Bytes held by a BFS seen set: the engine's store reports its own; for a plain dict, the
+    dict and every distinct int object in it."""
+    if isinstance(parents, VisitedStore):
+        return parents.nbytes()
     objects = {id(key): key for key in parents}
     objects.update((id(value), value) for value in parents.values() if value is not None)
     return sys.getsizeof(parents) + sum(sys.getsizeof(value) for value in objects.values())
@@ -86,6 +105,11 @@ def bench_preset(spec: str, worker_counts: Sequence[int]) -> PresetBench:
     model = load_model(name, overrides).model
     runs = []
     for workers in worker_counts:
+        baseline = None
+        if name == TWO_PHASE:
+            started = time.perf_counter()
+            two_phase_bfs(int(overrides.get("resource_managers", "3")))
+            baseline = round(time.perf_counter() - started, 3)
         result = search(model, workers=workers)
         seconds = max(result.elapsed_s, 1e-9)
         runs.append(
@@ -99,6 +123,7 @@ def bench_preset(spec: str, worker_counts: Sequence[int]) -> PresetBench:
                 round(result.distinct_states / seconds, 1),
                 round(result.transitions / seconds, 1),
                 round(seen_set_bytes(result.parents) / max(1, result.distinct_states), 1),
+                baseline,
             )
         )
     first, last = runs[0], runs[-1]
@@ -131,7 +156,7 @@ def bench_json(results: Sequence[PresetBench]) -> dict[str, object]:
             {
                 **asdict(bench),
                 "overrides": dict(bench.overrides),
-                "runs": [asdict(r) for r in bench.runs],
+                "runs": [{**asdict(r), "baseline_ratio": r.baseline_ratio} for r in bench.runs],
             }
             for bench in results
         ],
@@ -142,7 +167,7 @@ def format_table(results: Sequence[PresetBench]) -> str:
     """The benchmark as an aligned text table, one line per run."""
     header = (
         "preset", "workers", "states", "transitions", "depth", "seconds",
-        "states/s", "transitions/s", "B/state", "speedup",
+        "states/s", "transitions/s", "B/state", "speedup", "vs hand-written",
     )  # fmt: skip
     rows = [header]
     for bench in results:
@@ -161,6 +186,9 @@ def format_table(results: Sequence[PresetBench]) -> str:
                     f"{run.bytes_per_state:.0f}",
                     (f"{bench.speedup:.2f}x" if last else "")
                     + ("" if bench.consistent else " MISMATCH"),
+                    ""
+                    if run.baseline_ratio is None
+                    else f"{run.baseline_ratio:.2f}x of {run.baseline_seconds:.2f} s",
                 )
             )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]

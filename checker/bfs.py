@@ -267,7 +267,7 @@ def search(
         while merger.next_frontier and not merger.done():
             frontier, merger.next_frontier = merger.next_frontier, []
             store.next_level()
-            expanded: Iterator[tuple[BatchResult, bool, list[tuple[int, Ids, Any, int]]]]
+            expanded: Iterator[tuple[BatchResult | None, bool, list[tuple[int, Ids, Any, int]]]]
             if pool is None and observer is None and expander.explores_fast:
                 expanded = _explore_here(expander, frontier, merger, result)
             elif pool is not None:

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from .fingerprint import fingerprint
 from .graph import StateGraph
@@ -190,6 +190,7 @@ class Expander(Generic[S]):
         self.graph = graph
         # Components: digest -> id, and by id their value, digest and key per slot.
         self._ids: dict[int, int] = {}
+        self._by_object: dict[int, int] = {}
         self.values: list[Any] = []
         self._slot_keys: list[list[int]] = [[] for _ in range(self.slots)]
         self._digest = vector.component_digest
@@ -233,12 +234,18 @@ class Expander(Generic[S]):
 
     def intern(self, value: Any, digest: int | None = None) -> int:
         """The id of a component value (new values get the next id); `digest` when known."""
+        # The very object interned before: no digest needed. Only interned objects are in
+        # this table, and `values` keeps them alive, so an identity cannot be reused.
+        found = self._by_object.get(id(value))
+        if found is not None:
+            return found
         if digest is None:
             digest = self._digest(value)
         found = self._ids.get(digest)
         if found is not None:
             return found
         index = self._ids[digest] = len(self.values)
+        self._by_object[id(value)] = index
         self.values.append(value)
         for slot, keys in enumerate(self._slot_keys):
             keys.append(slot_key(slot, digest))
@@ -448,7 +455,7 @@ class Expander(Generic[S]):
         """
         renames, reduces = self._renames, self._reduces
         fast = not renames and not reduces
-        known = _Either(known)
+        seen = _Either(known)
         graph = self.graph
         plain = self._plain
         omit = self._omit_loops
@@ -480,9 +487,10 @@ class Expander(Generic[S]):
                         cuts = cuts | result.cuts
                 for step in steps:
                     successor: Ids | None
+                    target: int
                     if plain:
                         # A plain step carries its successor's id and, as its delta, its key.
-                        successor, target = (step.writes[0][1],), step.delta  # type: ignore[assignment]
+                        successor, target = (step.writes[0][1],), cast(int, step.delta)
                     elif step.delta is not None and fast:
                         if omit and step.delta == 0:
                             continue
@@ -506,7 +514,7 @@ class Expander(Generic[S]):
                         kinds.append((action, step.label))
                     for name, detail in step.findings:
                         problems.append(Problem("action", name, detail, target))
-                    if target in shipped or target in known:
+                    if target in shipped or target in seen:
                         if observer is not None:
                             observer(parent, ids, step, target, None)
                         continue
@@ -606,12 +614,15 @@ class Expander(Generic[S]):
         used_extend = used.extend
         added = 0
         for parent, ids in batch:
-            results = [memo.get(getter(ids)) for getter, memo in lookups]
-            if None in results:
-                results = [
+            remembered = [memo.get(getter(ids)) for getter, memo in lookups]
+            results: list[_GroupResult] = (
+                [
                     result if result is not None else self._group(index, ids)
-                    for index, result in enumerate(results)
+                    for index, result in enumerate(remembered)
                 ]
+                if None in remembered
+                else remembered  # type: ignore[assignment]
+            )
             used_extend(results)
             findings = False
             judged: dict[int, list[Problem]] | None = None

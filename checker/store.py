@@ -17,18 +17,21 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)  # the parent of an initial state (never a key in use)
+_FILTER_MIN_BITS = 1 << 16
 
 
 class VisitedStore(Mapping[int, int | None]):
     """Keys of seen states and their parents: recent levels in dicts, older ones in arrays."""
 
-    def __init__(self, filter_bits: int = 1 << 27) -> None:
+    def __init__(self) -> None:
         self._keys = np.zeros(0, dtype=np.uint64)
         self._parents = np.zeros(0, dtype=np.uint64)
-        # One bit per (key mod `filter_bits`) of every archived key: a key whose bit is clear is
-        # certainly not archived, so most lookups of new states never reach the arrays. 16 MiB.
-        self._filter = bytearray(filter_bits >> 3)
-        self._filter_mask = filter_bits - 1
+        # One bit per (key mod the filter's size) of every archived key: a key whose bit is
+        # clear is certainly not archived, so most lookups of new states never reach the
+        # arrays. The filter keeps at least 8 bits per archived key (a false "maybe" for about
+        # one key in eight at most), doubling as the arrays grow: 1 byte a state or less.
+        self._filter = bytearray(_FILTER_MIN_BITS >> 3)
+        self._filter_mask = _FILTER_MIN_BITS - 1
         # Levels not yet moved into the arrays, oldest first; the last is being filled.
         self._levels: list[dict[int, int | None]] = [{}]
         self._size = 0
@@ -125,7 +128,8 @@ class VisitedStore(Mapping[int, int | None]):
         wanted = np.fromiter(keys, dtype=np.uint64, count=len(keys))
         positions = np.searchsorted(self._keys, wanted)
         positions[positions == self._keys.size] = 0
-        return (self._keys[positions] == wanted).tolist()  # type: ignore[no-any-return]
+        found: list[bool] = (self._keys[positions] == wanted).tolist()
+        return found
 
     def recent_levels(self) -> Callable[[], list[dict[int, int | None]]]:
         """A function giving the levels held in dicts, newest first, as containers of keys
@@ -166,6 +170,22 @@ class VisitedStore(Mapping[int, int | None]):
         )
         order = np.argsort(keys, kind="stable")
         keys, parents = keys[order], parents[order]
+        positions = np.searchsorted(self._keys, keys)
+        self._keys = np.insert(self._keys, positions, keys)
+        self._parents = np.insert(self._parents, positions, parents)
+        bits = len(self._filter) * 8
+        if self._keys.size * 8 > bits:
+            # Too many keys for the filter's size: a larger one, filled with every key.
+            while self._keys.size * 8 > bits:
+                bits *= 2
+            self._filter = bytearray(bits >> 3)
+            self._filter_mask = bits - 1
+            self._mark(self._keys)
+        else:
+            self._mark(keys)
+
+    def _mark(self, keys: np.ndarray) -> None:
+        """Set the filter's bit of every key."""
         bits = keys & np.uint64(self._filter_mask)
         filter_view = np.frombuffer(self._filter, dtype=np.uint8)
         np.bitwise_or.at(
@@ -173,9 +193,6 @@ class VisitedStore(Mapping[int, int | None]):
             (bits >> np.uint64(3)).astype(np.int64),
             (np.uint8(1) << (bits & np.uint64(7)).astype(np.uint8)),
         )
-        positions = np.searchsorted(self._keys, keys)
-        self._keys = np.insert(self._keys, positions, keys)
-        self._parents = np.insert(self._parents, positions, parents)
 
     def nbytes(self) -> int:
         """Bytes held by the arrays and the filter (the dicts of recent levels are not

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from .fingerprint import fingerprint
 from .model import (
@@ -259,7 +259,7 @@ class PlainVectorModel(Generic[S]):
 
     def state_of(self, values: Values) -> S:
         """The state itself."""
-        return values[0]  # type: ignore[no-any-return]
+        return cast(S, values[0])
 
     def vector_of(self, state: S) -> Values:
         """The state in a vector of one slot."""
@@ -293,8 +293,8 @@ class PlainVectorModel(Generic[S]):
 def vector_model(model: Model[S]) -> VectorModel[S]:
     """`model`'s state-vector interface: its own, or one slot holding the whole state."""
     if is_vector_model(model):
-        return model  # type: ignore[return-value]
-    return PlainVectorModel(model)  # type: ignore[return-value]
+        return cast("VectorModel[S]", model)
+    return cast("VectorModel[S]", PlainVectorModel(model))
 
 
 def transitions_of_groups(model: VectorModel[S], state: S) -> list[Transition[S]]:

@@ -52,11 +52,21 @@ violation. The consumer's Disconnected event is not used (a crash covers it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 from typing import Any, cast
 
+from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
+from groupspec.checker.vector import (
+    Cut,
+    GroupStep,
+    Label,
+    LivenessLabels,
+    cuts_of,
+    transitions_of_groups,
+)
+from groupspec.checker.vector import Group as TransitionGroup
 from groupspec.spec import (
     CoordinatorConfig,
     FinishLoading,
@@ -124,8 +134,10 @@ from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
 from .world_params import WorldParameters, validate
 from .world_state import (
     CLIENT_ID,
+    CLOSED_CONNECTION,
     CLOSED_REF,
     GROUP_ID,
+    HELD_CACHE,
     PROBLEMS_CACHE,
     Budgets,
     ClientSlot,
@@ -134,6 +146,7 @@ from .world_state import (
     client_name,
     connection_name,
     evolve,
+    part_digest,
 )
 
 # Consumer timeouts: the coordinator accepts sessions of 6 s and more; the rebalance timeout is
@@ -198,30 +211,12 @@ FAIR_ACTIONS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class _Cut:
-    """A step the model does not take because it would break `bound` (a parameter name)."""
-
-    bound: str
-
-
-_IN_FLIGHT_CUT = _Cut("max_in_flight")
-_GENERATION_CUT = _Cut("max_generation")
+# The world's own tables forget everything past this many entries, to bound memory.
+MEMO_LIMIT = 200_000
+_IN_FLIGHT_CUT = Cut("max_in_flight")
+_GENERATION_CUT = Cut("max_generation")
 # The application's Consumer.close(); one event object, so steps can tell it apart by identity.
 CLOSE = Close()
-
-
-@dataclass(frozen=True)
-class _Step:
-    """A candidate transition before canonicalization."""
-
-    label: str
-    action: str
-    state: WorldState
-    rules: tuple[str, ...]
-
-
-_Candidate = _Step | _Cut
 
 
 class GroupWorld:
@@ -268,6 +263,9 @@ class GroupWorld:
         )
         self._invariants = self._build_invariants()
         self._action_properties = self._build_action_properties()
+        self._tuple_digests: dict[tuple[object, ...], int] = {}
+        self._groups = self._build_groups()
+        self._labels = self._build_labels()
 
     # Closures do not pickle; the engines send models to worker processes, so only the
     # parameters travel and everything else is rebuilt.
@@ -343,9 +341,9 @@ class GroupWorld:
         )
 
     def transitions(self, state: WorldState) -> Sequence[Transition[WorldState]]:
-        """Every enabled step, in a fixed order: clients, coordinator, timers, faults."""
-        steps, _ = self._explore(state)
-        return steps
+        """Every enabled step, in a fixed order: clients, coordinator, timers, faults (the
+        groups' steps, member ids compacted; a step that changes nothing is left out)."""
+        return transitions_of_groups(self, state)
 
     def representative(self, state: WorldState) -> WorldState:
         """The canonical member of the state's class (see canonical.py)."""
@@ -353,7 +351,7 @@ class GroupWorld:
 
     def is_terminal(self, state: WorldState) -> bool:
         """A converged state, or one whose every step a bound cut, may have no step."""
-        return self.converged(state) or bool(self._explore(state)[1])
+        return self.converged(state) or bool(cuts_of(self, self.vector_of(state)))
 
     @property
     def invariants(self) -> Sequence[Invariant[WorldState]]:
@@ -425,7 +423,7 @@ class GroupWorld:
         outside it; the Convergence property counts such states as cut short (see
         `LivenessProperty.cut_short`) rather than as failures.
         """
-        return "max_generation" in self._explore(state)[1]
+        return "max_generation" in cuts_of(self, self.vector_of(state))
 
     def faults_exhausted(self, state: WorldState) -> bool:
         """No fault budget left and no failover under way."""
@@ -528,6 +526,264 @@ class GroupWorld:
             properties.append(ActionProperty(name, findings))
         return tuple(properties)
 
+    # -- the state vector (checker.vector) ---------------------------------------------------
+    #
+    # Slot 0 is the coordinator, slots 1..n the clients, then the cluster, the budgets, the
+    # acknowledged offsets, the step's findings, and `held`: the member ids that running
+    # clients hold (a function of the client slots, kept as a slot so that the timers' group
+    # needs to read only it, the coordinator and the budgets).
+
+    def _slots(self) -> tuple[int, int, int, int, int]:
+        n = self.parameters.clients
+        return n + 1, n + 2, n + 3, n + 4, n + 5
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        """The coordinator, each client, the cluster, the budgets, the ghosts, `held`."""
+        return (
+            "coordinator",
+            *(client_name(index) for index in range(self.parameters.clients)),
+            "cluster",
+            "budgets",
+            "acknowledged",
+            "step_problems",
+            "held",
+        )
+
+    @property
+    def groups(self) -> tuple[TransitionGroup, ...]:
+        """Each client's own steps, the coordinator handling each client's next request, the
+        coordinator's timers, failover, partitions added: the order the steps are listed."""
+        return self._groups
+
+    def _build_groups(self) -> tuple[TransitionGroup, ...]:
+        n = self.parameters.clients
+        cluster, budgets, _acknowledged, problems, held = self._slots()
+        clients = tuple(range(1, n + 1))
+        groups = [
+            TransitionGroup(
+                f"client {client_name(index)}",
+                (0, 1 + index, cluster, budgets, problems),
+                (0, 1 + index, budgets, problems),
+                partial(self._client_group, index),
+            )
+            for index in range(n)
+        ]
+        groups += [
+            TransitionGroup(
+                f"coordinator handles {client_name(index)}",
+                (0, 1 + index),
+                (0, 1 + index, problems),
+                partial(self._handle_group, index),
+            )
+            for index in range(n)
+        ]
+        groups.append(
+            TransitionGroup("timers", (0, budgets, held), (0, budgets, problems), self._timer_group)
+        )
+        groups.append(
+            TransitionGroup("failover", (0, budgets), (0, budgets, problems), self._failover_group)
+        )
+        groups.append(
+            TransitionGroup(
+                "partitions added",
+                (cluster, budgets, *clients),
+                (cluster, budgets, *clients, problems),
+                self._growth_group,
+                cached=False,
+            )
+        )
+        return tuple(groups)
+
+    def initial_vectors(self) -> tuple[tuple[object, ...], ...]:
+        """The initial state's vector."""
+        return tuple(self.vector_of(state) for state in self.initial_states())
+
+    def state_of(self, values: tuple[object, ...]) -> WorldState:
+        """The world state of a vector (`held` is derived, so left out)."""
+        n = self.parameters.clients
+        return WorldState(
+            values[0],  # type: ignore[arg-type]
+            values[1 : n + 1],  # type: ignore[arg-type]
+            values[n + 1],  # type: ignore[arg-type]
+            values[n + 2],  # type: ignore[arg-type]
+            values[n + 3],  # type: ignore[arg-type]
+            values[n + 4],  # type: ignore[arg-type]
+        )
+
+    def vector_of(self, state: WorldState) -> tuple[object, ...]:
+        """The vector of a world state."""
+        return (
+            state.coordinator,
+            *state.clients,
+            state.cluster,
+            state.budgets,
+            state.acknowledged,
+            state.step_problems,
+            _held(state.clients),
+        )
+
+    def apply_update(self, slot: int, value: Any, update: Hashable) -> Any:
+        """A response delivered to a client (if its connection is the one the response is
+        addressed to), or offsets acknowledged."""
+        parts = cast(tuple[Any, ...], update)
+        if parts[0] == "deliver":
+            _, incarnation, correlation_id, body = parts
+            if value.incarnation != incarnation:
+                return value  # the connection closed: nobody reads this response
+            return evolve(value, inbound=(*value.inbound, (correlation_id, body)))
+        _, accepted = parts
+        latest = dict(value)
+        latest.update(accepted)
+        return tuple(sorted(latest.items()))
+
+    renames_after_step = True
+    omits_self_loops = True
+
+    @property
+    def reduces(self) -> bool:
+        """Connections are normalized (and clients permuted, with symmetry)."""
+        return True
+
+    def after_step(self, values: tuple[object, ...]) -> tuple[object, ...]:
+        """Member ids compacted (see canonical.py), and `held` recomputed."""
+        return self.vector_of(self._compact(self.state_of(values)))
+
+    def canonical(self, values: tuple[object, ...]) -> tuple[object, ...]:
+        """The vector of the representative."""
+        return self.vector_of(self.representative(self.state_of(values)))
+
+    def component_digest(self, value: object) -> int:
+        """A part's remembered digest (the one fingerprints use), or the fingerprint of a
+        plain value (tuples of offsets, findings, member ids: remembered by value)."""
+        if type(value) is tuple:
+            digest = self._tuple_digests.get(value)
+            if digest is None:
+                if len(self._tuple_digests) >= MEMO_LIMIT:
+                    self._tuple_digests.clear()
+                digest = self._tuple_digests[value] = fingerprint(value)
+            return digest
+        return int.from_bytes(part_digest(value)[:8], "big")
+
+    def is_terminal_vector(self, values: tuple[object, ...], cuts: frozenset[str]) -> bool:
+        """A converged state, or one whose every step a bound cut, may have no step."""
+        return bool(cuts) or self.converged(self.state_of(values))
+
+    @property
+    def invariant_labels(self) -> tuple[Label, ...]:
+        """The invariants (see `invariants`), each over the slots it reads."""
+        return self._labels
+
+    def _build_labels(self) -> tuple[Label, ...]:
+        n = self.parameters.clients
+        everything = tuple(range(n + 6))
+        _cluster, _budgets, acknowledged, _problems, _held_slot = self._slots()
+        clients = tuple(range(1, n + 1))
+        by_name = {invariant.name: invariant for invariant in self._invariants}
+        labels = [
+            Label(
+                "NetworkConsistent",
+                everything,
+                self._whole(by_name["NetworkConsistent"]),
+                cached=False,
+            )
+        ]
+        for spec_invariant in INVARIANTS:
+            name = spec_invariant.name
+            labels.append(
+                Label(
+                    name, (0,), lambda c, name=name: self._coordinator_invariants(c).get(name, [])
+                )
+            )
+        for consumer_invariant in CONSUMER_INVARIANTS:
+            name = consumer_invariant.name
+            for index in range(n):
+                labels.append(Label(name, (1 + index,), partial(self._consumer_label, name, index)))
+        for name in ("ExclusiveOwnershipAmongCurrentMembers",):
+            labels.append(Label(name, everything, self._whole(by_name[name]), cached=False))
+        decoder, partition = self.decoder, self.group_partition
+        labels += [
+            Label(
+                "LegalAssignment",
+                (0,),
+                lambda c: props.installed_assignments_disjoint(_coordinator_only(c), decoder),
+            ),
+            Label(
+                "OwnedPartitionsConsistent",
+                (0,),
+                lambda c: props.owned_partitions_consistent(_coordinator_only(c), decoder),
+            ),
+            Label(
+                "StaticMembership",
+                (0,),
+                lambda c: props.static_membership_state(_coordinator_only(c)),
+            ),
+            Label(
+                "Durability",
+                (0, acknowledged),
+                lambda c, a: props.durability(_coordinator_and_acknowledged(c, a), partition),
+            ),
+        ]
+        if self.parameters.naive_zombie_property:
+            labels.append(
+                Label(
+                    NAIVE_PROPERTY,
+                    clients,
+                    lambda *slots: props.exclusive_ownership_counting_zombies(_clients_only(slots)),
+                    cached=False,
+                )
+            )
+        return tuple(labels)
+
+    def _whole(self, invariant: Invariant[WorldState]) -> Callable[..., Sequence[str]]:
+        """An invariant of the whole state, as a label over every slot."""
+        return lambda *values: invariant.check(self.state_of(values))
+
+    def _consumer_label(self, name: str, index: int, slot: ClientSlot) -> list[str]:
+        return [
+            f"{client_name(index)}: {problem}"
+            for problem in self._consumer_invariants(slot.consumer).get(name, [])
+        ]
+
+    @property
+    def liveness_labels(self) -> tuple[LivenessLabels, ...]:
+        """Convergence: `converged` over the coordinator, the clients and the cluster; applies
+        once `faults_exhausted` (coordinator and budgets); cut short where the generation bound
+        cuts a step."""
+        properties = self.liveness_properties
+        if not properties:
+            return ()
+        (prop,) = properties
+        n = self.parameters.clients
+        cluster, budgets, *_ = self._slots()
+        return (
+            LivenessLabels(
+                prop,
+                Label(
+                    CONVERGENCE,
+                    (0, *range(1, n + 1), cluster),
+                    lambda *values: self._converged_parts(values),
+                    cached=False,
+                ),
+                Label(
+                    CONVERGENCE,
+                    (0, budgets),
+                    lambda c, b: b.exhausted() and self._loaded(c),
+                ),
+                cut_bounds=frozenset({"max_generation"}),
+            ),
+        )
+
+    def _converged_parts(self, values: tuple[object, ...]) -> bool:
+        n = self.parameters.clients
+        state = WorldState(values[0], values[1 : n + 1], values[n + 1], Budgets())  # type: ignore[arg-type]
+        return self.converged(state)
+
+    @property
+    def action_property_names(self) -> tuple[str, ...]:
+        """The action properties whose findings the steps record (see `action_properties`)."""
+        return tuple(prop.name for prop in self._action_properties)
+
     # -- exploring one state ---------------------------------------------------------------
 
     def _loaded(self, coordinator: CoordinatorState) -> bool:
@@ -536,59 +792,42 @@ class GroupWorld:
             and self.group_partition not in coordinator.loading_partitions
         )
 
-    def _explore(self, state: WorldState) -> tuple[list[Transition[WorldState]], frozenset[str]]:
-        """Every enabled step, and the bounds that cut a step."""
-        candidates: list[_Candidate] = []
-        for index in range(len(state.clients)):
-            candidates += self._client_steps(state, index)
-        for index, slot in enumerate(state.clients):
-            if slot.outbound:
-                candidates += self._handle_request(state, index)
-        candidates += self._timer_steps(state)
-        candidates += self._fault_steps(state)
-        cuts = frozenset(c.bound for c in candidates if isinstance(c, _Cut))
-        steps = []
-        for candidate in candidates:
-            if isinstance(candidate, _Cut) or candidate.state == state:
-                continue
-            steps.append(
-                Transition(candidate.label, candidate.action, candidate.state, candidate.rules)
-            )
-        return steps, cuts
-
     # -- clients -----------------------------------------------------------------------------
 
-    def _client_steps(self, state: WorldState, index: int) -> list[_Candidate]:
+    def _client_group(
+        self,
+        index: int,
+        coordinator: CoordinatorState,
+        slot: ClientSlot,
+        cluster: Cluster,
+        budgets: Budgets,
+        problems: tuple[tuple[str, str], ...],
+    ) -> list[GroupStep | Cut]:
+        """Client `index`'s own steps: reading a response, polling, heartbeating, its fault
+        events, committing, processing a record, a subscription change, closing, crashing."""
         p = self.parameters
-        slot = state.clients[index]
         consumer = slot.consumer
         spec = self.consumers[index]
         name = client_name(index)
-        steps: list[_Candidate] = []
+        step = partial(self._client_step, index, coordinator, slot, budgets)
+        steps: list[GroupStep | Cut] = []
         if slot.inbound:
             cid, body = slot.inbound[0]
             steps.append(
-                self._client_step(
-                    state,
-                    index,
+                step(
                     ResponseReceived(cid, body),
                     f"{name} receives {describe_response(body)} #{cid}",
                     "Receive" + _api(body),
                 )
             )
-        budgets = state.budgets
         for event in spec.enabled_events(consumer):
             if isinstance(event, Poll):
-                steps.append(self._client_step(state, index, event, f"{name} Poll", "Poll"))
+                steps.append(step(event, f"{name} Poll", "Poll"))
             elif isinstance(event, HeartbeatDue):
-                steps.append(
-                    self._client_step(state, index, event, f"{name} HeartbeatDue", "HeartbeatDue")
-                )
+                steps.append(step(event, f"{name} HeartbeatDue", "HeartbeatDue"))
             elif isinstance(event, SessionTimeoutExpired) and budgets.session_timeouts:
                 steps.append(
-                    self._client_step(
-                        state,
-                        index,
+                    step(
                         event,
                         f"fault {name} SessionTimeoutExpired",
                         "SessionTimeoutExpired",
@@ -597,9 +836,7 @@ class GroupWorld:
                 )
             elif isinstance(event, PollTimeoutExpired) and budgets.poll_timeouts:
                 steps.append(
-                    self._client_step(
-                        state,
-                        index,
+                    step(
                         event,
                         f"fault {name} PollTimeoutExpired",
                         "PollTimeoutExpired",
@@ -610,21 +847,18 @@ class GroupWorld:
             commit = CommitRequested(slot.positions)
             if spec.is_enabled(consumer, commit):
                 offsets = ", ".join(f"{tp}@{offset}" for tp, offset in slot.positions)
-                steps.append(
-                    self._client_step(
-                        state, index, commit, f"{name} commits {offsets}", "CommitRequested"
-                    )
-                )
+                steps.append(step(commit, f"{name} commits {offsets}", "CommitRequested"))
         for position, (partition, offset) in enumerate(slot.positions):
             if offset < p.max_offset:
                 positions = list(slot.positions)
                 positions[position] = (partition, offset + 1)
+                processed = evolve(slot, positions=tuple(positions))
                 steps.append(
-                    _Step(
+                    GroupStep(
                         f"{name} processes {partition}@{offset}",
                         "Process",
-                        state.with_client(index, evolve(slot, positions=tuple(positions))),
-                        (),
+                        (coordinator, processed, budgets, problems),
+                        findings=problems,  # the findings it leaves standing, as before
                     )
                 )
         alternative = tuple(sorted(set(p.alternative_subscription)))
@@ -632,9 +866,7 @@ class GroupWorld:
             change = SubscriptionChanged(alternative)
             if spec.is_enabled(consumer, change):
                 steps.append(
-                    self._client_step(
-                        state,
-                        index,
+                    step(
                         change,
                         f"fault {name} subscribes to {list(alternative)}",
                         "SubscriptionChanged",
@@ -642,23 +874,25 @@ class GroupWorld:
                     )
                 )
         if budgets.closes and spec.is_enabled(consumer, CLOSE):
-            label = f"{name} closes (Consumer.close())"
-            steps.append(self._client_step(state, index, CLOSE, label, "Close", spend="closes"))
+            steps.append(step(CLOSE, f"{name} closes (Consumer.close())", "Close", spend="closes"))
         if budgets.crashes:
-            steps.append(self._crash(state, index))
+            crash = self._crash(index, coordinator, slot, cluster, budgets)
+            if crash is not None:
+                steps.append(crash)
         return steps
 
     def _client_step(
         self,
-        state: WorldState,
         index: int,
+        coordinator: CoordinatorState,
+        slot: ClientSlot,
+        budgets: Budgets,
         event: ConsumerEvent,
         label: str,
         action: str,
         spend: str | None = None,
-    ) -> _Candidate:
+    ) -> GroupStep | Cut:
         """The consumer reacts to `event`; its sends join the outbound queue."""
-        slot = state.clients[index]
         outcome, found = self._consumer_step(index, slot.consumer, event)
         consumer = outcome.state
         # The bound counts requests of the main thread. Kafka's heartbeat thread shares the
@@ -667,8 +901,7 @@ class GroupWorld:
         # A closing client's LeaveGroup is its last request, so it needs no bound.
         if event is not CLOSE and _main_thread_requests(consumer) > self.parameters.max_in_flight:
             return _IN_FLIGHT_CUT
-        problems = [(which, f"{client_name(index)}: {detail}") for which, detail in found]
-        coordinator = state.coordinator
+        problems = tuple((which, f"{client_name(index)}: {detail}") for which, detail in found)
         in_flight = {entry.correlation_id for entry in consumer.in_flight}
         incarnation, outbound, inbound = slot.incarnation, slot.outbound, slot.inbound
         if CLIENT_COORDINATOR_MARKED_UNKNOWN.rule_id in outcome.rules:
@@ -682,7 +915,7 @@ class GroupWorld:
             for send in outcome.sends
             if send.correlation_id in in_flight
         )
-        budgets = state.budgets.spend(spend) if spend else state.budgets
+        budgets = budgets.spend(spend) if spend else budgets
         if any(isinstance(send.request, OffsetCommitRequest) for send in outcome.sends):
             budgets = budgets.spend("commits")
         new_slot = ClientSlot(
@@ -692,13 +925,13 @@ class GroupWorld:
             inbound=inbound,
             positions=self._positions(slot, consumer.owned, coordinator),
         )
-        new_state = evolve(
-            state.with_client(index, new_slot),
-            coordinator=coordinator,
-            budgets=budgets,
-            step_problems=tuple(problems),
+        return GroupStep(
+            label,
+            action,
+            (coordinator, new_slot, budgets, problems),
+            outcome.rules,
+            findings=problems,
         )
-        return _Step(label, action, self._compact(new_state), outcome.rules)
 
     def _consumer_step(
         self, index: int, consumer: ConsumerState, event: ConsumerEvent
@@ -763,59 +996,69 @@ class GroupWorld:
             positions.append((partition, offset))
         return tuple(positions)
 
-    def _crash(self, state: WorldState, index: int) -> _Candidate:
-        """The client crashes and restarts: a new consumer on a new connection."""
-        slot = state.clients[index]
+    def _crash(
+        self,
+        index: int,
+        coordinator: CoordinatorState,
+        slot: ClientSlot,
+        cluster: Cluster,
+        budgets: Budgets,
+    ) -> GroupStep | None:
+        """The client crashes and restarts: a new consumer on a new connection (nothing, if it
+        crashed before doing anything)."""
         fresh = ClientSlot(
-            self.consumers[index].initial_state(state.cluster),
+            self.consumers[index].initial_state(cluster),
             incarnation=slot.incarnation + 1,
         )
         if evolve(fresh, incarnation=slot.incarnation) == slot:
-            return _Step("", "", state, ())  # a crash before doing anything changes nothing
-        coordinator = _close_connection(state.coordinator, connection_name(index, slot.incarnation))
-        new_state = evolve(
-            state.with_client(index, fresh),
-            coordinator=coordinator,
-            budgets=state.budgets.spend("crashes"),
-            step_problems=(),
-        )
+            return None
+        coordinator = _close_connection(coordinator, connection_name(index, slot.incarnation))
         label = f"fault {client_name(index)} crashes and restarts"
-        return _Step(label, "Crash", self._compact(new_state), ())
+        return GroupStep(label, "Crash", (coordinator, fresh, budgets.spend("crashes"), ()))
 
     # -- coordinator -------------------------------------------------------------------------
 
-    def _handle_request(self, state: WorldState, index: int) -> list[_Candidate]:
+    def _handle_group(
+        self, index: int, coordinator: CoordinatorState, slot: ClientSlot
+    ) -> list[GroupStep | Cut]:
         """The coordinator handles the head of client `index`'s outbound queue."""
-        slot = state.clients[index]
+        if not slot.outbound:
+            return []
         cid, request = slot.outbound[0]
         ref = RequestRef(connection_name(index, slot.incarnation), cid)
         # Under KAFKA-2555 the coordinator reads a different request than the client sent; the
         # properties judge what the client sent.
-        event = Received(ref, self.fault.request_seen(state.coordinator, request))
-        base = state.with_client(index, evolve(slot, outbound=slot.outbound[1:]))
+        event = Received(ref, self.fault.request_seen(coordinator, request))
+        handled = (ref, request)
+        popped = evolve(slot, outbound=slot.outbound[1:])
         label = f"coordinator handles {client_name(index)} {describe_request(request)} #{cid}"
         action = "Handle" + type(request).__name__.removesuffix("Request")
-        steps: list[_Candidate] = [
-            self._coordinator_outcome(base, event, outcome, found, label, action, (ref, request))
-            for outcome, found in self._coordinator_step(state.coordinator, event, (ref, request))
-        ]
+        steps: list[GroupStep | Cut] = []
+        for outcome, found in self._coordinator_step(coordinator, event, handled):
+            steps.append(
+                self._coordinator_outcome(outcome, found, label, action, handled, (popped,))
+            )
         if self.fault.may_lose(request):
             # The request never reaches the coordinator (KAFKA-12890: the follower was stuck
             # between JoinGroup and SyncGroup while it kept heartbeating).
             api = type(request).__name__.removesuffix("Request")
-            lost = evolve(base, step_problems=())
-            label = f"fault {client_name(index)} {api} #{cid} is never sent"
-            steps.append(_Step(label, "Lose" + api, lost, ()))
+            lost = f"fault {client_name(index)} {api} #{cid} is never sent"
+            steps.append(GroupStep(lost, "Lose" + api, (coordinator, popped, ())))
         return steps
 
-    def _timer_steps(self, state: WorldState) -> list[_Candidate]:
-        steps: list[_Candidate] = []
-        group = state.coordinator.group(GROUP_ID)
+    def _timer_group(
+        self, coordinator: CoordinatorState, budgets: Budgets, held: tuple[str, ...]
+    ) -> list[GroupStep | Cut]:
+        """The coordinator's armed timers firing. A timer that removes a member some running
+        client holds (`held`) is an eviction fault: the client must have stalled for a whole
+        timeout, so it is taken only while the evictions budget lasts."""
+        steps: list[GroupStep | Cut] = []
+        group = coordinator.group(GROUP_ID)
         # Pending members (MEMBER_ID_REQUIRED handed out, second JoinGroup not yet in) count:
         # expiring one whose client is alive and about to rejoin is as much an eviction fault
         # as expiring a member, and letting it fire freely makes the join loop forever.
         members = _member_ids(group)
-        for _deadline, timer in self.coordinator.armed_timers(state.coordinator):
+        for _deadline, timer in self.coordinator.armed_timers(coordinator):
             if isinstance(timer, OffsetRetentionCheck):
                 continue
             if not self.fault.timer_enabled(timer):
@@ -826,48 +1069,29 @@ class GroupWorld:
                 member = group.member(timer.member_id) if group is not None else None
                 if member is not None and member.has_satisfied_heartbeat():
                     continue  # disarms the timer of a parked member and changes nothing else
-            for outcome, found in self._coordinator_step(state.coordinator, timer, None):
+            for outcome, found in self._coordinator_step(coordinator, timer, None):
                 remaining = _member_ids(outcome.state.group(GROUP_ID))
                 evicted = sorted(
-                    member_id
-                    for member_id in members - remaining
-                    if self._held_by_live_client(state, member_id)
+                    member_id for member_id in members - remaining if member_id in held
                 )
-                base, fault = state, label
+                spent, fault = budgets, label
                 if evicted:
-                    # The client is alive: it must have stalled for a whole timeout.
-                    if not state.budgets.evictions:
+                    if not budgets.evictions:
                         continue
-                    base = evolve(state, budgets=state.budgets.spend("evictions"))
+                    spent = budgets.spend("evictions")
                     fault = f"fault {label} evicts live {', '.join(evicted)}"
                 steps.append(
                     self._coordinator_outcome(
-                        base, timer, outcome, found, fault, type(timer).__name__, None
+                        outcome, found, fault, type(timer).__name__, None, (), budgets=spent
                     )
                 )
         return steps
 
-    @staticmethod
-    def _held_by_live_client(state: WorldState, member_id: str) -> bool:
-        """Whether a running client (not failed, not closed) uses `member_id`, or is about to:
-        the id is on its way to the client (a MEMBER_ID_REQUIRED answer in its inbound queue)
-        or the client already sent a request with it."""
-        for slot in state.clients:
-            consumer = slot.consumer
-            if consumer.failure is not None or consumer.closed:
-                continue
-            if consumer.generation.member_id == member_id:
-                return True
-            if any(getattr(body, "member_id", None) == member_id for _, body in slot.inbound):
-                return True
-            if any(
-                getattr(request, "member_id", None) == member_id for _, request in slot.outbound
-            ):
-                return True
-        return False
-
-    def _fault_steps(self, state: WorldState) -> list[_Candidate]:
-        coordinator = state.coordinator
+    def _failover_group(
+        self, coordinator: CoordinatorState, budgets: Budgets
+    ) -> list[GroupStep | Cut]:
+        """Coordinator failover: the partition unloaded (a fault, within its budget), then its
+        loading started and finished (log replay)."""
         partition = self.group_partition
         event: Input | None = None
         spend: str | None = None
@@ -875,71 +1099,73 @@ class GroupWorld:
             event = StartLoading(partition)
         elif partition in coordinator.loading_partitions:
             event = FinishLoading(partition)
-        elif state.budgets.failovers:
+        elif budgets.failovers:
             event, spend = Unload(partition), "failovers"
-        steps: list[_Candidate] = []
-        if event is not None:
-            base = evolve(state, budgets=state.budgets.spend(spend)) if spend else state
-            label = ("fault " if spend else "") + f"{type(event).__name__}"
-            for outcome, found in self._coordinator_step(coordinator, event, None):
-                steps.append(
-                    self._coordinator_outcome(
-                        base, event, outcome, found, label, type(event).__name__, None
-                    )
-                )
-        if state.budgets.partition_growths:
-            steps.append(self._grow(state))
-        return steps
+        if event is None:
+            return []
+        spent = budgets.spend(spend) if spend else budgets
+        label = ("fault " if spend else "") + f"{type(event).__name__}"
+        return [
+            self._coordinator_outcome(
+                outcome, found, label, type(event).__name__, None, (), budgets=spent
+            )
+            for outcome, found in self._coordinator_step(coordinator, event, None)
+        ]
 
     def _coordinator_outcome(
         self,
-        base: WorldState,
-        event: Input,
         outcome: Outcome,
         problems: tuple[tuple[str, str], ...],
         label: str,
         action: str,
         handled: tuple[RequestRef, Request] | None,
-    ) -> _Candidate:
-        """`base` with the coordinator's outcome applied and its responses delivered."""
-        del event
+        between: tuple[object, ...],
+        budgets: Budgets | None = None,
+    ) -> GroupStep | Cut:
+        """A coordinator step: its new state written (with what the group writes `between` it
+        and the findings, and the budgets when given), its responses delivered to their
+        connections and, for an OffsetCommit, the acknowledged offsets updated."""
         group = outcome.state.group(GROUP_ID)
         if group is not None and group.generation_id > self.parameters.max_generation:
             return _GENERATION_CUT
-        clients = list(base.clients)
-        live = base.live_connections()
+        n = self.parameters.clients
+        _cluster, _budgets, acknowledged, _problems, _held_slot = self._slots()
+        updates: list[tuple[int, Hashable]] = []
         for response in outcome.responses:
-            target = live.get(response.ref.connection)
-            if target is None:
+            client = _client_of(response.ref.connection)
+            if client is None or client[0] >= n:
                 continue  # the connection is closed: nobody reads this response
-            slot = clients[target]
-            message = (response.ref.correlation_id, response.body)
-            clients[target] = evolve(slot, inbound=(*slot.inbound, message))
-        acknowledged = base.acknowledged
+            index, incarnation = client
+            updates.append(
+                (1 + index, ("deliver", incarnation, response.ref.correlation_id, response.body))
+            )
         if handled is not None and isinstance(handled[1], OffsetCommitRequest):
-            acknowledged = _acknowledge(acknowledged, handled, outcome)
-        new_state = evolve(
-            base,
-            coordinator=outcome.state,
-            clients=tuple(clients),
-            acknowledged=acknowledged,
-            step_problems=problems,
-        )
+            accepted = _accepted(handled, outcome)
+            if accepted:
+                updates.append((acknowledged, ("ack", accepted)))
         if outcome.choices:
             label += " [" + ", ".join(f"{c.what}={c.value}" for c in outcome.choices) + "]"
-        return _Step(label, action, self._compact(new_state), outcome.rules)
+        written = (outcome.state, *between, *(() if budgets is None else (budgets,)), problems)
+        return GroupStep(
+            label, action, written, outcome.rules, updates=tuple(updates), findings=problems
+        )
 
-    def _grow(self, state: WorldState) -> _Candidate:
-        """A topic gains a partition; every client's metadata refreshes."""
+    def _growth_group(
+        self, cluster: Cluster, budgets: Budgets, *slots: ClientSlot
+    ) -> list[GroupStep | Cut]:
+        """A topic gains a partition (a fault, within its budget); every client's metadata
+        refreshes."""
+        if not budgets.partition_growths:
+            return []
         topic = self.parameters.topic_to_grow()
-        counts = dict(state.cluster.partitions_per_topic)
+        counts = dict(cluster.partitions_per_topic)
         counts[topic] += 1
-        cluster = Cluster.of(counts)
-        new_state = evolve(state, cluster=cluster, budgets=state.budgets.spend("partition_growths"))
+        grown = Cluster.of(counts)
         rules: list[str] = []
         problems: list[tuple[str, str]] = []
-        event = MetadataChanged(cluster)
-        for index, slot in enumerate(state.clients):
+        event = MetadataChanged(grown)
+        clients = list(slots)
+        for index, slot in enumerate(slots):
             spec = self.consumers[index]
             if not spec.is_enabled(slot.consumer, event):
                 continue
@@ -947,10 +1173,81 @@ class GroupWorld:
             assert not outcome.sends, "a metadata update sends nothing"
             rules += outcome.rules
             problems += [(which, f"{client_name(index)}: {detail}") for which, detail in found]
-            new_state = new_state.with_client(index, evolve(slot, consumer=outcome.state))
-        new_state = evolve(new_state, step_problems=tuple(problems))
+            clients[index] = evolve(slot, consumer=outcome.state)
         label = f"fault partitions added to {topic} ({counts[topic]})"
-        return _Step(label, "PartitionsAdded", new_state, tuple(rules))
+        findings = tuple(problems)
+        return [
+            GroupStep(
+                label,
+                "PartitionsAdded",
+                (grown, budgets.spend("partition_growths"), *clients, findings),
+                tuple(rules),
+                findings=findings,
+            )
+        ]
+
+
+def _held(clients: Sequence[ClientSlot]) -> tuple[str, ...]:
+    """The member ids running clients (not failed, not closed) use or are about to: their
+    generation's, one on its way to them (a MEMBER_ID_REQUIRED answer in the inbound queue),
+    one they already sent a request with."""
+    if len(clients) == 1:
+        return _held_by(clients[0])
+    held: set[str] = set()
+    for slot in clients:
+        held.update(_held_by(slot))
+    return tuple(sorted(held))
+
+
+def _held_by(slot: ClientSlot) -> tuple[str, ...]:
+    """The member ids one client holds (see `_held`), remembered on the slot."""
+    cached: tuple[str, ...] | None = slot.__dict__.get(HELD_CACHE)
+    if cached is not None:
+        return cached
+    consumer = slot.consumer
+    held: set[str] = set()
+    if consumer.failure is None and not consumer.closed:
+        held.add(consumer.generation.member_id)
+        held.update(
+            member_id
+            for _, body in slot.inbound
+            if isinstance(member_id := getattr(body, "member_id", None), str)
+        )
+        held.update(
+            member_id
+            for _, request in slot.outbound
+            if isinstance(member_id := getattr(request, "member_id", None), str)
+        )
+    result = tuple(sorted(held))
+    object.__setattr__(slot, HELD_CACHE, result)
+    return result
+
+
+def _client_of(connection: str) -> tuple[int, int] | None:
+    """(client index, incarnation) of a connection name "c<i>#<incarnation>"; None for the
+    closed connection."""
+    if connection == CLOSED_CONNECTION:
+        return None
+    name, _, incarnation = connection.partition("#")
+    return int(name[1:]) - 1, int(incarnation)
+
+
+def _coordinator_only(coordinator: CoordinatorState) -> WorldState:
+    """A world state to hand a property that reads only the coordinator."""
+    return WorldState(coordinator, (), Cluster.of({}), Budgets())
+
+
+def _coordinator_and_acknowledged(
+    coordinator: CoordinatorState, acknowledged: tuple[tuple[TopicPartition, int], ...]
+) -> WorldState:
+    """A world state to hand a property that reads the coordinator and the acknowledged
+    offsets."""
+    return WorldState(coordinator, (), Cluster.of({}), Budgets(), acknowledged)
+
+
+def _clients_only(slots: Sequence[ClientSlot]) -> WorldState:
+    """A world state to hand a property that reads only the clients."""
+    return WorldState(CoordinatorState(), tuple(slots), Cluster.of({}), Budgets())
 
 
 def _as_is(state: WorldState) -> WorldState:
@@ -996,26 +1293,25 @@ def _close_connection(coordinator: CoordinatorState, connection: str) -> Coordin
     )
 
 
-def _acknowledge(
-    acknowledged: tuple[tuple[TopicPartition, int], ...],
-    handled: tuple[RequestRef, Request],
-    outcome: Outcome,
+def _accepted(
+    handled: tuple[RequestRef, Request], outcome: Outcome
 ) -> tuple[tuple[TopicPartition, int], ...]:
-    """The ghost of acknowledged offsets after the coordinator answered an OffsetCommit."""
+    """The offsets the coordinator accepted when it answered an OffsetCommit (the ghost of
+    acknowledged offsets takes them)."""
     ref, request = handled
     assert isinstance(request, OffsetCommitRequest)
     if request.group_id != GROUP_ID:
-        return acknowledged
+        return ()
     offsets = {TopicPartition(p.topic, p.partition): p.committed_offset for p in request.partitions}
-    latest = dict(acknowledged)
+    accepted = {}
     for response in outcome.responses:
         if response.ref != ref or not isinstance(response.body, OffsetCommitResponse):
             continue
         for answer in response.body.partitions:
             if answer.error_code.name == "NONE":
                 partition = TopicPartition(answer.topic, answer.partition)
-                latest[partition] = offsets[partition]
-    return tuple(sorted(latest.items()))
+                accepted[partition] = offsets[partition]
+    return tuple(accepted.items())
 
 
 # -- labels -----------------------------------------------------------------------------------

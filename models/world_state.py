@@ -48,13 +48,15 @@ T = TypeVar("T")
 
 # Everything the models remember on their immutable values, outside the fields (equality and
 # hashing ignore it): the canonical text here, member ids and parked refs in canonical.py, the
-# state invariants' findings of a coordinator or consumer state in group_world.py.
+# state invariants' findings of a coordinator or consumer state and the member ids a client
+# holds in group_world.py.
 _REPR_CACHE = "_canonical_repr"
 IDS_CACHE = "_member_ids"
 PARKED_CACHE = "_parked_refs"
 PROBLEMS_CACHE = "_state_problems"
+HELD_CACHE = "_held"
 _DIGEST_CACHE = "_digest"
-REMEMBERED = (_REPR_CACHE, IDS_CACHE, PARKED_CACHE, PROBLEMS_CACHE, _DIGEST_CACHE)
+REMEMBERED = (_REPR_CACHE, IDS_CACHE, PARKED_CACHE, PROBLEMS_CACHE, HELD_CACHE, _DIGEST_CACHE)
 # Bytes of a part's digest in a world state's canonical encoding (see `WorldState.canonical_bytes`).
 PART_DIGEST_BYTES = 16
 

@@ -167,7 +167,7 @@ class Expand:
                 first, last = result.offsets[position], result.offsets[position + 1]
                 if last - first > MAX_SUCCESSORS:
                     raise ValueError(f"a state has {last - first} successors; at most 65,536")
-                targets = result.targets[first:last]
+                targets = tuple(result.targets[first:last])
                 kinds = result.kinds[first:last]
                 if self.graph:
                     report.graph.append(
