@@ -20,8 +20,9 @@ multi-process engine and the Spark engine all expand with this one class.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Hashable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Generic, Protocol, TypeVar, cast
@@ -30,12 +31,23 @@ from .fingerprint import fingerprint
 from .graph import StateGraph
 from .model import Model, Transition
 from .store import VisitedStore
-from .vector import Cut, Group, Label, PlainVectorModel, Values, VectorModel, vector_model
+from .vector import (
+    CanonicalForm,
+    Cut,
+    Group,
+    Label,
+    PlainVectorModel,
+    Values,
+    VectorModel,
+    vector_model,
+)
 
 S = TypeVar("S")
 Ids = tuple[int, ...]
 
 _MASK = (1 << 64) - 1
+# The engine's own memories of whole vectors forget everything past this many entries.
+_MEMORY_LIMIT = 1_000_000
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
@@ -220,6 +232,20 @@ class Expander(Generic[S]):
         self._update_memo: dict[tuple[int, int, Any], int] = {}
         self._after: dict[Ids, Ids] = {}
         self._canonical: dict[Ids, Ids] = {}
+        # The pieces of canonical forms (see `settle`), each by component.
+        self._form: CanonicalForm | None = getattr(vector, "canonical_form", None)
+        self._settled: dict[Ids, tuple[Ids, Ids]] = {}
+        self._derived = tuple(
+            (slot, reads, function, {})
+            for slot, reads, function in (self._form.derived if self._form is not None else ())
+        )
+        self._names: dict[tuple[int, int], frozenset[str]] = {}
+        self._renamings: dict[frozenset[str], Hashable] = {}
+        self._renamed: dict[tuple[int, int, Hashable], int] = {}
+        self._normals: dict[tuple[int, int], tuple[int, Hashable | None]] = {}
+        self._retargeted: dict[tuple[int, int, tuple[Hashable | None, ...]], int] = {}
+        self._order_keys: dict[int, Any] = {}
+        self._permuted: dict[tuple[int, int, tuple[int, ...]], int] = {}
         # Whether every group writes only slots it reads and has no updates (the fast path).
         self._deltas = all(
             set(group.writes) <= set(group.reads) and group.cached for group in self.groups
@@ -284,6 +310,114 @@ class Expander(Generic[S]):
             found = self._after[ids] = self.ids_of(self.vector.after_step(self.values_of(ids)))
         return found
 
+    def settle(self, ids: Ids) -> tuple[Ids, Ids]:
+        """A raw successor as the step leaves it (`after_step`) and its canonical vector, from
+        memory of the whole vector or, with a `canonical_form`, piece by piece."""
+        found = self._settled.get(ids)
+        if found is not None:
+            return found
+        if len(self._settled) >= _MEMORY_LIMIT:
+            self._settled.clear()
+        form = self._form
+        if form is None:
+            after = self._after_step(ids) if self._renames else ids
+            found = (after, self.canonical_ids(after) if self._reduces else after)
+        else:
+            found = self._settle_pieces(form, ids)
+        self._settled[ids] = found
+        return found
+
+    def _derive(self, new: list[int]) -> None:
+        """Recompute the derived slots of a vector (in place) from the slots they read."""
+        values = self.values
+        for slot, reads, function, memo in self._derived:
+            projection = tuple([new[read] for read in reads])
+            value = memo.get(projection)
+            if value is None:
+                if len(memo) >= _MEMORY_LIMIT:
+                    memo.clear()
+                value = memo[projection] = self.intern(function(*[values[i] for i in projection]))
+            new[slot] = value
+
+    def _settle_pieces(self, form: CanonicalForm, ids: Ids) -> tuple[Ids, Ids]:
+        values = self.values
+        new = list(ids)
+        # Names the step left arbitrary, renamed (the model's after_step).
+        names_memo = self._names
+        held: list[frozenset[str]] = []
+        for slot in form.renamed_slots:
+            names = names_memo.get((slot, new[slot]))
+            if names is None:
+                names = names_memo[(slot, new[slot])] = form.names(slot, values[new[slot]])
+            held.append(names)
+        union = frozenset().union(*held)
+        renaming = self._renamings.get(union)
+        if renaming is None:
+            renaming = self._renamings[union] = form.renaming(union)
+        renamed = self._renamed
+        for slot in form.renamed_slots:
+            key = (slot, new[slot], renaming)
+            value = renamed.get(key)
+            if value is None:
+                value = renamed[key] = self.intern(form.rename(slot, values[new[slot]], renaming))
+            new[slot] = value
+        self._derive(new)
+        after = tuple(new)
+        # Normal forms of slots, and references to them renamed.
+        tokens: list[Hashable | None] = []
+        normals = self._normals
+        for slot in form.normalized_slots:
+            entry = normals.get((slot, new[slot]))
+            if entry is None:
+                normal, token = form.normal(slot, values[new[slot]])
+                entry = normals[(slot, new[slot])] = (self.intern(normal), token)
+            new[slot] = entry[0]
+            tokens.append(entry[1])
+        if any(token is not None for token in tokens):
+            token_key = tuple(tokens)
+            retargeted = self._retargeted
+            for slot in form.referring_slots:
+                key = (slot, new[slot], token_key)
+                value = retargeted.get(key)
+                if value is None:
+                    retarget = form.retarget(slot, values[new[slot]], token_key)
+                    value = retargeted[key] = self.intern(retarget)
+                new[slot] = value
+        # Interchangeable slots sorted.
+        order: list[int] | None = None
+        order_keys = self._order_keys
+        for members in form.classes:
+            keys = []
+            for slot in members:
+                sort_key = order_keys.get(new[slot])
+                if sort_key is None:
+                    sort_key = order_keys[new[slot]] = form.order_key(values[new[slot]])
+                keys.append(sort_key)
+            ranked = sorted(range(len(members)), key=keys.__getitem__)
+            if any(keys[a] == keys[b] for a, b in itertools.pairwise(ranked)):
+                # Equal keys: only the model can choose among the orders (rare).
+                return after, self.canonical_ids(tuple(new))
+            if ranked != list(range(len(members))):
+                if order is None:
+                    order = list(range(len(new)))
+                for position, rank in zip(members, ranked, strict=True):
+                    order[position] = members[rank]
+        if order is not None:
+            permutation = tuple(order)
+            moved = [new[slot] for slot in permutation]
+            permuted = self._permuted
+            for slot in form.referring_slots:
+                key = (slot, new[slot], permutation)
+                value = permuted.get(key)
+                if value is None:
+                    value = permuted[key] = self.intern(
+                        form.permute(slot, values[new[slot]], permutation)
+                    )
+                moved[slot] = value
+            new = moved
+        self._derive(new)
+        return after, tuple(new)
+
     def key_of_state(self, state: S) -> int:
         """The key of a state object (what the search calls it): its canonical vector's key."""
         return self.key(self.canonical_ids(self.ids_of(self.vector.vector_of(state))))
@@ -311,6 +445,8 @@ class Expander(Generic[S]):
         read_ids = projection if len(reads) > 1 else (projection,)
         values = self.values
         raw = group.step(*[values[i] for i in read_ids])
+        if not raw:
+            return _NOTHING
         old = dict(zip(reads, read_ids, strict=True))
         slot_keys = self._slot_keys
         steps: list[_Compiled] = []
@@ -496,13 +632,9 @@ class Expander(Generic[S]):
                             continue
                         successor, target = None, parent ^ step.delta
                     else:
-                        successor = self._successor(ids, step)
-                        if renames:
-                            successor = self._after_step(successor)
-                        if omit and successor == ids:
+                        after, successor = self.settle(self._successor(ids, step))
+                        if omit and after == ids:
                             continue
-                        if reduces:
-                            successor = self.canonical_ids(successor)
                         target = self.key(successor)
                     taken += 1
                     targets.append(target)
@@ -713,6 +845,9 @@ class Expander(Generic[S]):
                     self.vector.after_step(self.vector.vector_of(successor))
                 )
         return Transition(step.label, step.action, successor, step.rules)
+
+
+_NOTHING = _GroupResult.of((), frozenset())
 
 
 def _getter(reads: tuple[int, ...]) -> Callable[[Ids], Any]:

@@ -99,6 +99,63 @@ class LivenessLabels:
     cut_label: Label | None = None
 
 
+class CanonicalForm(Protocol):
+    """How a model's vectors become canonical piece by piece, so that the engine remembers
+    every piece by component instead of canonicalizing whole states (symmetry on the vector,
+    as LTSmin does it). Three kinds of pieces, each a pure function of one component (and a
+    small key):
+
+    - names a step leaves arbitrary (member ids): every component of `renamed_slots` says
+      which names it holds; the union of those names determines a renaming (`renaming`), which
+      `rename` applies to each of those components. This is part of a step (`after_step`).
+    - per-slot normal forms (a client's correlation ids renumbered): `normal` gives each slot
+      of `normalized_slots` its normal form and a token saying how references to it are
+      renamed; `retarget` renames the references held by each slot of `referring_slots`.
+    - symmetry: the slots of each of `classes` are interchangeable; they are sorted by
+      `order_key` (of their normal forms), and `permute` renames the references the
+      `referring_slots` hold when slots move. When two slots of a class have equal keys, the
+      engine asks the model's `canonical` for the whole vector instead.
+
+    `derived` slots hold a function of other slots (kept in the vector so that a group can read
+    it instead of them); the engine recomputes each after a step from the slots it reads.
+    """
+
+    renamed_slots: tuple[int, ...]
+    normalized_slots: tuple[int, ...]
+    referring_slots: tuple[int, ...]
+    classes: tuple[tuple[int, ...], ...]
+    derived: tuple[tuple[int, tuple[int, ...], Callable[..., Any]], ...]
+
+    def names(self, slot: int, value: Any) -> frozenset[str]:
+        """The arbitrary names a component holds."""
+        ...
+
+    def renaming(self, names: frozenset[str]) -> Hashable:
+        """The renaming (a hashable description) of a state whose names are `names`."""
+        ...
+
+    def rename(self, slot: int, value: Any, renaming: Hashable) -> Any:
+        """A component with a renaming applied."""
+        ...
+
+    def normal(self, slot: int, value: Any) -> tuple[Any, Hashable | None]:
+        """A slot's normal form, and the token that renames references to it (None: none)."""
+        ...
+
+    def retarget(self, slot: int, value: Any, tokens: tuple[Hashable | None, ...]) -> Any:
+        """A referring slot's component with the normalized slots' tokens applied."""
+        ...
+
+    def order_key(self, value: Any) -> Any:
+        """How interchangeable components sort (of normal forms)."""
+        ...
+
+    def permute(self, slot: int, value: Any, order: tuple[int, ...]) -> Any:
+        """A referring slot's component after the vector's slots were permuted: the new
+        vector's slot j holds the old vector's slot `order[j]`."""
+        ...
+
+
 class VectorModel(Protocol[S]):
     """A model whose states are vectors of components and whose steps come in groups.
 
@@ -167,6 +224,12 @@ class VectorModel(Protocol[S]):
     @property
     def invariant_labels(self) -> Sequence[Label]:
         """The invariants, each over the slots it reads."""
+        ...
+
+    @property
+    def canonical_form(self) -> CanonicalForm | None:
+        """The pieces of `after_step` and `canonical`, for the engine to remember one by one
+        (None: the engine calls them on whole vectors)."""
         ...
 
     @property
@@ -280,6 +343,7 @@ class PlainVectorModel(Generic[S]):
     omits_self_loops = False
     renames_after_step = False
     reduces = True
+    canonical_form = None
 
     def component_digest(self, value: Any) -> int:
         """The state's fingerprint (so keys are the fingerprints of representatives)."""

@@ -110,7 +110,7 @@ def _consumer_member_ids(consumer: ConsumerState) -> Iterable[str]:
 _IDS_CACHE = IDS_CACHE
 
 
-def _coordinator_member_ids(coordinator: CoordinatorState) -> frozenset[str]:
+def coordinator_member_ids(coordinator: CoordinatorState) -> frozenset[str]:
     cached = coordinator.__dict__.get(_IDS_CACHE)
     if cached is not None:
         return cached
@@ -135,7 +135,7 @@ def _cached_ids(part: Any, ids_of: Callable[[Any], Iterable[str]]) -> frozenset[
     return cached
 
 
-def _slot_member_ids(slot: ClientSlot) -> frozenset[str]:
+def slot_member_ids(slot: ClientSlot) -> frozenset[str]:
     cached = slot.__dict__.get(_IDS_CACHE)
     if cached is not None:
         return cached
@@ -152,9 +152,9 @@ def _slot_member_ids(slot: ClientSlot) -> frozenset[str]:
 
 def member_ids(state: WorldState) -> set[str]:
     """Every member id mentioned anywhere in the world (coordinator, log, clients, messages)."""
-    ids = set(_coordinator_member_ids(state.coordinator))
+    ids = set(coordinator_member_ids(state.coordinator))
     for slot in state.clients:
-        ids.update(_slot_member_ids(slot))
+        ids.update(slot_member_ids(slot))
     ids.discard("")
     return ids
 
@@ -177,10 +177,10 @@ def compact_member_ids(state: WorldState) -> WorldState:
 def compaction(state: WorldState) -> tuple[dict[str, str], int]:
     """How `compact_member_ids` renames the world's member ids (only those that change), and the
     coordinator's member counter afterwards."""
-    return _compaction(frozenset(member_ids(state)))
+    return compaction_of(frozenset(member_ids(state)))
 
 
-def _compaction(ids: frozenset[str]) -> tuple[dict[str, str], int]:
+def compaction_of(ids: frozenset[str]) -> tuple[dict[str, str], int]:
     """How to compact a world whose member ids are `ids`: the renaming and the next number."""
     by_prefix: dict[str, list[int]] = {}
     for member_id in ids:
@@ -211,7 +211,7 @@ def _compact(state: WorldState, mapping: dict[str, str], next_seq: int) -> World
 # -- connections, correlation ids, sets, symmetry ---------------------------------------------
 
 
-def _normalize_slot(
+def slot_normal_form(
     index: int, slot: ClientSlot
 ) -> tuple[ClientSlot, dict[RequestRef, RequestRef]] | None:
     """The slot with correlation ids 1..k and incarnation 0, and how its refs were renamed."""
@@ -313,10 +313,10 @@ class Canonicalizer:
 
     def compact_member_ids(self, state: WorldState) -> WorldState:
         """`compact_member_ids`, with the renaming remembered by the set of ids in the world."""
-        ids = _coordinator_member_ids(state.coordinator).union(
-            *[_slot_member_ids(slot) for slot in state.clients]
+        ids = coordinator_member_ids(state.coordinator).union(
+            *[slot_member_ids(slot) for slot in state.clients]
         )
-        mapping, next_seq = self._compactions.get(ids, lambda: _compaction(ids - {""}))
+        mapping, next_seq = self._compactions.get(ids, lambda: compaction_of(ids - {""}))
         if mapping and self.memoize:
             state = self._rename_member_ids(state, mapping)
             mapping = {}
@@ -375,7 +375,7 @@ class Canonicalizer:
                 continue
             entry = self._normal.lookup((index, text))
             if entry is None:
-                normalized, renamed = _normalize_slot(index, slot)  # type: ignore[misc]
+                normalized, renamed = slot_normal_form(index, slot)  # type: ignore[misc]
                 normalized = self._share(normalized)
                 entry = (normalized, canonical_repr(normalized), renamed)
                 self._normal.store((index, text), entry)
@@ -389,7 +389,7 @@ class Canonicalizer:
                 # Rare (interchangeable slots with equal texts): compare whole worlds.
                 partial = evolve(state, coordinator=coordinator, clients=tuple(slots))
                 return self.share_parts(self.symmetric_minimum(partial))
-            coordinator = self._permuted_coordinator(coordinator, order)
+            coordinator = self.permuted_coordinator(coordinator, order)
             slots = [slots[old] for old in order]
             findings = permuted_findings(state.step_problems, order)
         else:
@@ -431,7 +431,7 @@ class Canonicalizer:
                     order[position] = index
         return None if order is None else tuple(order)
 
-    def _permuted_coordinator(
+    def permuted_coordinator(
         self, coordinator: CoordinatorState, order: tuple[int, ...]
     ) -> CoordinatorState:
         """The coordinator of `permute_clients`: parked refs follow their client."""
@@ -491,7 +491,7 @@ class Canonicalizer:
     def normalize_slot(
         self, index: int, slot: ClientSlot
     ) -> tuple[ClientSlot, dict[RequestRef, RequestRef]] | None:
-        """`_normalize_slot`, remembered by the slot's text when there is something to do."""
+        """`normalize_slot`, remembered by the slot's text when there is something to do."""
         consumer = slot.consumer
         in_flight = consumer.in_flight
         if (
@@ -500,7 +500,7 @@ class Canonicalizer:
             and all(entry.correlation_id == n for n, entry in enumerate(in_flight, start=1))
         ):
             return None
-        return self._slots.get((index, canonical_repr(slot)), lambda: _normalize_slot(index, slot))
+        return self._slots.get((index, canonical_repr(slot)), lambda: slot_normal_form(index, slot))
 
     def normalize_connections(self, state: WorldState) -> WorldState:
         """Correlation ids renumbered 1..k per client in sending order, incarnations set to 0."""

@@ -53,11 +53,13 @@ violation. The consumer's Disconnected event is not used (a crash covers it).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
 
 from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
+from groupspec.checker.rewrite import rewrite_strings
 from groupspec.checker.vector import (
     Cut,
     GroupStep,
@@ -127,7 +129,15 @@ from groupspec.spec.responses import (
 from groupspec.spec.state import CoordinatorState, Group
 
 from . import world_properties as props
-from .canonical import Canonicalizer, map_coordinator_refs
+from .canonical import (
+    Canonicalizer,
+    compaction_of,
+    coordinator_member_ids,
+    map_coordinator_refs,
+    permuted_findings,
+    slot_member_ids,
+    slot_normal_form,
+)
 from .faults import fault_switch
 from .memo import Memo
 from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
@@ -264,6 +274,8 @@ class GroupWorld:
         self._invariants = self._build_invariants()
         self._action_properties = self._build_action_properties()
         self._tuple_digests: dict[tuple[object, ...], int] = {}
+        self._layout = _Layout.of(parameters.clients)
+        self._form = _WorldForm(self)
         self._groups = self._build_groups()
         self._labels = self._build_labels()
 
@@ -529,26 +541,26 @@ class GroupWorld:
     # -- the state vector (checker.vector) ---------------------------------------------------
     #
     # Slot 0 is the coordinator, slots 1..n the clients, then the cluster, the budgets, the
-    # acknowledged offsets, the step's findings, and `held`: the member ids that running
-    # clients hold (a function of the client slots, kept as a slot so that the timers' group
-    # needs to read only it, the coordinator and the budgets).
+    # acknowledged offsets and the step's findings. Derived slots follow (functions of the
+    # others, kept so that a group can read a small part of a large slot and be remembered
+    # by it): `held`, the member ids running clients hold (the timers read it instead of every
+    # client); `committed`, the group's committed offsets (a client reads it instead of the
+    # coordinator, for the positions of partitions it newly owns); each client's `head`, its
+    # incarnation and next request (the coordinator's handling of it reads it instead of the
+    # whole client).
 
-    def _slots(self) -> tuple[int, int, int, int, int]:
-        n = self.parameters.clients
-        return n + 1, n + 2, n + 3, n + 4, n + 5
+    @property
+    def layout(self) -> _Layout:
+        """Which slot holds what."""
+        return self._layout
 
     @property
     def slot_names(self) -> tuple[str, ...]:
-        """The coordinator, each client, the cluster, the budgets, the ghosts, `held`."""
-        return (
-            "coordinator",
-            *(client_name(index) for index in range(self.parameters.clients)),
-            "cluster",
-            "budgets",
-            "acknowledged",
-            "step_problems",
-            "held",
-        )
+        """Every slot's name, in order."""
+        names = ["coordinator", *(client_name(index) for index in range(self.parameters.clients))]
+        names += ["cluster", "budgets", "acknowledged", "step_problems", "held", "committed"]
+        names += [f"head {client_name(index)}" for index in range(self.parameters.clients)]
+        return tuple(names)
 
     @property
     def groups(self) -> tuple[TransitionGroup, ...]:
@@ -557,38 +569,40 @@ class GroupWorld:
         return self._groups
 
     def _build_groups(self) -> tuple[TransitionGroup, ...]:
-        n = self.parameters.clients
-        cluster, budgets, _acknowledged, problems, held = self._slots()
-        clients = tuple(range(1, n + 1))
+        at = self._layout
         groups = [
             TransitionGroup(
                 f"client {client_name(index)}",
-                (0, 1 + index, cluster, budgets, problems),
-                (0, 1 + index, budgets, problems),
+                (slot, at.cluster, at.budgets, at.problems, at.committed),
+                (slot, at.budgets, at.problems),
                 partial(self._client_group, index),
             )
-            for index in range(n)
+            for index, slot in enumerate(at.clients)
         ]
         groups += [
             TransitionGroup(
                 f"coordinator handles {client_name(index)}",
-                (0, 1 + index),
-                (0, 1 + index, problems),
+                (0, head),
+                (0, at.problems),
                 partial(self._handle_group, index),
             )
-            for index in range(n)
+            for index, head in enumerate(at.heads)
         ]
         groups.append(
-            TransitionGroup("timers", (0, budgets, held), (0, budgets, problems), self._timer_group)
+            TransitionGroup(
+                "timers", (0, at.budgets, at.held), (0, at.budgets, at.problems), self._timer_group
+            )
         )
         groups.append(
-            TransitionGroup("failover", (0, budgets), (0, budgets, problems), self._failover_group)
+            TransitionGroup(
+                "failover", (0, at.budgets), (0, at.budgets, at.problems), self._failover_group
+            )
         )
         groups.append(
             TransitionGroup(
                 "partitions added",
-                (cluster, budgets, *clients),
-                (cluster, budgets, *clients, problems),
+                (at.cluster, at.budgets, *at.clients),
+                (at.cluster, at.budgets, *at.clients, at.problems),
                 self._growth_group,
                 cached=False,
             )
@@ -600,7 +614,7 @@ class GroupWorld:
         return tuple(self.vector_of(state) for state in self.initial_states())
 
     def state_of(self, values: tuple[object, ...]) -> WorldState:
-        """The world state of a vector (`held` is derived, so left out)."""
+        """The world state of a vector (the derived slots are left out)."""
         n = self.parameters.clients
         return WorldState(
             values[0],  # type: ignore[arg-type]
@@ -612,7 +626,7 @@ class GroupWorld:
         )
 
     def vector_of(self, state: WorldState) -> tuple[object, ...]:
-        """The vector of a world state."""
+        """The vector of a world state (derived slots computed)."""
         return (
             state.coordinator,
             *state.clients,
@@ -621,17 +635,24 @@ class GroupWorld:
             state.acknowledged,
             state.step_problems,
             _held(state.clients),
+            _committed(state.coordinator),
+            *(_head(slot) for slot in state.clients),
         )
 
     def apply_update(self, slot: int, value: Any, update: Hashable) -> Any:
         """A response delivered to a client (if its connection is the one the response is
-        addressed to), or offsets acknowledged."""
+        addressed to), a client's handled request taken off its queue, a closed connection's
+        parked requests answered into the void, or offsets acknowledged."""
         parts = cast(tuple[Any, ...], update)
         if parts[0] == "deliver":
             _, incarnation, correlation_id, body = parts
             if value.incarnation != incarnation:
                 return value  # the connection closed: nobody reads this response
             return evolve(value, inbound=(*value.inbound, (correlation_id, body)))
+        if parts[0] == "pop":
+            return evolve(value, outbound=value.outbound[1:])
+        if parts[0] == "close":
+            return _close_connection(value, parts[1])
         _, accepted = parts
         latest = dict(value)
         latest.update(accepted)
@@ -644,6 +665,11 @@ class GroupWorld:
     def reduces(self) -> bool:
         """Connections are normalized (and clients permuted, with symmetry)."""
         return True
+
+    @property
+    def canonical_form(self) -> _WorldForm:
+        """`after_step` and `canonical` piece by piece (see `_WorldForm`)."""
+        return self._form
 
     def after_step(self, values: tuple[object, ...]) -> tuple[object, ...]:
         """Member ids compacted (see canonical.py), and `held` recomputed."""
@@ -676,17 +702,26 @@ class GroupWorld:
 
     def _build_labels(self) -> tuple[Label, ...]:
         n = self.parameters.clients
-        everything = tuple(range(n + 6))
-        _cluster, _budgets, acknowledged, _problems, _held_slot = self._slots()
-        clients = tuple(range(1, n + 1))
+        at = self._layout
+        everything = tuple(range(at.size))
+        acknowledged, clients = at.acknowledged, at.clients
         by_name = {invariant.name: invariant for invariant in self._invariants}
+        # NetworkConsistent piece by piece: the coordinator alone, then each client with the
+        # coordinator (the requests parked for its connection).
         labels = [
             Label(
                 "NetworkConsistent",
-                everything,
-                self._whole(by_name["NetworkConsistent"]),
-                cached=False,
-            )
+                (0,),
+                lambda c: props.coordinator_network_consistent(c, n),
+            ),
+            *(
+                Label(
+                    "NetworkConsistent",
+                    (0, 1 + index),
+                    partial(_client_network_consistent, index),
+                )
+                for index in range(n)
+            ),
         ]
         for spec_invariant in INVARIANTS:
             name = spec_invariant.name
@@ -754,14 +789,14 @@ class GroupWorld:
         if not properties:
             return ()
         (prop,) = properties
-        n = self.parameters.clients
-        cluster, budgets, *_ = self._slots()
+        at = self._layout
+        cluster, budgets = at.cluster, at.budgets
         return (
             LivenessLabels(
                 prop,
                 Label(
                     CONVERGENCE,
-                    (0, *range(1, n + 1), cluster),
+                    (0, *at.clients, cluster),
                     lambda *values: self._converged_parts(values),
                     cached=False,
                 ),
@@ -797,11 +832,11 @@ class GroupWorld:
     def _client_group(
         self,
         index: int,
-        coordinator: CoordinatorState,
         slot: ClientSlot,
         cluster: Cluster,
         budgets: Budgets,
         problems: tuple[tuple[str, str], ...],
+        committed: tuple[tuple[TopicPartition, int], ...],
     ) -> list[GroupStep | Cut]:
         """Client `index`'s own steps: reading a response, polling, heartbeating, its fault
         events, committing, processing a record, a subscription change, closing, crashing."""
@@ -809,7 +844,7 @@ class GroupWorld:
         consumer = slot.consumer
         spec = self.consumers[index]
         name = client_name(index)
-        step = partial(self._client_step, index, coordinator, slot, budgets)
+        step = partial(self._client_step, index, committed, slot, budgets)
         steps: list[GroupStep | Cut] = []
         if slot.inbound:
             cid, body = slot.inbound[0]
@@ -857,7 +892,7 @@ class GroupWorld:
                     GroupStep(
                         f"{name} processes {partition}@{offset}",
                         "Process",
-                        (coordinator, processed, budgets, problems),
+                        (processed, budgets, problems),
                         findings=problems,  # the findings it leaves standing, as before
                     )
                 )
@@ -876,7 +911,7 @@ class GroupWorld:
         if budgets.closes and spec.is_enabled(consumer, CLOSE):
             steps.append(step(CLOSE, f"{name} closes (Consumer.close())", "Close", spend="closes"))
         if budgets.crashes:
-            crash = self._crash(index, coordinator, slot, cluster, budgets)
+            crash = self._crash(index, slot, cluster, budgets)
             if crash is not None:
                 steps.append(crash)
         return steps
@@ -884,7 +919,7 @@ class GroupWorld:
     def _client_step(
         self,
         index: int,
-        coordinator: CoordinatorState,
+        committed: tuple[tuple[TopicPartition, int], ...],
         slot: ClientSlot,
         budgets: Budgets,
         event: ConsumerEvent,
@@ -904,9 +939,10 @@ class GroupWorld:
         problems = tuple((which, f"{client_name(index)}: {detail}") for which, detail in found)
         in_flight = {entry.correlation_id for entry in consumer.in_flight}
         incarnation, outbound, inbound = slot.incarnation, slot.outbound, slot.inbound
+        updates: tuple[tuple[int, Hashable], ...] = ()
         if CLIENT_COORDINATOR_MARKED_UNKNOWN.rule_id in outcome.rules:
             # Kafka's markCoordinatorUnknown disconnects: the connection and its queues go.
-            coordinator = _close_connection(coordinator, connection_name(index, incarnation))
+            updates = ((0, ("close", connection_name(index, incarnation))),)
             incarnation, outbound, inbound = incarnation + 1, (), ()
         outbound = tuple(message for message in outbound if message[0] in in_flight)
         inbound = tuple(message for message in inbound if message[0] in in_flight)
@@ -923,13 +959,14 @@ class GroupWorld:
             incarnation=incarnation,
             outbound=outbound,
             inbound=inbound,
-            positions=self._positions(slot, consumer.owned, coordinator),
+            positions=self._positions(slot, consumer.owned, committed),
         )
         return GroupStep(
             label,
             action,
-            (coordinator, new_slot, budgets, problems),
+            (new_slot, budgets, problems),
             outcome.rules,
+            updates=updates,
             findings=problems,
         )
 
@@ -982,27 +1019,20 @@ class GroupWorld:
         self,
         slot: ClientSlot,
         owned: tuple[TopicPartition, ...],
-        coordinator: CoordinatorState,
+        committed: tuple[tuple[TopicPartition, int], ...],
     ) -> tuple[tuple[TopicPartition, int], ...]:
-        """Positions of the owned partitions: kept if owned before, else the committed offset."""
+        """Positions of the owned partitions: kept if owned before, else the committed offset
+        (an OffsetFetch, taken atomically)."""
         positions = []
         for partition in owned:
             offset = slot.position(partition)
             if offset is None:
-                record = coordinator.log.get(
-                    OffsetCommitKey(GROUP_ID, partition.topic, partition.partition)
-                )
-                offset = getattr(record, "offset", 0)
+                offset = dict(committed).get(partition, 0)
             positions.append((partition, offset))
         return tuple(positions)
 
     def _crash(
-        self,
-        index: int,
-        coordinator: CoordinatorState,
-        slot: ClientSlot,
-        cluster: Cluster,
-        budgets: Budgets,
+        self, index: int, slot: ClientSlot, cluster: Cluster, budgets: Budgets
     ) -> GroupStep | None:
         """The client crashes and restarts: a new consumer on a new connection (nothing, if it
         crashed before doing anything)."""
@@ -1012,38 +1042,43 @@ class GroupWorld:
         )
         if evolve(fresh, incarnation=slot.incarnation) == slot:
             return None
-        coordinator = _close_connection(coordinator, connection_name(index, slot.incarnation))
+        closed = ((0, ("close", connection_name(index, slot.incarnation))),)
         label = f"fault {client_name(index)} crashes and restarts"
-        return GroupStep(label, "Crash", (coordinator, fresh, budgets.spend("crashes"), ()))
+        return GroupStep(label, "Crash", (fresh, budgets.spend("crashes"), ()), updates=closed)
 
     # -- coordinator -------------------------------------------------------------------------
 
     def _handle_group(
-        self, index: int, coordinator: CoordinatorState, slot: ClientSlot
+        self,
+        index: int,
+        coordinator: CoordinatorState,
+        head: tuple[int, tuple[int, Request] | None],
     ) -> list[GroupStep | Cut]:
         """The coordinator handles the head of client `index`'s outbound queue."""
-        if not slot.outbound:
+        incarnation, message = head
+        if message is None:
             return []
-        cid, request = slot.outbound[0]
-        ref = RequestRef(connection_name(index, slot.incarnation), cid)
+        cid, request = message
+        ref = RequestRef(connection_name(index, incarnation), cid)
         # Under KAFKA-2555 the coordinator reads a different request than the client sent; the
         # properties judge what the client sent.
         event = Received(ref, self.fault.request_seen(coordinator, request))
         handled = (ref, request)
-        popped = evolve(slot, outbound=slot.outbound[1:])
+        # The request leaves the client's outbound queue before any response joins its inbound.
+        popped: tuple[tuple[int, Hashable], ...] = ((self._layout.clients[index], ("pop",)),)
         label = f"coordinator handles {client_name(index)} {describe_request(request)} #{cid}"
         action = "Handle" + type(request).__name__.removesuffix("Request")
         steps: list[GroupStep | Cut] = []
         for outcome, found in self._coordinator_step(coordinator, event, handled):
             steps.append(
-                self._coordinator_outcome(outcome, found, label, action, handled, (popped,))
+                self._coordinator_outcome(outcome, found, label, action, handled, (), first=popped)
             )
         if self.fault.may_lose(request):
             # The request never reaches the coordinator (KAFKA-12890: the follower was stuck
             # between JoinGroup and SyncGroup while it kept heartbeating).
             api = type(request).__name__.removesuffix("Request")
             lost = f"fault {client_name(index)} {api} #{cid} is never sent"
-            steps.append(GroupStep(lost, "Lose" + api, (coordinator, popped, ())))
+            steps.append(GroupStep(lost, "Lose" + api, (coordinator, ()), updates=popped))
         return steps
 
     def _timer_group(
@@ -1121,6 +1156,7 @@ class GroupWorld:
         handled: tuple[RequestRef, Request] | None,
         between: tuple[object, ...],
         budgets: Budgets | None = None,
+        first: tuple[tuple[int, Hashable], ...] = (),
     ) -> GroupStep | Cut:
         """A coordinator step: its new state written (with what the group writes `between` it
         and the findings, and the budgets when given), its responses delivered to their
@@ -1129,8 +1165,8 @@ class GroupWorld:
         if group is not None and group.generation_id > self.parameters.max_generation:
             return _GENERATION_CUT
         n = self.parameters.clients
-        _cluster, _budgets, acknowledged, _problems, _held_slot = self._slots()
-        updates: list[tuple[int, Hashable]] = []
+        acknowledged = self._layout.acknowledged
+        updates: list[tuple[int, Hashable]] = list(first)
         for response in outcome.responses:
             client = _client_of(response.ref.connection)
             if client is None or client[0] >= n:
@@ -1187,6 +1223,137 @@ class GroupWorld:
         ]
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """Which slot of a group world's vector holds what (see `GroupWorld.layout`)."""
+
+    clients: tuple[int, ...]
+    cluster: int
+    budgets: int
+    acknowledged: int
+    problems: int
+    held: int
+    committed: int
+    heads: tuple[int, ...]
+    size: int
+
+    @staticmethod
+    def of(clients: int) -> _Layout:
+        """The layout of a world of `clients` clients."""
+        n = clients
+        return _Layout(
+            tuple(range(1, n + 1)),
+            n + 1,
+            n + 2,
+            n + 3,
+            n + 4,
+            n + 5,
+            n + 6,
+            tuple(range(n + 7, 2 * n + 7)),
+            2 * n + 7,
+        )
+
+
+class _WorldForm:
+    """The world's `after_step` and `canonical` as pieces of one component each
+    (`checker.vector.CanonicalForm`), which the engine remembers by component:
+
+    - member ids compacted: the coordinator, the clients and `held` hold member ids; their
+      union fixes the renumbering (`canonical.compaction_of`) and each is renamed alone (the
+      coordinator's member counter set too);
+    - each client's connection normalized (correlation ids 1..k, incarnation 0), the
+      coordinator's parked requests following it;
+    - interchangeable clients sorted by their text; the coordinator's parked requests and the
+      step's findings follow their client.
+
+    `held` is derived from the clients. The pieces are the functions `canonical.py` builds the
+    representative with, so the canonical vectors are the same (the presets' counts say so).
+    """
+
+    def __init__(self, world: GroupWorld) -> None:
+        at = world.layout
+        self._world = world
+        self._clients = at.clients
+        self.renamed_slots = (0, *at.clients)
+        self.normalized_slots = at.clients
+        self.referring_slots = (0, at.problems)
+        self.classes = tuple(
+            tuple(1 + index for index in members) for members in world.symmetry_classes
+        )
+        self.derived = (
+            (at.held, at.clients, lambda *slots: _held(slots)),
+            (at.committed, (0,), _committed),
+            *((head, (slot,), _head) for head, slot in zip(at.heads, at.clients, strict=True)),
+        )
+
+    def names(self, slot: int, value: Any) -> frozenset[str]:
+        """The member ids a component holds."""
+        if slot == 0:
+            return coordinator_member_ids(value)
+        return slot_member_ids(value)
+
+    def renaming(self, names: frozenset[str]) -> Hashable:
+        """(the renamed ids, the coordinator's next member number) of a world holding `names`."""
+        if not self._world.compact_ids:
+            return None
+        mapping, next_seq = compaction_of(names - {""})
+        return tuple(sorted(mapping.items())), next_seq
+
+    def rename(self, slot: int, value: Any, renaming: Hashable) -> Any:
+        """A component with the member ids renamed (the coordinator's counter set too)."""
+        if renaming is None:
+            return value
+        pairs, next_seq = cast(tuple[tuple[tuple[str, str], ...], int], renaming)
+        mapping = dict(pairs)
+        renamed = rewrite_strings(value, mapping) if mapping else value
+        if slot == 0 and renamed.next_member_seq != next_seq:
+            renamed = evolve(renamed, next_member_seq=next_seq)
+        return renamed
+
+    def normal(self, slot: int, value: Any) -> tuple[Any, Hashable | None]:
+        """A client with its connection normalized, and how its refs were renamed."""
+        normalized = slot_normal_form(slot - 1, value)
+        if normalized is None:
+            return value, None
+        slot_value, renamed = normalized
+        return slot_value, tuple(renamed.items())
+
+    def retarget(self, slot: int, value: Any, tokens: tuple[Hashable | None, ...]) -> Any:
+        """The coordinator with its parked requests following their normalized connections."""
+        if slot != 0:
+            return value
+        mapping: dict[RequestRef, RequestRef] = {}
+        for token in tokens:
+            if token is not None:
+                mapping.update(cast(tuple[tuple[RequestRef, RequestRef], ...], token))
+        return self._world._canonical.rename_refs(value, mapping)
+
+    def order_key(self, value: Any) -> Any:
+        """A client's text (the symmetric minimum sorts by it)."""
+        return canonical_repr(value)
+
+    def permute(self, slot: int, value: Any, order: tuple[int, ...]) -> Any:
+        """The coordinator's parked requests and the step's findings following their client."""
+        clients = tuple(order[slot_index] - 1 for slot_index in self._clients)
+        if slot == 0:
+            return self._world._canonical.permuted_coordinator(value, clients)
+        return permuted_findings(value, clients)
+
+
+def _committed(coordinator: CoordinatorState) -> tuple[tuple[TopicPartition, int], ...]:
+    """The group's committed offsets, as the log has them (see `GroupWorld._positions`)."""
+    return tuple(
+        (TopicPartition(key.topic, key.partition), value.offset)
+        for key, value in coordinator.log.entries
+        if isinstance(key, OffsetCommitKey) and key.group_id == GROUP_ID and value is not None
+    )
+
+
+def _head(slot: ClientSlot) -> tuple[int, tuple[int, Request] | None]:
+    """A client's incarnation and the next request in its outbound queue."""
+    return slot.incarnation, slot.outbound[0] if slot.outbound else None
+
+
 def _held(clients: Sequence[ClientSlot]) -> tuple[str, ...]:
     """The member ids running clients (not failed, not closed) use or are about to: their
     generation's, one on its way to them (a MEMBER_ID_REQUIRED answer in the inbound queue),
@@ -1230,6 +1397,12 @@ def _client_of(connection: str) -> tuple[int, int] | None:
         return None
     name, _, incarnation = connection.partition("#")
     return int(name[1:]) - 1, int(incarnation)
+
+
+def _client_network_consistent(
+    index: int, coordinator: CoordinatorState, slot: ClientSlot
+) -> list[str]:
+    return props.client_network_consistent(coordinator, index, slot)
 
 
 def _coordinator_only(coordinator: CoordinatorState) -> WorldState:

@@ -80,7 +80,14 @@ from groupspec.spec.responses import (
 )
 from groupspec.spec.state import CoordinatorState, Group
 
-from .world_state import CLOSED_REF, GROUP_ID, WorldState, client_name
+from .world_state import (
+    CLOSED_REF,
+    GROUP_ID,
+    ClientSlot,
+    WorldState,
+    client_name,
+    connection_name,
+)
 
 Problems = list[tuple[str, str]]
 
@@ -250,6 +257,62 @@ def durability(state: WorldState, group_partition: int) -> list[str]:
                 f"acknowledged offset {offset} of {partition}: the loaded group has {in_memory}"
             )
     return problems
+
+
+def parked_on(coordinator: CoordinatorState, connection: str) -> list[int]:
+    """The correlation ids of the requests the coordinator keeps parked for `connection`."""
+    return [
+        ref.correlation_id
+        for group in coordinator.groups
+        for member in group.members
+        for ref in (member.awaiting_join, member.awaiting_sync)
+        if ref is not None and ref.connection == connection
+    ]
+
+
+def client_network_consistent(
+    coordinator: CoordinatorState, index: int, slot: ClientSlot
+) -> list[str]:
+    """NetworkConsistent for one client: its queues and the requests parked for its connection
+    belong to requests it has in flight, once each, and its positions follow what it owns; a
+    request parked for an older connection of it is on an unknown connection."""
+    problems = []
+    name = client_name(index)
+    current = connection_name(index, slot.incarnation)
+    for group in coordinator.groups:
+        for member in group.members:
+            for ref in (member.awaiting_join, member.awaiting_sync):
+                if (
+                    ref is not None
+                    and ref.connection != current
+                    and ref.connection.partition("#")[0] == name
+                ):
+                    problems.append(f"member {member.member_id} waits on unknown connection {ref}")
+    in_flight = [entry.correlation_id for entry in slot.consumer.in_flight]
+    queued = [cid for cid, _ in slot.outbound] + [cid for cid, _ in slot.inbound]
+    queued += parked_on(coordinator, current)
+    if len(set(queued)) != len(queued):
+        problems.append(f"{name}: a request is queued or parked twice: {sorted(queued)}")
+    stray = sorted(set(queued) - set(in_flight))
+    if stray:
+        problems.append(f"{name}: messages {stray} belong to no request in flight")
+    owned = slot.consumer.owned
+    if tuple(partition for partition, _ in slot.positions) != owned:
+        problems.append(f"{name}: positions {slot.positions} do not follow owned {owned}")
+    return problems
+
+
+def coordinator_network_consistent(coordinator: CoordinatorState, clients: int) -> list[str]:
+    """NetworkConsistent for the coordinator alone: every parked request waits on a client's
+    connection (of `clients`) or on the closed one."""
+    names = {client_name(index) for index in range(clients)}
+    return [
+        f"member {member.member_id} waits on unknown connection {ref}"
+        for group in coordinator.groups
+        for member in group.members
+        for ref in (member.awaiting_join, member.awaiting_sync)
+        if ref is not None and ref != CLOSED_REF and ref.connection.partition("#")[0] not in names
+    ]
 
 
 def network_consistent(state: WorldState) -> list[str]:

@@ -162,12 +162,35 @@ def evolve(value: T, **changes: Any) -> T:
 
 
 def part_digest(part: Any) -> bytes:
-    """A BLAKE2b digest of a frozen dataclass's canonical text, remembered on the object."""
+    """A BLAKE2b digest of a frozen dataclass's canonical encoding, remembered on the object:
+    of its canonical text, except for a client slot, whose digest is made of its parts'
+    digests (a new slot is mostly parts seen before, so its digest costs one short hash)."""
     cached = part.__dict__.get(_DIGEST_CACHE)
     if cached is None:
-        cached = _text_digest(canonical_repr(part))
+        if type(part) is ClientSlot:
+            cached = _slot_digest(part)
+        else:
+            cached = _text_digest(canonical_repr(part))
         object.__setattr__(part, _DIGEST_CACHE, cached)
     return cached
+
+
+def _slot_digest(slot: ClientSlot) -> bytes:
+    """A client slot's digest: of its consumer's digest, its incarnation, the digests of its
+    queued messages (with their correlation ids) and the text of its positions. Every field is
+    in it, at a fixed place, so equal slots have equal digests and different ones differ."""
+    parts = [
+        b"ClientSlot",
+        part_digest(slot.consumer),
+        str(slot.incarnation).encode(),
+        b"out",
+        *[str(cid).encode() + b":" + part_digest(message) for cid, message in slot.outbound],
+        b"in",
+        *[str(cid).encode() + b":" + part_digest(message) for cid, message in slot.inbound],
+        b"at",
+        _pairs_text(slot.positions).encode("utf-8"),
+    ]
+    return blake2b(b"|".join(parts), digest_size=PART_DIGEST_BYTES).digest()
 
 
 def _text_digest(text: str) -> bytes:
