@@ -108,7 +108,35 @@ def result_json(
         "workers": result.workers,
         "violations": violations,
         "coverage": coverage_json(result, known_rules, known_actions),
+        "groups": groups_json(result),
     }
+
+
+def groups_json(result: SearchResult[S]) -> list[dict[str, Any]]:
+    """Each transition group's memory: lookups answered from it, and the model's calls."""
+    return [
+        {
+            "group": stats.name,
+            "hits": stats.hits,
+            "misses": stats.misses,
+            "hit_rate": round(stats.hit_rate, 4),
+        }
+        for stats in result.group_stats
+    ]
+
+
+def group_lines(result: SearchResult[S]) -> list[str]:
+    """Each transition group's hit rate, one line each (for `check --stats`)."""
+    if not result.group_stats:
+        return ["transition groups: no figures (the search ran on another engine's executors)"]
+    width = max(len(stats.name) for stats in result.group_stats)
+    lines = ["transition groups (steps from memory / model calls):"]
+    for stats in result.group_stats:
+        lines.append(
+            f"  {stats.name:<{width}}  hit rate {stats.hit_rate:6.1%}  "
+            f"{stats.hits:>10,} hits  {stats.misses:>8,} model calls"
+        )
+    return lines
 
 
 def summary_lines(result: SearchResult[S], verdict: str | None = None) -> list[str]:

@@ -14,6 +14,7 @@ from groupspec.checker.check_report import (
     counterexamples,
     format_counterexample,
     format_liveness,
+    group_lines,
     liveness_json,
     result_json,
     summary_lines,
@@ -86,6 +87,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.add_argument(
+        "--stats",
+        action="store_true",
+        help="also print each transition group's hit rate (steps from memory vs model calls)",
+    )
+    parser.add_argument(
         "--fault",
         metavar="NAME",
         help=f"re-introduce a historical bug ({', '.join(sorted(FAULTS))}); see docs/bugs.md",
@@ -156,6 +162,9 @@ def run_check(args: argparse.Namespace) -> int:
         line.close()
     result, liveness = checked.search, checked.liveness
     _print(loaded, checked)
+    if args.stats:
+        for line in group_lines(checked.search):
+            print(line)
     if args.json is not None:
         document = _document(loaded, checked)
         document["liveness"] = liveness_json(loaded.model, liveness)

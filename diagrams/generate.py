@@ -73,7 +73,7 @@ def _source(preset: str, **overrides: str) -> DiagramSource:
 MACHINE_SOURCES: tuple[DiagramSource, ...] = (
     _source("eager-2", partitions="1", max_generation="1"),
     _source("eager-3", partitions="1", max_generation="1"),
-    _source("cooperative-3", clients="2", partition_growths="1"),
+    _source("cooperative-3", clients="2", partition_growths="1", max_generation="2"),
     _source("static-2", partitions="1"),
     _source("failover", clients="1", partitions="1"),
     _source("mixed", partitions="1", crashes="0"),
@@ -91,7 +91,7 @@ _WEIGHTS = MappingProxyType(
         "tally eager-3 (partitions=1, max_generation=1)": 12,
         "tally eager-2 (partitions=1, max_generation=1)": 8,
         "tally static-2 (partitions=1)": 6,
-        "tally cooperative-3 (clients=2, partition_growths=1)": 4,
+        "tally cooperative-3 (clients=2, partition_growths=1, max_generation=2)": 4,
         "scenario coordinator-failover": 5,
         "scenario zombie-fenced-commit": 3,
         "scenario startup-3": 3,

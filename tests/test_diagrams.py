@@ -141,7 +141,7 @@ def test_group_machine_shows_every_state_and_the_reference_transitions(generated
 def _small_tallies() -> list[SourceTally]:
     return [
         tally(DiagramSource("failover", (("clients", "1"), ("partitions", "1")))),
-        tally(DiagramSource("cooperative-3", (("clients", "2"),))),
+        tally(DiagramSource("cooperative-3", (("clients", "2"), ("max_generation", "2")))),
     ]
 
 

@@ -37,7 +37,7 @@ class CorruptOwnedPartitions(FaultSwitch):
         NAME,
         "OwnedPartitionsConsistent",
         "cooperative-3",
-        {"clients": "2", "partition_growths": "1"},
+        {"clients": "2", "partition_growths": "1", "max_generation": "2"},
         32,
     )
 

@@ -44,7 +44,7 @@ class NoWithholding(FaultSwitch):
         NAME,
         "CooperativeRevokeBeforeAssign",
         "cooperative-3",
-        {"clients": "2"},
+        {"clients": "2", "max_generation": "2"},
         26,
     )
 
