@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Container, Hashable, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Generic, Protocol, TypeVar, cast
@@ -222,11 +222,28 @@ class Expander(Generic[S]):
         self._invariant_getters = [_getter(label.reads) for label in self._invariants]
         self._invariant_memo: list[dict[Any, Any]] = [{} for _ in self._invariants]
         self._invariant_checks = tuple(
-            (label.name, self._invariant_check(label, getter, memo))
+            self._invariant_check(label, getter, memo)
             for label, getter, memo in zip(
                 self._invariants, self._invariant_getters, self._invariant_memo, strict=True
             )
         )
+        # Component labels (remembered, one slot read, such as a type check) are judged once
+        # per component a slot receives, when a step first writes it (`_judge_writes`): while
+        # none has found a problem, `explore_fast` judges new states by the other labels only.
+        component = [
+            label.cached and len(label.reads) == 1 and self.slots > 1 for label in self._invariants
+        ]
+        self._component_labels: dict[int, list[Label]] = {}
+        for label, is_component in zip(self._invariants, component, strict=True):
+            if is_component:
+                self._component_labels.setdefault(label.reads[0], []).append(label)
+        self._state_checks = tuple(
+            check
+            for check, is_component in zip(self._invariant_checks, component, strict=True)
+            if not is_component
+        )
+        self._judged_components: set[tuple[int, int]] = set()
+        self._component_problem = False
         self._liveness = tuple(vector.liveness_labels) if graph else ()
         self._label_memo: dict[tuple[int, str, Any], Any] = {}
         self._update_memo: dict[tuple[int, int, Any], int] = {}
@@ -235,7 +252,9 @@ class Expander(Generic[S]):
         # The pieces of canonical forms (see `settle`), each by component.
         self._form: CanonicalForm | None = getattr(vector, "canonical_form", None)
         self._settled: dict[Ids, tuple[Ids, Ids]] = {}
-        self._derived = tuple(
+        self._derived: tuple[
+            tuple[int, tuple[int, ...], Callable[..., Any], dict[tuple[int, ...], int]], ...
+        ] = tuple(
             (slot, reads, function, {})
             for slot, reads, function in (self._form.derived if self._form is not None else ())
         )
@@ -459,6 +478,7 @@ class Expander(Generic[S]):
                 (slot, self.intern(value))
                 for slot, value in zip(group.writes, step.written, strict=True)
             )
+            self._judge_writes(writes)
             updates = tuple((slot, update) for slot, update in step.updates)
             delta: int | None = None
             if not updates and all(slot in old for slot, _ in writes):
@@ -476,6 +496,17 @@ class Expander(Generic[S]):
         if result.cuts or result.findings:
             self._special.add(result)
         return result
+
+    def _judge_writes(self, writes: Iterable[tuple[int, int]]) -> None:
+        """Judge each (slot, component) by the component labels of its slot, once."""
+        labels, judged = self._component_labels, self._judged_components
+        for slot, value in writes:
+            if (slot, value) in judged or slot not in labels:
+                continue
+            judged.add((slot, value))
+            for label in labels[slot]:
+                if label.evaluate(self.values[value]):
+                    self._component_problem = True
 
     def _update(self, slot: int, current: int, update: Any) -> int:
         key = (slot, current, update)
@@ -495,21 +526,31 @@ class Expander(Generic[S]):
 
     # -- labels ------------------------------------------------------------------------------
 
-    def invariant_problems(self, ids: Ids, at: int) -> list[Problem]:
+    def invariant_problems(self, ids: Ids, at: int, checks: _Checks | None = None) -> list[Problem]:
         """Every invariant the state violates, as problems located at key `at` (an empty
-        list, the usual answer, costs a lookup or a call per invariant)."""
+        list, the usual answer, costs a lookup or a call per invariant); only those of
+        `checks` when given."""
         problems: list[Problem] = []
-        for name, check in self._invariant_checks:
-            found = check(ids)
+        state: list[Any] | None = None
+        for name, check, pick in self._invariant_checks if checks is None else checks:
+            if pick is None:
+                found = check(ids)
+            else:
+                # The state's values are looked up once for every label that reads them all.
+                if state is None:
+                    state = list(map(self.values.__getitem__, ids))
+                found = check(*(state if pick is _every_value else pick(state)))
             if found:
                 problems.extend(Problem("invariant", name, detail, at) for detail in found)
         return problems
 
     def _invariant_check(
         self, label: Label, getter: Callable[[Ids], Any], memo: dict[Any, Any]
-    ) -> Callable[[Ids], Any]:
-        """A function of a vector of ids giving a label's problems, remembered by projection
-        when the label allows it."""
+    ) -> tuple[str, Callable[..., Any], Callable[[list[Any]], Any] | None]:
+        """How `invariant_problems` evaluates a label: (name, check, pick). With pick None,
+        check takes the vector of ids and remembers its answers by projection (when the label
+        allows it); otherwise check takes the values pick chooses from the state's values
+        (`_every_value`: every one)."""
         values = self.values
         evaluate = label.evaluate
         if label.cached and len(label.reads) < self.slots:
@@ -523,14 +564,11 @@ class Expander(Generic[S]):
                     found = memo[projection] = tuple(evaluate(*[values[i] for i in read]))
                 return found
 
-            return remembered
+            return label.name, remembered, None
         if label.reads == tuple(range(self.slots)):
-            item = values.__getitem__
-            return lambda ids: evaluate(*map(item, ids))
-        if len(label.reads) == 1:
-            return lambda ids: evaluate(values[getter(ids)])
-        item = values.__getitem__
-        return lambda ids: evaluate(*map(item, getter(ids)))
+            return label.name, evaluate, _every_value
+        reads = label.reads
+        return label.name, evaluate, lambda state: [state[slot] for slot in reads]
 
     def _label(self, label: Label, ids: Ids) -> Any:
         projection = tuple(ids[slot] for slot in label.reads)
@@ -570,6 +608,7 @@ class Expander(Generic[S]):
             key = self.key(canonical)
             if key not in seen:
                 seen.add(key)
+                self._judge_writes(enumerate(canonical))
                 level.append((key, canonical, self.invariant_problems(ids, key)))
         return level
 
@@ -737,6 +776,7 @@ class Expander(Generic[S]):
         lookups = tuple(zip(getters, memos, strict=True))
         special = self._special
         invariants = self.invariant_problems
+        state_checks = self._state_checks
         terminal = self._terminal
         current, previous, older = store.levels()
         archived = store.archived_one
@@ -784,7 +824,12 @@ class Expander(Generic[S]):
                         successor[slot] = value
                     vector = tuple(successor)
                     frontier_append((target, vector))
-                    found = invariants(vector, target)
+                    # Every component of the vector was judged by its slot's component labels
+                    # when first written (or in an initial state): while none failed, only the
+                    # labels over several slots remain.
+                    found = invariants(
+                        vector, target, None if self._component_problem else state_checks
+                    )
                     if found:
                         judged = judged or {}
                         judged[target] = found
@@ -877,3 +922,11 @@ class _Either:
 
 
 __all__ = ["BatchResult", "Expander", "GroupStats", "Problem", "StepObserver", "slot_key"]
+
+
+_Checks = tuple[tuple[str, Callable[..., Any], Callable[[list[Any]], Any] | None], ...]
+
+
+def _every_value(state: list[Any]) -> list[Any]:
+    """The pick of a label that reads every slot: the state's values as they are."""
+    return state

@@ -163,8 +163,8 @@ def run_check(args: argparse.Namespace) -> int:
     result, liveness = checked.search, checked.liveness
     _print(loaded, checked)
     if args.stats:
-        for line in group_lines(checked.search):
-            print(line)
+        for group_line in group_lines(checked.search):
+            print(group_line)
     if args.json is not None:
         document = _document(loaded, checked)
         document["liveness"] = liveness_json(loaded.model, liveness)

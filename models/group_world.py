@@ -105,7 +105,7 @@ from groupspec.spec.consumer.state import RequestKind
 from groupspec.spec.consumer_protocol import SubscriptionDecodeError, decode_assignment
 from groupspec.spec.group_state import STABLE
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
-from groupspec.spec.log import OffsetCommitKey
+from groupspec.spec.log import OffsetCommitKey, OffsetCommitValue
 from groupspec.spec.requests import (
     FindCoordinatorRequest,
     HeartbeatRequest,
@@ -1274,13 +1274,13 @@ class _WorldForm:
         at = world.layout
         self._world = world
         self._clients = at.clients
-        self.renamed_slots = (0, *at.clients)
-        self.normalized_slots = at.clients
-        self.referring_slots = (0, at.problems)
-        self.classes = tuple(
+        self.renamed_slots: tuple[int, ...] = (0, *at.clients)
+        self.normalized_slots: tuple[int, ...] = at.clients
+        self.referring_slots: tuple[int, ...] = (0, at.problems)
+        self.classes: tuple[tuple[int, ...], ...] = tuple(
             tuple(1 + index for index in members) for members in world.symmetry_classes
         )
-        self.derived = (
+        self.derived: tuple[tuple[int, tuple[int, ...], Callable[..., Any]], ...] = (
             (at.held, at.clients, lambda *slots: _held(slots)),
             (at.committed, (0,), _committed),
             *((head, (slot,), _head) for head, slot in zip(at.heads, at.clients, strict=True)),
@@ -1345,7 +1345,9 @@ def _committed(coordinator: CoordinatorState) -> tuple[tuple[TopicPartition, int
     return tuple(
         (TopicPartition(key.topic, key.partition), value.offset)
         for key, value in coordinator.log.entries
-        if isinstance(key, OffsetCommitKey) and key.group_id == GROUP_ID and value is not None
+        if isinstance(key, OffsetCommitKey)
+        and key.group_id == GROUP_ID
+        and isinstance(value, OffsetCommitValue)
     )
 
 

@@ -12,7 +12,7 @@ exact orbit representative, because no fact mentions one RM from another.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple, cast
@@ -144,8 +144,11 @@ def _tm_steps(rms: int, commits_early: bool, tm: TransactionManager) -> list[Gro
     ]
 
 
-def _rm_steps(slot: int, tm: TransactionManager, rm: RmPart) -> list[GroupStep]:
-    """RM `slot`'s steps and the TM's receipt of its Prepared, as TwoPhase.tla has them."""
+def _rm_steps(
+    slot: int, ignores_abort: bool, tm: TransactionManager, rm: RmPart
+) -> list[GroupStep]:
+    """RM `slot`'s steps and the TM's receipt of its Prepared, as TwoPhase.tla has them (with
+    `ignores_abort`, a prepared RM receives the TM's Abort and stays prepared)."""
     steps = []
     name = f"(rm{slot})"
     if tm.tm_state == TM_INIT and rm.sent_prepared:
@@ -165,25 +168,26 @@ def _rm_steps(slot: int, tm: TransactionManager, rm: RmPart) -> list[GroupStep]:
             )
         )
     if tm.abort_sent:
-        steps.append(
-            GroupStep(
-                "RMRcvAbortMsg" + name, "RMRcvAbortMsg", (tm, _PARTS[ABORTED, rm.sent_prepared])
-            )
-        )
+        after = rm if ignores_abort and rm.state == PREPARED else _PARTS[ABORTED, rm.sent_prepared]
+        steps.append(GroupStep("RMRcvAbortMsg" + name, "RMRcvAbortMsg", (tm, after)))
     return steps
 
 
-def _vector_type_ok(tm: TransactionManager, *rms: RmPart) -> list[str]:
-    if tm.tm_state in _TM_STATES and _TYPED_PARTS.issuperset(rms):
-        return []  # the usual answer, without a word per RM
-    problems = [
-        f"rm {index} is in unknown state {rm.state!r}"
-        for index, rm in enumerate(rms)
-        if rm.state not in (WORKING, PREPARED, COMMITTED, ABORTED)
-    ]
-    if tm.tm_state not in (TM_INIT, TM_COMMITTED, TM_ABORTED):
-        problems.append(f"tm is in unknown state {tm.tm_state!r}")
-    return problems
+def _tm_type_ok(tm: TransactionManager) -> list[str]:
+    if tm.tm_state in _TM_STATES:
+        return []
+    return [f"tm is in unknown state {tm.tm_state!r}"]
+
+
+def _rm_type_ok(index: int) -> Callable[[RmPart], list[str]]:
+    """TypeOK of the RM at `index` (numbered from 0, as `TypeOK` on the whole state says)."""
+
+    def type_ok(rm: RmPart) -> list[str]:
+        if rm.state in (WORKING, PREPARED, COMMITTED, ABORTED):
+            return []
+        return [f"rm {index} is in unknown state {rm.state!r}"]
+
+    return type_ok
 
 
 def _vector_consistent(*rms: RmPart) -> list[str]:
@@ -247,7 +251,6 @@ _PARTS = {
     for state in (WORKING, PREPARED, COMMITTED, ABORTED)
     for sent in (False, True)
 }
-_TYPED_PARTS = frozenset(_PARTS.values())
 _TM_STATES = (TM_INIT, TM_COMMITTED, TM_ABORTED)
 _COMMITTED_PARTS = frozenset(part for part in _PARTS.values() if part.state == COMMITTED)
 _ABORTED_PARTS = frozenset(part for part in _PARTS.values() if part.state == ABORTED)
@@ -269,6 +272,10 @@ class TwoPhaseModel:
     # A seeded bug for testing the engines.
     tm_commits_early: bool = documented(
         False, "seeded bug: the TM commits once any RM has prepared"
+    )
+    # A seeded liveness bug: every state stays consistent, but a prepared RM never decides.
+    rm_ignores_abort: bool = documented(
+        False, "seeded bug: a prepared RM ignores the TM's Abort (liveness fails, safety holds)"
     )
 
     def __post_init__(self) -> None:
@@ -295,7 +302,12 @@ class TwoPhaseModel:
                 "tm", (0,), (0,), partial(_tm_steps, self.resource_managers, self.tm_commits_early)
             ),
             *(
-                Group(f"rm{slot}", (0, slot), (0, slot), partial(_rm_steps, slot))
+                Group(
+                    f"rm{slot}",
+                    (0, slot),
+                    (0, slot),
+                    partial(_rm_steps, slot, self.rm_ignores_abort),
+                )
                 for slot in range(1, self.resource_managers + 1)
             ),
         )
@@ -334,6 +346,8 @@ class TwoPhaseModel:
 
     renames_after_step = False
     omits_self_loops = False
+    # Symmetry sorts whole vectors (`canonical`): no piecewise canonical form.
+    canonical_form = None
 
     @property
     def reduces(self) -> bool:
@@ -356,11 +370,13 @@ class TwoPhaseModel:
 
     @property
     def invariant_labels(self) -> tuple[Label, ...]:
-        """TypeOK and Consistent, over the RMs (TypeOK also over the TM)."""
-        everything = tuple(range(self.resource_managers + 1))
+        """TypeOK, a conjunction over the parts (one label a slot, judged once per part the
+        slot holds), and Consistent over the RMs."""
+        rms = tuple(range(1, self.resource_managers + 1))
         return (
-            Label("TypeOK", everything, _vector_type_ok, cached=False),
-            Label("Consistent", everything[1:], _vector_consistent, cached=False),
+            Label("TypeOK", (0,), _tm_type_ok),
+            *(Label("TypeOK", (slot,), _rm_type_ok(slot - 1)) for slot in rms),
+            Label("Consistent", rms, _vector_consistent, cached=False),
         )
 
     @property

@@ -39,6 +39,23 @@ def test_violation_exits_1_with_counterexample_that_replays(tmp_path, capsys):
     assert "1/1 violations reproduced" in capsys.readouterr().out
 
 
+def test_a_liveness_failure_alone_fails_the_verdict(tmp_path, capsys):
+    # Safety holds everywhere; only AllDecided fails. A CI job reading the JSON's verdict or
+    # the summary's last verdict line must see the failure.
+    out = tmp_path / "result.json"
+    code = main(
+        ["check", "two-phase", "--set", "rm_ignores_abort=true", "--quiet", "--json", str(out)]
+    )
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert "liveness AllDecided: fail" in printed
+    assert "verdict: fail" in printed
+    assert "verdict: pass" not in printed
+    document = json.loads(out.read_text())
+    assert document["violations"] == []
+    assert document["verdict"] == "fail"
+
+
 def test_workers_and_symmetry_flags(capsys):
     args = ["check", "two-phase", "--set", "resource_managers=4", "--set", "symmetry=true"]
     assert main([*args, "--quiet", "--workers", "2"]) == 0

@@ -8,7 +8,8 @@ from groupspec.checker.bfs import Limits, search
 from groupspec.checker.counterexample import reconstruct
 from groupspec.checker.fingerprint import check_canonical, fingerprint
 from groupspec.checker.model import Invariant, Transition
-from groupspec.models.two_phase import TwoPhaseModel, TwoPhaseState
+from groupspec.checker.vector import Label
+from groupspec.models.two_phase import RmPart, TwoPhaseModel, TwoPhaseState
 
 
 @pytest.mark.parametrize(("rms", "states"), [(3, 288), (5, 8_832)])
@@ -225,3 +226,40 @@ class Exploding:
 def test_model_errors_reach_the_caller(workers):
     with pytest.raises(ValueError, match="boom at 2"):
         search(Exploding(), workers=workers)
+
+
+class _FirstRmNeverCommits(TwoPhaseModel):
+    """Two-phase commit with one more invariant, "the first RM never commits", written either
+    as a label of the first RM's slot alone (judged once per part that slot receives) or as a
+    label over the whole vector (judged on every state)."""
+
+    def __init__(self, on_the_slot: bool) -> None:
+        super().__init__(3)
+        self.on_the_slot = on_the_slot
+
+    @property
+    def invariant_labels(self) -> tuple[Label, ...]:
+        def first_rm(rm: RmPart) -> list[str]:
+            return ["rm 0 committed"] if rm.state == "committed" else []
+
+        extra = (
+            Label("FirstNeverCommits", (1,), first_rm)
+            if self.on_the_slot
+            else Label(
+                "FirstNeverCommits", (0, 1, 2, 3), lambda tm, rm, *_: first_rm(rm), cached=False
+            )
+        )
+        return (*super().invariant_labels, extra)
+
+
+def test_a_label_of_one_slot_finds_every_violation_a_whole_state_label_finds():
+    # The engine judges a one-slot label once per component, not once per state: every
+    # violating state must still be reported, with the same shortest path.
+    limits = Limits(all_violations=True)
+    on_slot = search(_FirstRmNeverCommits(on_the_slot=True), limits=limits)
+    whole = search(_FirstRmNeverCommits(on_the_slot=False), limits=limits)
+    assert len(on_slot.problems) > 1
+    assert [(p.problem, p.path) for p in on_slot.problems] == [
+        (p.problem, p.path) for p in whole.problems
+    ]
+    assert on_slot.distinct_states == whole.distinct_states

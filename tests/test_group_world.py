@@ -161,7 +161,12 @@ def reached_orbits(explored: GroupWorld, symmetric: GroupWorld) -> set[int]:
             1219,
             id="KAFKA-12984",
         ),
-        pytest.param("cooperative-3", {"fault": "KIP-429", "clients": "2"}, 853, id="KIP-429"),
+        pytest.param(
+            "cooperative-3",
+            {"fault": "KIP-429", "clients": "2", "max_generation": "2"},
+            853,
+            id="KIP-429",
+        ),
     ],
 )
 def test_fault_switches_commute_with_swapping_interchangeable_clients(

@@ -15,7 +15,10 @@ from groupspec.spec.assignment import Cluster
 CASES = [
     ("static-2", {"max_generation": "1"}),
     ("eager-2", {"fault": "KAFKA-2555"}),
-    ("cooperative-3", {"clients": "2", "partition_growths": "1", "fault": "KAFKA-12984"}),
+    (
+        "cooperative-3",
+        {"clients": "2", "partition_growths": "1", "max_generation": "2", "fault": "KAFKA-12984"},
+    ),
     ("failover", {"clients": "1"}),
 ]
 
