@@ -35,12 +35,13 @@ from groupspec.checker.bfs import (
     SearchResult,
     limit_reached,
 )
-from groupspec.checker.expand import Expander
+from groupspec.checker.expand import Expander, GroupStats
 from groupspec.checker.graph import StateGraph
 from groupspec.checker.model import Model, liveness_properties
+from groupspec.checker.vector import vector_model
 
 from .checkpoint import Checkpoint, LevelSummary, read_part, write_part
-from .state_pickle import encode_state
+from .state_pickle import VectorCodec
 from .tasks import (
     REPORT,
     VISITED,
@@ -111,6 +112,8 @@ class _SparkSearch(Generic[S]):
         if record_graph:
             names = tuple(prop.name for prop in liveness_properties(model))
             self.result.graph = StateGraph(property_names=names)
+        # The executors' transition-group figures, summed, in the model's order of groups.
+        self.result.group_stats = [GroupStats(group.name) for group in vector_model(model).groups]
         self.checkpoint = (
             Checkpoint(options.checkpoint, options.identity) if options.checkpoint else None
         )
@@ -196,10 +199,10 @@ class _SparkSearch(Generic[S]):
         records = []
         entries: list[list[tuple[int, int, int]]] = [[] for _ in range(self.partitions)]
         expander = Expander(self.model)
+        codec = VectorCodec(expander.values, expander.intern)
         for position, (fp, ids, problems) in enumerate(expander.initial()):
             result.parents.add(fp, None)  # type: ignore[attr-defined]
-            values = expander.values_of(ids)
-            records.append((fp, (initial_path(position), fp, "", encode_state(values))))
+            records.append((fp, (initial_path(position), fp, "", codec.encode(ids))))
             entries[fp % self.partitions].append((fp, fp, 0))
             for problem in problems:
                 if not self._done():
@@ -268,6 +271,10 @@ class _SparkSearch(Generic[S]):
                 result.rule_counts.update(expansion.rule_counts)
                 keyed.extend(expansion.problems)
                 graph.extend(expansion.graph)
+                for stats in result.group_stats:
+                    hits, misses = expansion.groups.get(stats.name, (0, 0))
+                    stats.hits += hits
+                    stats.misses += misses
         graph.sort(key=lambda record: record.path)
         self._add_graph(graph)
         self.level_graph = graph

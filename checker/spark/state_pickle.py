@@ -8,14 +8,20 @@ only, and `decode_state` rebuilds the instances without running `__init__` (the 
 own `evolve` copies them), so the receiver recomputes what it needs. Everything else (tuples,
 enums, strings, numbers) pickles as usual.
 
-Spark's engine keeps states in this encoded form from the executor that found them to the one
-that expands them, through shuffles, caches and checkpoint files, and decodes each once.
+Spark's engine ships a state as its vector of components (`VectorCodec`): each component is
+encoded this way once per process and the bytes are remembered, and on the receiving side each
+component's bytes are decoded and interned once per process, so a state already met costs a
+few dict lookups at both ends, not a pickle of its whole tree. States stay in that form from
+the executor that found them to the one that expands them, through shuffles, caches and
+checkpoint files.
 """
 
 from __future__ import annotations
 
 import io
 import pickle
+import struct
+from collections.abc import Callable, Sequence
 from typing import Any
 
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
@@ -48,3 +54,48 @@ def encode_state(state: object) -> bytes:
 def decode_state(data: bytes) -> Any:
     """The state `encode_state` wrote."""
     return pickle.loads(data)
+
+
+class VectorCodec:
+    """Vectors of interned component ids as bytes and back, for one process's expander.
+
+    The bytes are a count, each component's length, then the components (`encode_state`).
+    `values` is the expander's table of component values by id and `intern` gives the id of
+    a value, so the ids a vector decodes to are the receiving process's own."""
+
+    def __init__(self, values: Sequence[Any], intern: Callable[[Any], int]) -> None:
+        self._values = values
+        self._intern = intern
+        self._bytes: dict[int, bytes] = {}
+        self._ids: dict[bytes, int] = {}
+
+    def encode(self, ids: Sequence[int]) -> bytes:
+        """The bytes of a vector of component ids."""
+        parts = []
+        for component in ids:
+            data = self._bytes.get(component)
+            if data is None:
+                data = self._bytes[component] = encode_state(self._values[component])
+                self._ids.setdefault(data, component)
+            parts.append(data)
+        header = struct.pack(f"<H{len(parts)}I", len(parts), *[len(part) for part in parts])
+        return header + b"".join(parts)
+
+    def decode(self, data: bytes) -> tuple[int, ...]:
+        """The vector of component ids (this process's) that `encode` wrote as `data`."""
+        (count,) = struct.unpack_from("<H", data)
+        lengths = struct.unpack_from(f"<{count}I", data, 2)
+        position = 2 + 4 * count
+        ids = []
+        for length in lengths:
+            if position + length > len(data):
+                raise ValueError(f"a state's bytes end inside its parts (at byte {len(data)})")
+            part = data[position : position + length]
+            position += length
+            component = self._ids.get(part)
+            if component is None:
+                component = self._ids[part] = self._intern(decode_state(part))
+            ids.append(component)
+        if position != len(data):
+            raise ValueError(f"a state's bytes end {len(data) - position} bytes after its parts")
+        return tuple(ids)

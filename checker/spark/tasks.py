@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from groupspec.checker.expand import Expander, Problem
 from groupspec.checker.model import Model
 
 from .checkpoint import write_part
-from .state_pickle import decode_state, encode_state
+from .state_pickle import VectorCodec
 
 # A discovery path spends this many bytes per step, so a state may have 65,536 successors.
 STEP_BYTES = 2
@@ -51,6 +51,34 @@ ProblemKey = tuple[bytes, int, int]
 # Where a state stands in the frontier: its discovery path, BFS parent, the label of the step
 # that found it, and the state itself (state_pickle).
 FrontierRecord = tuple[bytes, int, str, bytes]
+
+
+class _ProcessExpander:
+    """The expander of the model a Python worker process last expanded.
+
+    Spark reuses its Python workers from task to task and level to level, and hands every task
+    of a run the same broadcast model object; keeping that model's expander (its interned
+    components and remembered group steps) lets a worker answer most steps from memory, as the
+    in-process engine does, instead of starting cold in every task. Components and steps are
+    pure functions of the model, so what one task remembers is true for the next; the model is
+    held, so its identity cannot be reused by another while it is remembered."""
+
+    def __init__(self) -> None:
+        self._model: object | None = None
+        self._expander: tuple[Expander[Any], VectorCodec] | None = None
+
+    def of(self, model: Model[Any]) -> tuple[Expander[Any], VectorCodec]:
+        """The expander of `model` (with the liveness edges) and its codec of states, made on
+        first use."""
+        if self._expander is None or self._model is not model:
+            expander: Expander[Any] = Expander(model, graph=True)
+            self._model = model
+            self._expander = expander, VectorCodec(expander.values, expander.intern)
+        return self._expander
+
+
+# One per Python worker process: a cache of pure results, never read for anything else.
+_PROCESS_EXPANDER = _ProcessExpander()
 
 
 class InjectedFailure(RuntimeError):
@@ -104,6 +132,8 @@ class ExpansionReport:
     rule_counts: dict[str, int] = field(default_factory=dict)
     problems: list[KeyedProblem] = field(default_factory=list)
     graph: list[GraphRecord] = field(default_factory=list)
+    # Each transition group's (steps from memory, model calls) during this task.
+    groups: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -151,15 +181,16 @@ class Expand:
         self, index: int, records: Iterable[tuple[int, FrontierRecord]]
     ) -> Iterator[tuple[object, object]]:
         model: Model[Any] = self.model.value
-        # The in-process engine's expansion, with its memory of group steps for this task.
-        expander: Expander[Any] = Expander(model, graph=True)
+        # The in-process engine's expansion, with this worker process's memory of group steps.
+        expander, codec = _PROCESS_EXPANDER.of(model)
         frontier = sorted((record[0], fp, record[3]) for fp, record in records)
         report = ExpansionReport()
+        before = [(stats.hits, stats.misses) for stats in expander.stats]
         shipped: set[int] = set()
         emitted = 0
         for start in range(0, len(frontier), CHUNK):
             chunk = frontier[start : start + CHUNK]
-            batch = [(fp, expander.ids_of(decode_state(data))) for _, fp, data in chunk]
+            batch = [(fp, codec.decode(data)) for _, fp, data in chunk]
             result = expander.expand_batch(batch, (), shipped)
             _count(report, result.action_counts, result.rule_counts, len(result.targets))
             deadlocked = frozenset(result.deadlocked)
@@ -189,7 +220,7 @@ class Expand:
                             child,
                             parent,
                             label,
-                            encode_state(expander.values_of(state)),  # type: ignore[arg-type]
+                            codec.encode(cast("tuple[int, ...]", state)),
                             judged.get(target, ()),
                         ),
                     )
@@ -197,6 +228,10 @@ class Expand:
                     if self.fail_first_attempt and index == 0 and emitted == 1 and _attempt() == 0:
                         raise InjectedFailure("injected failure in the first attempt of a task")
             report.expanded += len(chunk)
+        report.groups = {
+            stats.name: (stats.hits - hits, stats.misses - misses)
+            for stats, (hits, misses) in zip(expander.stats, before, strict=True)
+        }
         yield (REPORT, index), report
 
 
