@@ -2,6 +2,7 @@
 found for the naive property, symmetry reduces without changing verdicts, states are canonical."""
 
 import os
+import random
 import re
 import subprocess
 import sys
@@ -367,3 +368,32 @@ def test_a_static_member_that_closes_stays_until_its_session_times_out():
     assert not any("LeaveGroup" in label for label in labels)
     # Not "fault timer ...": with no eviction budget (static-2 has none) a fault could not fire.
     assert labels[-1].startswith("timer HeartbeatExpired")
+
+
+def _first_hand_off(world, seeds: range, steps: int = 400):
+    """The generation at which a partition one consumer owned is first owned by another, in
+    the first of the seeded random walks where that happens (None: in none of them)."""
+    for seed in seeds:
+        rng = random.Random(seed)
+        state = world.initial_states()[0]
+        owners: dict[object, set[int]] = {}
+        for _ in range(steps):
+            steps_here = world.transitions(state)
+            if not steps_here:
+                break
+            state = rng.choice(steps_here).state
+            for index, slot in enumerate(state.clients):
+                for partition in slot.consumer.owned:
+                    before = owners.setdefault(partition, set())
+                    if before - {index}:
+                        return slot.consumer.generation.generation_id
+                    before.add(index)
+    return None
+
+
+def test_cooperative_3_reaches_the_hand_off_of_a_revoked_partition():
+    """cooperative-3's bounds reach the second rebalance: a partition its owner revoked is owned
+    by another consumer at generation 3 (at generation 2 the revoked partition is only
+    withheld)."""
+    world = load_preset("cooperative-3", {"symmetry": "false"})
+    assert _first_hand_off(world, range(60)) == 3
