@@ -24,6 +24,7 @@ from groupspec.checker.model import Model
 from groupspec.cli import check_spark
 from groupspec.cli.check_spark import IN_PROCESS, SPARK
 from groupspec.cli.output import ProgressLine, write_atomically
+from groupspec.coverage.reached import never_lines, totals_line
 from groupspec.diagrams.sequence_diagram import render_svg
 from groupspec.diagrams.sequence_events import counterexample_diagram
 from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
@@ -86,6 +87,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="check safety only (liveness needs the state graph in memory)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list every rule never reached (by default: a count per family)",
+    )
     parser.add_argument(
         "--stats",
         action="store_true",
@@ -161,7 +167,7 @@ def run_check(args: argparse.Namespace) -> int:
     finally:
         line.close()
     result, liveness = checked.search, checked.liveness
-    _print(loaded, checked)
+    _print(loaded, checked, verbose=args.verbose)
     if args.stats:
         for group_line in group_lines(checked.search):
             print(group_line)
@@ -259,7 +265,7 @@ def _progress_printer(loaded: LoadedModel, line: ProgressLine) -> ProgressCallba
     return show
 
 
-def _print(loaded: LoadedModel, checked: CheckResult[Any]) -> None:
+def _print(loaded: LoadedModel, checked: CheckResult[Any], *, verbose: bool) -> None:
     result = checked.search
     print(f"{loaded.preset}: {loaded.description}")
     for example in counterexamples(loaded.model, result):
@@ -268,12 +274,11 @@ def _print(loaded: LoadedModel, checked: CheckResult[Any]) -> None:
         print(format_liveness(loaded.model, item))
     for line in summary_lines(result, checked.verdict):
         print(line)
-    never = sorted(set(loaded.known_rules) - set(result.rule_counts))
     if loaded.known_rules:
-        reached = len(loaded.known_rules) - len(never)
-        print(f"rules reached: {reached}/{len(loaded.known_rules)}")
-        if never and result.complete:
-            print("never reached: " + ", ".join(never))
+        print(totals_line(loaded.known_rules, result.rule_counts))
+        if result.complete:
+            for line in never_lines(loaded.known_rules, result.rule_counts, verbose=verbose):
+                print(line)
 
 
 def _document(loaded: LoadedModel, checked: CheckResult[Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         bugs_command,
         catalog_command,
         check_command,
+        coverage_command,
         diagram_command,
         partition_command,
         presets_command,
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     partition_command.register(commands)
     assignors_command.register(commands)
     check_command.register(commands)
+    coverage_command.register(commands)
     presets_command.register(commands)
     bugs_command.register(commands)
     replay_command.register(commands)

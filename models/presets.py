@@ -32,12 +32,15 @@ the file and the key (and for malformed TOML the line).
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from groupspec.checker.atomic_file import write_bytes_atomically
 from groupspec.checker.model import Model
+from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
+from groupspec.spec.rules import RULE_IDS
 
 from .group_world import GroupWorld
 from .parameters import Parameter, ParameterError, coerce, parse_override, schema
@@ -111,6 +114,8 @@ class Expected:
     distinct_states: int | None = None
     transitions: int | None = None
     depth: int | None = None
+    # The rule ids the exhaustive check fires, sorted (`groupspec coverage --record` writes it).
+    rules_reached: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -248,7 +253,53 @@ def _expected(path: Path, table: dict[str, Any] | None) -> Expected | None:
         if value is not None and (type(value) is not int or value < 0):
             raise PresetError(path, f"[expected] {key}", f"expected a count, got {value!r}")
         counts[key] = value
-    return Expected(verdict, **counts)
+    return Expected(verdict, **counts, rules_reached=_rules_reached(path, table))
+
+
+def _rules_reached(path: Path, table: dict[str, Any]) -> tuple[str, ...] | None:
+    rules = table.get("rules_reached")
+    if rules is None:
+        return None
+    where = "[expected] rules_reached"
+    if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
+        raise PresetError(path, where, f"expected a list of rule ids, got {rules!r}")
+    unknown = sorted(set(rules) - RULE_IDS - CONSUMER_RULE_IDS)
+    if unknown:
+        raise PresetError(path, where, f"unknown rule ids {unknown}")
+    if rules != sorted(set(rules)):
+        raise PresetError(path, where, "must be sorted, each rule once")
+    return tuple(rules)
+
+
+_RULES_COMMENT = "# The rules this check fires (`groupspec coverage --record` writes this list)."
+
+
+def record_rules_reached(path: Path, rules: Iterable[str]) -> None:
+    """Write `rules` as the [expected] rules_reached list of the preset file at `path`,
+    replacing the list it has; the rest of the file, comments included, is left as it is."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    headers = [i for i, line in enumerate(lines) if line.strip().startswith("[")]
+    tables = [lines[i].strip() for i in headers]
+    if "[expected]" not in tables:
+        raise PresetError(path, "[expected]", "missing: nothing to record the rules in")
+    if tables[-1] != "[expected]":
+        raise PresetError(path, "[expected]", "must be the file's last table to record rules")
+    start = next(
+        (i for i, line in enumerate(lines) if line.strip().startswith("rules_reached")), None
+    )
+    if start is not None:
+        end = start
+        while "]" not in lines[end]:
+            end += 1
+        if start > 0 and lines[start - 1] == _RULES_COMMENT:
+            start -= 1
+        del lines[start : end + 1]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    block = [_RULES_COMMENT, "rules_reached = ["]
+    block += [f'    "{rule}",' for rule in sorted(set(rules))]
+    block.append("]")
+    write_bytes_atomically(path, ("\n".join([*lines, *block]) + "\n").encode("utf-8"))
 
 
 def load_preset(name_or_path: str | Path, overrides: Mapping[str, str] | None = None) -> GroupWorld:

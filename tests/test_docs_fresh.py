@@ -70,3 +70,32 @@ def test_presets_and_parameters_in_docs_are_current():
     assert document[start : document.index(END, start)] == "\n" + presets_markdown(), (
         "docs/checking.md is stale: run `groupspec presets --update-doc docs/checking.md`"
     )
+
+
+COVERAGE_DOC = SPEC_DOC.parent / "coverage.md"
+
+
+def _coverage_block(document: str) -> str:
+    from groupspec.cli.coverage_command import BEGIN, END
+
+    start = document.index(BEGIN) + len(BEGIN)
+    return document[start : document.index(END, start)]
+
+
+def test_rule_coverage_table_in_docs_matches_the_presets_records():
+    from groupspec.coverage.presets import recorded
+
+    assert _coverage_block(COVERAGE_DOC.read_text(encoding="utf-8")) == "\n" + (
+        recorded().markdown()
+    ), (
+        "docs/coverage.md is stale: run `groupspec coverage --recorded --update-doc docs/coverage.md`"
+    )
+
+
+def test_a_stale_coverage_table_is_detected():
+    from groupspec.coverage.presets import recorded
+
+    document = COVERAGE_DOC.read_text(encoding="utf-8")
+    stale = document.replace("| heartbeat.accepted | ✓", "| heartbeat.accepted |  ", 1)
+    assert stale != document
+    assert _coverage_block(stale) != "\n" + recorded().markdown()

@@ -75,6 +75,14 @@ def test_every_preset_explores_exhaustively_and_gives_what_it_expects(name):
         result.transitions,
         result.depth,
     )
+    # ... and of the rules the check fires: a rule that stops being reached is a regression
+    # (`groupspec coverage --record` rewrites the list when a change reaches more).
+    reached = set(result.rule_counts)
+    assert expected.rules_reached is not None, f"{name} records no rules_reached"
+    lost = sorted(set(expected.rules_reached) - reached)
+    new = sorted(reached - set(expected.rules_reached))
+    assert not lost, f"{name} no longer reaches {lost}"
+    assert not new, f"{name} now also reaches {new}: run `groupspec coverage --record`"
     print(
         f"{name}: {result.distinct_states} states, {result.transitions} transitions, "
         f"depth {result.depth}, {result.elapsed_s:.1f} s"
