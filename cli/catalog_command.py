@@ -12,6 +12,8 @@ from groupspec.coverage.rule_index import (
     rule_places,
     with_generated_index,
 )
+from groupspec.models.world_properties import WORLD_PROPERTIES
+from groupspec.spec.consumer.invariants import CONSUMER_ACTION_PROPERTIES, CONSUMER_INVARIANTS
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS
 
 
@@ -43,8 +45,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     rules.set_defaults(run=run_rules)
     invariants = commands.add_parser(
         "invariants",
-        help="list the named invariants and action properties",
-        description="List every property the checkers evaluate, by name.",
+        help="list every property a group world is checked against",
+        description=(
+            "List every property the checkers evaluate, by name: the coordinator's, each "
+            "consumer's, and the world's that relate clients to the coordinator (with the "
+            "liveness property Convergence)."
+        ),
     )
     invariants.set_defaults(run=run_invariants)
 
@@ -69,11 +75,20 @@ def run_rules(args: argparse.Namespace) -> int:
 
 
 def run_invariants(args: argparse.Namespace) -> int:
-    """Print the invariants and action properties."""
-    for invariant in INVARIANTS:
-        print(f"{invariant.name:28} invariant        {invariant.description}")
-    for prop in ACTION_PROPERTIES:
-        print(f"{prop.name:28} action property  {prop.description}")
+    """Print every property, by the side it judges."""
+    del args
+    rows = [
+        *(("coordinator", p.name, "invariant", p.description) for p in INVARIANTS),
+        *(("coordinator", p.name, "action property", p.description) for p in ACTION_PROPERTIES),
+        *(("consumer", p.name, "invariant", p.description) for p in CONSUMER_INVARIANTS),
+        *(
+            ("consumer", p.name, "action property", p.description)
+            for p in CONSUMER_ACTION_PROPERTIES
+        ),
+        *(("world", p.name, p.kind, p.description) for p in WORLD_PROPERTIES),
+    ]
+    for side, name, kind, description in rows:
+        print(f"{side:12} {name:38} {kind:16} {description}")
     return 0
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TextIO
 
+from groupspec.models.world_params import coordinator_config
 from groupspec.models.world_state import CLOSED_REF
 from groupspec.spec import GroupCoordinatorSpec
 from groupspec.spec.config import CoordinatorConfig
@@ -72,7 +73,7 @@ def write_vectors(runs: CoordinatorRuns, path: Path) -> None:
             "format": FORMAT,
             "version": VERSION,
             "preset": runs.preset,
-            "config": encode(CoordinatorConfig()),
+            "config": encode(coordinator_config(runs.parameters)),
             "initial_unowned_partitions": [],
             "now_ms": 0,
             "nodes": len(runs.nodes),

@@ -70,7 +70,6 @@ from groupspec.checker.vector import (
 )
 from groupspec.checker.vector import Group as TransitionGroup
 from groupspec.spec import (
-    CoordinatorConfig,
     FinishLoading,
     HeartbeatExpired,
     Input,
@@ -89,7 +88,9 @@ from groupspec.spec.consumer import (
     ConsumerPhase,
     ConsumerState,
     HeartbeatDue,
+    MemberState,
     MetadataChanged,
+    PartitionsRevoked,
     Poll,
     PollTimeoutExpired,
     ResponseReceived,
@@ -141,7 +142,7 @@ from .canonical import (
 from .faults import fault_switch
 from .memo import Memo
 from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
-from .world_params import WorldParameters, validate
+from .world_params import WorldParameters, coordinator_config, validate
 from .world_state import (
     CLIENT_ID,
     CLOSED_CONNECTION,
@@ -249,7 +250,7 @@ class GroupWorld:
         self.memoize = memoize
         self.fault = fault_switch(parameters.fault)
         self.compact_ids = compact_ids
-        self.coordinator = MemoCoordinatorSpec(CoordinatorConfig(), memoize=memoize)
+        self.coordinator = MemoCoordinatorSpec(coordinator_config(parameters), memoize=memoize)
         self.group_partition = self.coordinator.partition_for(GROUP_ID)
         self.consumers = tuple(
             MemoConsumerSpec(self._consumer_config(index), memoize=memoize)
@@ -395,14 +396,15 @@ class GroupWorld:
         )
 
     def converged(self, state: WorldState) -> bool:
-        """Stable, every subscribed partition owned by exactly one current member, every client
-        a Stable member with no revocation pending, and nothing in flight. Closed clients do
-        not count; once every client has closed, the group has no members left."""
+        """Stable, every subscribed partition owned by exactly one current member, each owning
+        what the coordinator assigned it, every client a Stable member with no revocation
+        pending, and nothing in flight. Closed clients, and clients
+        the coordinator turned away because the group was full, do not count; once every client has closed, the group has no members left."""
         coordinator = state.coordinator
         if not self._loaded(coordinator):
             return False
         group = coordinator.group(GROUP_ID)
-        if all(slot.consumer.closed for slot in state.clients):
+        if all(slot.consumer.closed or _turned_away(slot.consumer) for slot in state.clients):
             return group is None or not group.members
         if group is None or group.state is not STABLE:
             return False
@@ -411,7 +413,7 @@ class GroupWorld:
         member_ids = set()
         for slot in state.clients:
             consumer = slot.consumer
-            if consumer.closed:
+            if consumer.closed or _turned_away(consumer):
                 continue  # gone for good: the group converges without it
             if (
                 phase(consumer) is not ConsumerPhase.STABLE
@@ -426,6 +428,11 @@ class GroupWorld:
             member_ids.add(consumer.generation.member_id)
         if member_ids != {member.member_id for member in group.members}:
             return False
+        if any(
+            props.assignment_agreement(coordinator, "", slot.consumer, self.decoder)
+            for slot in state.clients
+        ):
+            return False  # every member owns what the coordinator assigned it
         return sorted(owned) == list(state.cluster.partitions(topics))
 
     def generation_bound_reached(self, state: WorldState) -> bool:
@@ -468,6 +475,17 @@ class GroupWorld:
             Invariant(
                 "ExclusiveOwnershipAmongCurrentMembers",
                 props.exclusive_ownership_among_current_members,
+            ),
+            Invariant("ExclusiveConsumption", props.exclusive_consumption),
+            Invariant(
+                "AssignmentAgreement",
+                lambda s: [
+                    problem
+                    for i, slot in enumerate(s.clients)
+                    for problem in props.assignment_agreement(
+                        s.coordinator, client_name(i), slot.consumer, decoder
+                    )
+                ],
             ),
             Invariant(
                 "LegalAssignment", lambda s: props.installed_assignments_disjoint(s, decoder)
@@ -734,9 +752,13 @@ class GroupWorld:
             name = consumer_invariant.name
             for index in range(n):
                 labels.append(Label(name, (1 + index,), partial(self._consumer_label, name, index)))
-        for name in ("ExclusiveOwnershipAmongCurrentMembers",):
+        for name in ("ExclusiveOwnershipAmongCurrentMembers", "ExclusiveConsumption"):
             labels.append(Label(name, everything, self._whole(by_name[name]), cached=False))
         decoder, partition = self.decoder, self.group_partition
+        labels += [
+            Label("AssignmentAgreement", (0, 1 + index), partial(self._agreement_label, index))
+            for index in range(n)
+        ]
         labels += [
             Label(
                 "LegalAssignment",
@@ -769,6 +791,13 @@ class GroupWorld:
                 )
             )
         return tuple(labels)
+
+    def _agreement_label(
+        self, index: int, coordinator: CoordinatorState, slot: ClientSlot
+    ) -> list[str]:
+        return props.assignment_agreement(
+            coordinator, client_name(index), slot.consumer, self.decoder
+        )
 
     def _whole(self, invariant: Invariant[WorldState]) -> Callable[..., Sequence[str]]:
         """An invariant of the whole state, as a label over every slot."""
@@ -929,6 +958,8 @@ class GroupWorld:
     ) -> GroupStep | Cut:
         """The consumer reacts to `event`; its sends join the outbound queue."""
         outcome, found = self._consumer_step(index, slot.consumer, event)
+        if self.parameters.commit_on_revoke and budgets.commits:
+            outcome, found = self._commit_on_revoke(index, slot, outcome, found)
         consumer = outcome.state
         # The bound counts requests of the main thread. Kafka's heartbeat thread shares the
         # connection (up to five requests in flight), so a heartbeat never blocks a JoinGroup;
@@ -969,6 +1000,43 @@ class GroupWorld:
             updates=updates,
             findings=problems,
         )
+
+    def _commit_on_revoke(
+        self,
+        index: int,
+        slot: ClientSlot,
+        outcome: ConsumerOutcome,
+        found: tuple[tuple[str, str], ...],
+    ) -> tuple[ConsumerOutcome, tuple[tuple[str, str], ...]]:
+        """The application's onPartitionsRevoked commits what it processed of the partitions
+        it gives up, inside the callback, so within the step that called it.
+
+        Only a member that is Stable after the step commits: that is the cooperative revocation
+        after SyncGroup. An eager member revokes in onJoinPrepare, where Kafka's commitSync
+        blocks before the JoinGroup goes out; this world's Poll sends the JoinGroup in the
+        same step, so that commit is not modelled (it would be refused as rebalancing)."""
+        revoked = {
+            partition
+            for callback in outcome.callbacks
+            if isinstance(callback, PartitionsRevoked)
+            for partition in callback.partitions
+        }
+        offsets = tuple((tp, offset) for tp, offset in slot.positions if tp in revoked)
+        if not offsets or outcome.state.member_state is not MemberState.STABLE:
+            return outcome, found
+        commit = CommitRequested(offsets)
+        if not self.consumers[index].is_enabled(outcome.state, commit):
+            return outcome, found
+        then, more = self._consumer_step(index, outcome.state, commit)
+        merged = ConsumerOutcome(
+            then.state,
+            outcome.sends + then.sends,
+            outcome.callbacks + then.callbacks,
+            outcome.errors + then.errors,
+            outcome.rules + then.rules,
+            outcome.committed + then.committed,
+        )
+        return merged, found + more
 
     def _consumer_step(
         self, index: int, consumer: ConsumerState, event: ConsumerEvent
@@ -1405,6 +1473,13 @@ def _client_network_consistent(
     index: int, coordinator: CoordinatorState, slot: ClientSlot
 ) -> list[str]:
     return props.client_network_consistent(coordinator, index, slot)
+
+
+def _turned_away(consumer: ConsumerState) -> bool:
+    """The group was full (group.max.size): the consumer failed fatally, as Kafka's does, by
+    configuration rather than by a fault, so the group converges without it."""
+    failure = consumer.failure
+    return failure is not None and failure.kind == "GroupMaxSizeReachedException"
 
 
 def _coordinator_only(coordinator: CoordinatorState) -> WorldState:

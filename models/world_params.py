@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from groupspec.spec.assignors.registry import ASSIGNORS
+from groupspec.spec.config import INT32_MAX, CoordinatorConfig
 
 from .faults import FAULTS, unknown_fault_message
 from .parameters import Parameter, ParameterError, documented, schema
@@ -36,13 +37,16 @@ class WorldParameters:
     the first topic).
     Bounds: the group generation never exceeds `max_generation`; a client has at most
     `max_in_flight` requests unanswered; the clients send at most `commits` OffsetCommits in
-    all and process each partition up to offset `max_offset`.
+    all and process each partition up to offset `max_offset`. With `commit_on_revoke` the
+    application's onPartitionsRevoked commits the positions of the partitions it gives up after
+    a cooperative SyncGroup (the usual ConsumerRebalanceListener), from the commits budget.
     Fault budgets (each shared by all clients): `crashes`, `poll_timeouts`, `session_timeouts`
     (client side), `evictions` (a coordinator timer evicts a member whose client is alive: its
     session, rebalance or pending-sync timeout ran out; -1: unbounded), `failovers`,
     `subscription_changes`, `partition_growths`. `closes` bounds how many clients shut down
     gracefully (`Consumer.close()`: revoke, LeaveGroup unless static, never come back); a close
     is something applications do, not a fault, so it does not hold back Convergence.
+    `group_max_size` is the coordinator's group.max.size (0: unlimited).
     `symmetry` reduces interchangeable clients; `naive_zombie_property` adds the property
     ExclusiveOwnershipCountingZombies, which the classic protocol does not have.
     `fault` names a historical bug to re-introduce (empty: none; see `models/bugs.py`).
@@ -93,7 +97,15 @@ class WorldParameters:
     closes: int = documented(
         0, "budget: clients that shut down gracefully (Consumer.close(); not a fault)"
     )
+    group_max_size: int = documented(
+        0, "the coordinator's group.max.size (0: unlimited, Kafka's default)"
+    )
     commits: int = documented(0, "budget: OffsetCommits the clients send in all")
+    commit_on_revoke: bool = documented(
+        False,
+        "the application commits what it processed of a partition in onPartitionsRevoked "
+        "(cooperative; each such commit spends the commits budget)",
+    )
     symmetry: bool = documented(True, "reduce interchangeable (identically configured) clients")
     naive_zombie_property: bool = documented(
         False, "also check ExclusiveOwnershipCountingZombies (expected to fail)"
@@ -118,11 +130,17 @@ class WorldParameters:
         return self.grow_topic or self.topics[0]
 
 
+def coordinator_config(parameters: WorldParameters) -> CoordinatorConfig:
+    """The coordinator's configuration in a world of `parameters` (Kafka's defaults otherwise)."""
+    return CoordinatorConfig(group_max_size=parameters.group_max_size or INT32_MAX)
+
+
 # Every parameter with its type, default and meaning (preset files, `--set`, docs).
 WORLD_PARAMETERS: Mapping[str, Parameter] = schema(WorldParameters)
 
 _NON_NEGATIVE = (
     "static_clients",
+    "group_max_size",
     "commits",
     "max_offset",
     "crashes",

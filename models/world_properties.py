@@ -17,9 +17,19 @@ World properties:
 - ExclusiveOwnershipCountingZombies (catalog 3, the naive property): no partition is owned by two
   clients at all. The classic protocol does not have it (a fenced client keeps believing it owns
   its partitions until it learns otherwise); it is off by default and expected to fail.
+- ExclusiveConsumption: no partition is owned by two clients that are both members of the group,
+  whatever generation each last joined (a member that has not yet learned of a rebalance keeps
+  consuming). Stronger than the above, in eager and cooperative mode alike; only a fenced or
+  evicted client (no longer a member) may still believe it owns a partition someone else owns.
+- AssignmentAgreement: a client that is a synced member (Kafka's MemberState.STABLE, no rejoin
+  pending) of the current generation of a Stable group owns exactly the partitions the coordinator stored for
+  it, and that assignment decodes. Convergence's goal includes it, so a consumer that hoards
+  partitions it was not assigned neither passes as safe nor as converged.
 - NoZombieCommit (catalog 4): an OffsetCommit the coordinator accepts with generation >= 0 comes
-  from a member of the current generation, and every accepted partition is in the assignment the
-  coordinator holds for that member.
+  from a member of the current generation, and no accepted partition is one the coordinator
+  assigns to another member. Kafka accepts a member's commit of any partition, and a commit from
+  onPartitionsRevoked names partitions no longer in the member's assignment: the cooperative
+  leader withholds those from everyone until they are revoked, so such a commit is allowed.
 - LegalAssignment (catalog 5): the leader's assignment gives every member only partitions of
   topics it subscribes to that exist in the leader's metadata, no partition twice, and (for
   complete assignors) every subscribed partition; cooperative-sticky may withhold a partition
@@ -50,10 +60,11 @@ World properties:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from groupspec.spec.assignment import RebalanceProtocol, Subscription, TopicPartition
 from groupspec.spec.assignors.registry import COMPLETE_ASSIGNORS
-from groupspec.spec.consumer import ConsumerState
+from groupspec.spec.consumer import ConsumerPhase, ConsumerState, phase
 from groupspec.spec.consumer_protocol import (
     SubscriptionDecodeError,
     decode_assignment,
@@ -90,6 +101,92 @@ from .world_state import (
 )
 
 Problems = list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class WorldProperty:
+    """A property a group world checks beyond the coordinator's and the consumer's own."""
+
+    name: str
+    kind: str  # "invariant", "action property" or "liveness"
+    description: str
+
+
+# Every world property, in the order `groupspec invariants` lists them (a test keeps the list
+# equal to what a group world checks).
+WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
+    WorldProperty(
+        "NetworkConsistent",
+        "invariant",
+        "Queued and parked messages belong to requests their client still has in flight, each "
+        "once; positions follow owned partitions.",
+    ),
+    WorldProperty(
+        "ExclusiveOwnershipAmongCurrentMembers",
+        "invariant",
+        "No partition is owned by two clients that are both members of the current generation.",
+    ),
+    WorldProperty(
+        "ExclusiveConsumption",
+        "invariant",
+        "No partition is owned by two clients that are both members of the group, whatever "
+        "generation each last joined (eager and cooperative alike).",
+    ),
+    WorldProperty(
+        "AssignmentAgreement",
+        "invariant",
+        "A synced member of a Stable group's current generation, with no rejoin pending, owns "
+        "exactly what the coordinator stored for it, and that assignment decodes.",
+    ),
+    WorldProperty(
+        "LegalAssignment",
+        "invariant",
+        "A Stable group's stored assignments are disjoint; each leader assignment gives members "
+        "only subscribed, existing partitions, each once, all of them for complete assignors.",
+    ),
+    WorldProperty(
+        "OwnedPartitionsConsistent",
+        "invariant",
+        "No two members claim the same owned partition for the same generation in JoinGroup.",
+    ),
+    WorldProperty(
+        "StaticMembership",
+        "invariant",
+        "A static member's id was generated for its instance id; a replaced id is fenced on "
+        "every API; a static rejoin that keeps the group Stable keeps generation and assignment.",
+    ),
+    WorldProperty(
+        "Durability",
+        "invariant",
+        "Every offset the coordinator acknowledged is in the log, and in memory while loaded.",
+    ),
+    WorldProperty(
+        "NoZombieCommit",
+        "action property",
+        "An accepted commit with generation >= 0 comes from a member of the current generation "
+        "and names no partition the coordinator assigns to another member (a commit from "
+        "onPartitionsRevoked is allowed).",
+    ),
+    WorldProperty(
+        "CooperativeRevokeBeforeAssign",
+        "action property",
+        "A cooperative leader never assigns a partition another member's subscription still "
+        "claims to own (KIP-429).",
+    ),
+    WorldProperty(
+        "ExclusiveOwnershipCountingZombies",
+        "invariant",
+        "The naive property, off unless naive_zombie_property is set: no partition owned by two "
+        "clients at all. The classic protocol does not have it.",
+    ),
+    WorldProperty(
+        "Convergence",
+        "liveness",
+        "Once every fault is spent, under weak fairness the group becomes Stable with every "
+        "subscribed partition owned by exactly one member, as the coordinator assigned it, and "
+        "nothing in flight (check_convergence).",
+    ),
+)
 
 
 class Decoder:
@@ -160,6 +257,58 @@ def exclusive_ownership_among_current_members(state: WorldState) -> list[str]:
         index for index, slot in enumerate(state.clients) if is_current_member(slot.consumer, group)
     ]
     return _shared(_owners(state, current), f"current members of generation {group.generation_id}")
+
+
+def exclusive_consumption(state: WorldState) -> list[str]:
+    """No partition owned by two clients whose member ids are both in the group, whatever
+    generation each last joined: a member that has not yet learned of a rebalance still
+    consumes what it owns, so a partition may move only once its previous owner gave it up
+    (eager: revoke all before rejoining; cooperative: the leader withholds it until then)."""
+    group = world_group(state)
+    if group is None:
+        return []
+    members = [
+        index
+        for index, slot in enumerate(state.clients)
+        if not slot.consumer.closed and group.has_member(slot.consumer.generation.member_id)
+    ]
+    return _shared(
+        _owners(state, members), f"members of the group (generation {group.generation_id})"
+    )
+
+
+def assignment_agreement(
+    coordinator: CoordinatorState, who: str, consumer: ConsumerState, decoder: Decoder
+) -> list[str]:
+    """A client that is a synced member of the current generation of a Stable group, with no
+    rejoin pending, owns exactly the partitions the coordinator stored for it, and that
+    assignment decodes. (A member that found the assignment stale, say its subscription changed
+    meanwhile, rejoins instead of adopting it.)"""
+    group = coordinator.group(GROUP_ID)
+    if (
+        group is None
+        or group.state is not STABLE
+        or phase(consumer) is not ConsumerPhase.STABLE  # synced, no rejoin pending
+        or not is_current_member(consumer, group)
+    ):
+        return []
+    member = group.member(consumer.generation.member_id)
+    assigned = None if member is None else decoder.assignment(member.assignment)
+    if assigned is None:
+        return [
+            f"{who} is a member of Stable generation {group.generation_id} "
+            "whose stored assignment does not decode"
+        ]
+    if sorted(consumer.owned) != sorted(assigned):
+        return [
+            f"{who} owns {_partitions(consumer.owned)} in Stable generation "
+            f"{group.generation_id}, where the coordinator assigned it {_partitions(assigned)}"
+        ]
+    return []
+
+
+def _partitions(partitions: Iterable[TopicPartition]) -> str:
+    return "{" + ", ".join(str(tp) for tp in sorted(partitions)) + "}"
 
 
 def exclusive_ownership_counting_zombies(state: WorldState) -> list[str]:
@@ -419,10 +568,23 @@ def _no_zombie_commit(
                 f"commit of {accepted} from {who} accepted at generation {group.generation_id}",
             )
         ]
-    assigned = decoder.assignment(member.assignment) or ()
-    foreign = [partition for partition in accepted if partition not in assigned]
+    # Kafka accepts a member's commit of any partition. A partition the member is giving up
+    # (a commit from onPartitionsRevoked) is assigned to nobody until it is revoked, because
+    # the cooperative leader withholds it; only a partition another member holds is a zombie
+    # commit that could overwrite its new owner's progress.
+    holders = {
+        partition: other.member_id
+        for other in group.members
+        if other.member_id != member.member_id
+        for partition in decoder.assignment(other.assignment) or ()
+    }
+    foreign = [
+        f"{partition} (assigned to {holders[partition]})"
+        for partition in accepted
+        if partition in holders
+    ]
     if foreign:
-        return [("NoZombieCommit", f"{who} committed {foreign} it is not assigned ({assigned})")]
+        return [("NoZombieCommit", f"{who} committed {', '.join(foreign)}")]
     return []
 
 

@@ -46,3 +46,10 @@ def test_a_seeded_fault_fails_the_vectors(mutation, monkeypatch, vector_files):
         if run_vectors(vector_files[name], ImplAdapter(), max_failures=1).failures
     ]
     assert caught, f"no vector file catches: {mutation}"
+
+
+def test_vectors_carry_the_coordinator_config_of_their_world(vector_files):
+    # limits-2 sets group.max.size=1; an implementation replaying its vectors with Kafka's
+    # default would answer the second JoinGroup differently.
+    assert vector_files["limits-2.jsonl.gz"].config.group_max_size == 1
+    assert vector_files["eager-2.jsonl.gz"].config.group_max_size == 2**31 - 1

@@ -16,7 +16,17 @@ from groupspec.models.presets import (
 )
 from groupspec.models.world_params import WorldParameters
 
-SHIPPED = ("cooperative-3", "eager-2", "eager-3", "failover", "mixed", "scale-down", "static-2")
+SHIPPED = (
+    "cooperative-2",
+    "cooperative-3",
+    "eager-2",
+    "eager-3",
+    "failover",
+    "limits-2",
+    "mixed",
+    "scale-down",
+    "static-2",
+)
 
 
 def test_the_issue_presets_are_shipped():
