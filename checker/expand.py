@@ -668,19 +668,22 @@ class Expander(Generic[S]):
                         successor, target = (step.writes[0][1],), cast(int, step.delta)
                     elif step.delta is not None and fast:
                         if omit and step.delta == 0:
+                            _count_rules(rule_tuples, step.rules)
                             continue
                         successor, target = None, parent ^ step.delta
                     else:
                         after, successor = self.settle(self._successor(ids, step))
                         if omit and after == ids:
+                            # No transition, but the step was explored: the rules it fired
+                            # were reached (a read-only request, such as DescribeGroups).
+                            _count_rules(rule_tuples, step.rules)
                             continue
                         target = self.key(successor)
                     taken += 1
                     targets.append(target)
                     action = step.action
                     actions[action] = actions.get(action, 0) + 1
-                    if step.rules:
-                        rule_tuples[step.rules] = rule_tuples.get(step.rules, 0) + 1
+                    _count_rules(rule_tuples, step.rules)
                     if graph:
                         kinds.append((action, step.label))
                     for name, detail in step.findings:
@@ -930,3 +933,9 @@ _Checks = tuple[tuple[str, Callable[..., Any], Callable[[list[Any]], Any] | None
 def _every_value(state: list[Any]) -> list[Any]:
     """The pick of a label that reads every slot: the state's values as they are."""
     return state
+
+
+def _count_rules(rule_tuples: dict[tuple[str, ...], int], rules: tuple[str, ...]) -> None:
+    """One more explored step fired `rules` (counted per distinct tuple, summed later)."""
+    if rules:
+        rule_tuples[rules] = rule_tuples.get(rules, 0) + 1

@@ -29,7 +29,7 @@ from groupspec.checker.model import ActionProperty, Invariant, Transition
 from groupspec.checker.rewrite import rewrite_strings
 from groupspec.models.canonical import compaction, map_coordinator_refs
 from groupspec.models.catalog import LoadedModel
-from groupspec.models.group_world import GroupWorld
+from groupspec.models.group_world import ADMIN_CONNECTION, GroupWorld
 from groupspec.models.world_params import WorldParameters
 from groupspec.models.world_state import CLOSED_REF, WorldState, canonical_repr, connection_name
 from groupspec.spec import FinishLoading, GroupCoordinatorSpec, Input, Outcome, StartLoading, Unload
@@ -220,6 +220,9 @@ class _Walk:
                 for index, slot in enumerate(before.clients)
                 if slot.outbound and after.clients[index].outbound == slot.outbound[1:]
             ]
+            if self.walker.parameters.admin:
+                ref = RequestRef(ADMIN_CONNECTION, 1)
+                candidates += [Received(ref, r) for r in self.walker.admin_requests()]
         elif action in _TIMER_ACTIONS:
             candidates = [timer for _, timer in self.spec.armed_timers(old)]
         elif action in _PARTITION_ACTIONS:

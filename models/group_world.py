@@ -108,16 +108,21 @@ from groupspec.spec.group_state import STABLE
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
 from groupspec.spec.log import OffsetCommitKey, OffsetCommitValue
 from groupspec.spec.requests import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
     FindCoordinatorRequest,
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
+    ListGroupsRequest,
     OffsetCommitRequest,
+    OffsetFetchRequest,
     Received,
     Request,
     RequestRef,
     SyncGroupRequest,
 )
+from groupspec.spec.requests import TopicPartition as RequestTopicPartition
 from groupspec.spec.responses import (
     FindCoordinatorResponse,
     HeartbeatResponse,
@@ -194,7 +199,13 @@ ACTION_KINDS = (
     "StartLoading",
     "FinishLoading",
     "PartitionsAdded",
+    "HandleDescribeGroups",
+    "HandleListGroups",
+    "HandleDeleteGroups",
+    "HandleOffsetFetch",
 )
+# The admin client's connection: it reads every answer in the step that produced it.
+ADMIN_CONNECTION = "admin#0"
 
 
 CONVERGENCE = "Convergence"
@@ -348,6 +359,7 @@ class GroupWorld:
             partition_growths=p.partition_growths,
             closes=p.closes,
             commits=p.commits,
+            deletes=1 if p.admin else 0,
         )
         return (
             WorldState(self.coordinator.initial_state(), clients, self.initial_cluster, budgets),
@@ -616,6 +628,12 @@ class GroupWorld:
                 "failover", (0, at.budgets), (0, at.budgets, at.problems), self._failover_group
             )
         )
+        if self.parameters.admin:
+            groups.append(
+                TransitionGroup(
+                    "admin", (0, at.budgets), (0, at.budgets, at.problems), self._admin_group
+                )
+            )
         groups.append(
             TransitionGroup(
                 "partitions added",
@@ -671,6 +689,8 @@ class GroupWorld:
             return evolve(value, outbound=value.outbound[1:])
         if parts[0] == "close":
             return _close_connection(value, parts[1])
+        if parts[0] == "forget":
+            return ()  # the group was deleted, and its offsets with it
         _, accepted = parts
         latest = dict(value)
         latest.update(accepted)
@@ -1215,6 +1235,51 @@ class GroupWorld:
             for outcome, found in self._coordinator_step(coordinator, event, None)
         ]
 
+    def admin_requests(self) -> tuple[Request, ...]:
+        """What the admin client may send: every admin API on the group, and an OffsetFetch
+        of one partition and of all of them."""
+        first = RequestTopicPartition(self.parameters.topics[0], 0)
+        return (
+            DescribeGroupsRequest((GROUP_ID,)),
+            ListGroupsRequest(),
+            DeleteGroupsRequest((GROUP_ID,)),
+            OffsetFetchRequest(GROUP_ID, None),
+            OffsetFetchRequest(GROUP_ID, (first,)),
+        )
+
+    def _admin_group(
+        self, coordinator: CoordinatorState, budgets: Budgets
+    ) -> list[GroupStep | Cut]:
+        """The admin client's requests, each handled and answered in one step (an admin
+        client keeps no state, so only the coordinator's answer matters). One DeleteGroups may
+        succeed (the `deletes` budget): an admin deleting the group over and over would keep
+        it from ever forming. A deleted group's offsets are gone with it, so the
+        acknowledged-offsets ghost forgets them."""
+        steps: list[GroupStep | Cut] = []
+        for request in self.admin_requests():
+            ref = RequestRef(ADMIN_CONNECTION, 1)
+            handled = (ref, request)
+            label = f"admin sends {describe_request(request)}"
+            action = "Handle" + type(request).__name__.removesuffix("Request")
+            event = Received(ref, request)
+            for outcome, found in self._coordinator_step(coordinator, event, handled):
+                forget: tuple[tuple[int, Hashable], ...] = ()
+                spent = budgets
+                if (
+                    coordinator.group(GROUP_ID) is not None
+                    and outcome.state.group(GROUP_ID) is None
+                ):
+                    if not budgets.deletes:
+                        continue
+                    spent = budgets.spend("deletes")
+                    forget = ((self._layout.acknowledged, ("forget",)),)
+                steps.append(
+                    self._coordinator_outcome(
+                        outcome, found, label, action, handled, (), budgets=spent, first=forget
+                    )
+                )
+        return steps
+
     def _coordinator_outcome(
         self,
         outcome: Outcome,
@@ -1463,7 +1528,7 @@ def _held_by(slot: ClientSlot) -> tuple[str, ...]:
 def _client_of(connection: str) -> tuple[int, int] | None:
     """(client index, incarnation) of a connection name "c<i>#<incarnation>"; None for the
     closed connection."""
-    if connection == CLOSED_CONNECTION:
+    if connection in (CLOSED_CONNECTION, ADMIN_CONNECTION):
         return None
     name, _, incarnation = connection.partition("#")
     return int(name[1:]) - 1, int(incarnation)
@@ -1589,6 +1654,16 @@ def describe_request(request: Request) -> str:
             f"{p.topic}-{p.partition}@{p.committed_offset}" for p in request.partitions
         )
         return f"OffsetCommit(gen={request.generation_id}, member={request.member_id}, {offsets})"
+    if isinstance(request, (DescribeGroupsRequest, DeleteGroupsRequest)):
+        return f"{type(request).__name__.removesuffix('Request')}({', '.join(request.group_ids)})"
+    if isinstance(request, OffsetFetchRequest):
+        which = (
+            "all"
+            if request.partitions is None
+            else ", ".join(f"{p.topic}-{p.partition}" for p in request.partitions)
+        )
+        group = request.group_id or '""'
+        return f"OffsetFetch(group={group}, {which})"
     return type(request).__name__
 
 

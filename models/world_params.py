@@ -46,7 +46,9 @@ class WorldParameters:
     `subscription_changes`, `partition_growths`. `closes` bounds how many clients shut down
     gracefully (`Consumer.close()`: revoke, LeaveGroup unless static, never come back); a close
     is something applications do, not a fault, so it does not hold back Convergence.
-    `group_max_size` is the coordinator's group.max.size (0: unlimited).
+    `group_max_size` is the coordinator's group.max.size (0: unlimited). With `admin` an admin
+    client (kafka-consumer-groups.sh, an AdminClient) sends DescribeGroups, ListGroups,
+    DeleteGroups and OffsetFetch for the group at any moment, each answered at once.
     `symmetry` reduces interchangeable clients; `naive_zombie_property` adds the property
     ExclusiveOwnershipCountingZombies, which the classic protocol does not have.
     `fault` names a historical bug to re-introduce (empty: none; see `models/bugs.py`).
@@ -101,6 +103,11 @@ class WorldParameters:
         0, "the coordinator's group.max.size (0: unlimited, Kafka's default)"
     )
     commits: int = documented(0, "budget: OffsetCommits the clients send in all")
+    admin: bool = documented(
+        False,
+        "an admin client may describe, list and delete the group and fetch its offsets at any "
+        "moment (DescribeGroups, ListGroups, DeleteGroups, OffsetFetch)",
+    )
     commit_on_revoke: bool = documented(
         False,
         "the application commits what it processed of a partition in onPartitionsRevoked "

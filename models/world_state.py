@@ -256,6 +256,8 @@ class Budgets:
     partition_growths: int = 0
     closes: int = 0
     commits: int = 0
+    # DeleteGroups the admin client may still have succeed (not a fault, like closes).
+    deletes: int = 0
 
     def spend(self, name: str) -> Budgets:
         """The budgets with one `name` fault spent."""

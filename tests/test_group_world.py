@@ -405,3 +405,25 @@ def test_cooperative_3_reaches_the_hand_off_of_a_revoked_partition():
     withheld)."""
     world = load_preset("cooperative-3", {"symmetry": "false"})
     assert _first_hand_off(world, range(60)) == 3
+
+
+def test_an_admin_client_reaches_the_admin_apis_and_one_delete():
+    # limits-2's admin client: read-only requests change no state, so they are no transition
+    # of the graph, yet the rules they fire are reached; one DeleteGroups of the Empty group
+    # succeeds, after which a consumer still holding its member id rejoins an unknown group.
+    result = search(load_preset("limits-2"))
+    assert result.verdict == "pass"
+    for rule_id in (
+        "describe.stable_group",
+        "describe.unknown_group",
+        "list.groups",
+        "fetch.all_offsets",
+        "delete.non_empty_group",
+        "delete.empty_group_deleted",
+        "join.unknown_group_with_member_id",
+    ):
+        assert result.rule_counts[rule_id] > 0, rule_id
+    assert result.action_counts["HandleDeleteGroups"] > 0
+    assert result.action_counts["HandleDescribeGroups"] == 0  # self-loops only
+    without = search(load_preset("limits-2", {"admin": "false"}))
+    assert without.rule_counts["describe.stable_group"] == 0
