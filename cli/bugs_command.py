@@ -98,7 +98,11 @@ def results_table(runs: list[BugRun]) -> str:
         bounds = ", ".join([bug.preset, *(f"{k}={v}" for k, v in bug.overrides.items())])
         if bug.fault == "":
             bounds = bug.preset
-        name = f"{bug.name} (expected, not a bug)" if bug.expected else bug.reference
+        name = bug.reference
+        if bug.expected:
+            name = f"{bug.name} (expected, not a bug)"
+        elif bug.finding:
+            name = f"{bug.name} (finding: the protocol as specified)"
         found = "yes" if run.found else "**no**"
         lines.append(
             f"| {name} | {switch} | {failed or 'nothing'} | {bounds} | {run.states:,} | "

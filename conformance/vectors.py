@@ -346,6 +346,7 @@ def _run_path(
     for index, step in enumerate(path):
         report.steps += 1
         binding.bind_unseen(step.input_json, adapter)
+        binding.bind_hinted(step.hints, step.input_json, adapter)
         event = binding.to_implementation(step.input)
         hints = tuple(
             Choice(hint.what, binding.forward.get(hint.value, hint.value)) for hint in step.hints
@@ -409,6 +410,10 @@ def _by_ref(responses: list[Any], closed: set[str]) -> dict[str, Any]:
     return found
 
 
+# The spec's choices whose value is a member id (spec/rebalance.py).
+_MEMBER_ID_CHOICES = frozenset({"leader", "leader after removal"})
+
+
 class _Binding:
     """The bijection between the vector's member ids and the implementation's."""
 
@@ -443,6 +448,17 @@ class _Binding:
             impl_id = (same or free)[0]
             free.remove(impl_id)
             self.forward[spec_id], self.backward[impl_id] = impl_id, spec_id
+
+    def bind_hinted(
+        self, hints: tuple[Choice, ...], document: Any, adapter: CoordinatorAdapter
+    ) -> None:
+        """Bind member ids a hint names (a leader chosen among members) that no response has
+        shown yet, such as a static member whose JoinGroup is still parked, as `bind_unseen`
+        binds those of an input."""
+        group_id = document.get("group_id") or document.get("request", {}).get("group_id")
+        for hint in hints:
+            if hint.what in _MEMBER_ID_CHOICES and hint.value not in self.forward:
+                self.bind_unseen({"group_id": group_id, "member_id": hint.value}, adapter)
 
     def unify(self, expected: Any, actual: Any) -> bool:
         """Whether `actual` equals `expected` up to the binding, extended by new member ids

@@ -5,7 +5,8 @@ Each switch's module under `models/faults/` carries its own entry; this is the l
 Every entry names the bug, what went wrong in Kafka, the property that must fail when the fault
 is on, the preset and `--set` bounds that expose it, and the length of the shortest
 counterexample measured with those bounds. `expected` entries are not bugs: they are the classic
-protocol's documented behaviour that a naive property gets wrong (the zombie window).
+protocol's documented behaviour that a naive property gets wrong (the zombie window). `finding`
+entries are failures of the correct protocol the checker found (no fault switch).
 """
 
 from __future__ import annotations
@@ -34,10 +35,28 @@ ZOMBIE_WINDOW = Bug(
     expected=True,
 )
 
-# Every switch's entry (models/faults/), by reference, then the expected behaviour.
+# A finding: the correct protocol, no fault switch, fails Convergence (docs/bugs.md).
+STATIC_FAILOVER_FENCED = Bug(
+    "static-failover-fenced",
+    "classic protocol (finding)",
+    "a static member that restarts during a rebalance gets a new member id that the "
+    "coordinator keeps only in memory until the generation is synced; a failover before then "
+    "reloads the old id, and the live incarnation's SyncGroup gets FENCED_INSTANCE_ID, fatal "
+    "to the consumer",
+    "",
+    "Convergence",
+    "static-2",
+    {"failovers": "1", "evictions": "0"},
+    30,
+    finding=True,
+)
+
+# Every switch's entry (models/faults/), by reference, then the expected behaviour and the
+# findings.
 BUGS: tuple[Bug, ...] = (
     *(switch.bug for switch in FAULT_SWITCHES.values() if switch.bug is not None),
     ZOMBIE_WINDOW,
+    STATIC_FAILOVER_FENCED,
 )
 
 

@@ -104,7 +104,8 @@ from groupspec.spec.consumer.invariants import CONSUMER_ACTION_PROPERTIES, CONSU
 from groupspec.spec.consumer.rules import CLIENT_COORDINATOR_MARKED_UNKNOWN
 from groupspec.spec.consumer.state import RequestKind
 from groupspec.spec.consumer_protocol import SubscriptionDecodeError, decode_assignment
-from groupspec.spec.group_state import STABLE
+from groupspec.spec.events import JoinTimerExpired, TimerEvent
+from groupspec.spec.group_state import PREPARING_REBALANCE, STABLE
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
 from groupspec.spec.log import OffsetCommitKey, OffsetCommitValue
 from groupspec.spec.requests import (
@@ -1186,23 +1187,29 @@ class GroupWorld:
                 continue
             if not self.fault.timer_enabled(timer):
                 continue
+            if _due_after_another(group, timer):
+                continue  # real time fires an earlier deadline first (see the function)
             label = f"timer {type(timer).__name__}"
             if isinstance(timer, HeartbeatExpired):
                 label += f" {timer.member_id}"
                 member = group.member(timer.member_id) if group is not None else None
                 if member is not None and member.has_satisfied_heartbeat():
                     continue  # disarms the timer of a parked member and changes nothing else
+            stalled = _missed_the_rebalance(group, timer, held)
             for outcome, found in self._coordinator_step(coordinator, timer, None):
                 remaining = _member_ids(outcome.state.group(GROUP_ID))
                 evicted = sorted(
                     member_id for member_id in members - remaining if member_id in held
                 )
                 spent, fault = budgets, label
-                if evicted:
+                if evicted or stalled:
                     if not budgets.evictions:
                         continue
                     spent = budgets.spend("evictions")
-                    fault = f"fault {label} evicts live {', '.join(evicted)}"
+                    if evicted:
+                        fault = f"fault {label} evicts live {', '.join(evicted)}"
+                    else:
+                        fault = f"fault {label} while live {', '.join(stalled)} had not rejoined"
                 steps.append(
                     self._coordinator_outcome(
                         outcome, found, fault, type(timer).__name__, None, (), budgets=spent
@@ -1592,6 +1599,59 @@ def _event_key(event: object) -> object:
         ref = handled.ref
         return (kind, ref.connection, ref.correlation_id, canonical_repr(handled.request))
     return canonical_repr(event)
+
+
+def _due_after_another(group: Group | None, timer: TimerEvent) -> bool:
+    """Whether real time would fire another armed timer of the group before `timer`.
+
+    Time in the world is abstract (any armed timer may fire next), so orders real time never
+    produces must be left out where they matter, each by an argument from the deadlines:
+
+    - In CompletingRebalance the sync timer (the rebalance timeout) and every member's session
+      timer were armed in the same step, the one that completed the join; a heartbeat since
+      only pushes a session further. The session is longer, so the sync timer fires first.
+    - A new member parked in JoinGroup has the new-member join timeout (5 minutes), armed
+      during the join phase it waits for; that phase ends by the join timer, within the
+      rebalance timeout (plus the initial delay). So the join timer fires first.
+
+    Both rest on this world's timeouts (tests/test_timers.py checks them): the session outlasts
+    the rebalance timeout, and the new-member timeout outlasts the longest join phase.
+    """
+    if group is None or not isinstance(timer, HeartbeatExpired):
+        return False
+    if group.sync_timer is not None:
+        return True
+    member = group.member(timer.member_id)
+    return (
+        group.join_timer is not None
+        and member is not None
+        and member.is_new
+        and member.is_awaiting_join
+    )
+
+
+def _missed_the_rebalance(
+    group: Group | None, timer: TimerEvent, held: tuple[str, ...]
+) -> list[str]:
+    """The members running clients hold that have not rejoined when the join timer fires.
+
+    The join timer runs for the rebalance timeout, which Kafka's consumer sets to
+    max.poll.interval.ms, and a running consumer hears of the rebalance from its next heartbeat
+    and rejoins on its next poll. So the timer fires before a live member rejoins only when that
+    client stalled for a whole timeout: a fault, like an eviction. A dynamic member is then
+    removed (an eviction proper); a static member stays a member of the new generation without
+    having rejoined, and keeps consuming its old assignment meanwhile. Abstract time would let
+    that happen for free, an order real time does not produce without a stall.
+    """
+    if not isinstance(timer, JoinTimerExpired) or group is None:
+        return []
+    if group.state is not PREPARING_REBALANCE:
+        return []
+    return sorted(
+        member.member_id
+        for member in group.members
+        if member.member_id in held and not member.is_awaiting_join
+    )
 
 
 def _member_ids(group: Group | None) -> set[str]:

@@ -41,8 +41,9 @@ class WorldParameters:
     application's onPartitionsRevoked commits the positions of the partitions it gives up after
     a cooperative SyncGroup (the usual ConsumerRebalanceListener), from the commits budget.
     Fault budgets (each shared by all clients): `crashes`, `poll_timeouts`, `session_timeouts`
-    (client side), `evictions` (a coordinator timer evicts a member whose client is alive: its
-    session, rebalance or pending-sync timeout ran out; -1: unbounded), `failovers`,
+    (client side), `evictions` (a live client stalls past a coordinator timeout: its session,
+    rebalance or pending-sync timeout ran out, which evicts it, or, for a static member, completes
+    the rebalance without it; -1: unbounded), `failovers`,
     `subscription_changes`, `partition_growths`. `closes` bounds how many clients shut down
     gracefully (`Consumer.close()`: revoke, LeaveGroup unless static, never come back); a close
     is something applications do, not a fault, so it does not hold back Convergence.
@@ -85,7 +86,9 @@ class WorldParameters:
         0, "fault budget: the client's own session timeout (SessionTimeoutExpired)"
     )
     evictions: int = documented(
-        1, "fault budget: a coordinator timer evicts a member whose client is alive (-1: unbounded)"
+        1,
+        "fault budget: a live client stalls past a coordinator timeout, which evicts it or "
+        "completes a rebalance without it (-1: unbounded)",
     )
     failovers: int = documented(
         0, "fault budget: coordinator failover (Unload, StartLoading, FinishLoading)"

@@ -19,8 +19,10 @@ World properties:
   its partitions until it learns otherwise); it is off by default and expected to fail.
 - ExclusiveConsumption: no partition is owned by two clients that are both members of the group,
   whatever generation each last joined (a member that has not yet learned of a rebalance keeps
-  consuming). Stronger than the above, in eager and cooperative mode alike; only a fenced or
-  evicted client (no longer a member) may still believe it owns a partition someone else owns.
+  consuming). Stronger than the above, in eager and cooperative mode alike; only a zombie may
+  still believe it owns a partition someone else owns: a fenced or evicted client (no longer a
+  member), or a static member that stalled past a rebalance (KIP-345 keeps it a member of an
+  older generation until it rejoins).
 - AssignmentAgreement: a client that is a synced member (Kafka's MemberState.STABLE, no rejoin
   pending) of the current generation of a Stable group owns exactly the partitions the coordinator stored for
   it, and that assignment decodes. Convergence's goal includes it, so a consumer that hoards
@@ -64,7 +66,7 @@ from dataclasses import dataclass
 
 from groupspec.spec.assignment import RebalanceProtocol, Subscription, TopicPartition
 from groupspec.spec.assignors.registry import COMPLETE_ASSIGNORS
-from groupspec.spec.consumer import ConsumerPhase, ConsumerState, phase
+from groupspec.spec.consumer import ConsumerPhase, ConsumerState, MemberState, phase
 from groupspec.spec.consumer_protocol import (
     SubscriptionDecodeError,
     decode_assignment,
@@ -130,7 +132,8 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
         "ExclusiveConsumption",
         "invariant",
         "No partition is owned by two clients that are both members of the group, whatever "
-        "generation each last joined (eager and cooperative alike).",
+        "generation each last joined (eager and cooperative alike); a static member that "
+        "stalled past a rebalance is a zombie until it rejoins.",
     ),
     WorldProperty(
         "AssignmentAgreement",
@@ -270,10 +273,25 @@ def exclusive_consumption(state: WorldState) -> list[str]:
     members = [
         index
         for index, slot in enumerate(state.clients)
-        if not slot.consumer.closed and group.has_member(slot.consumer.generation.member_id)
+        if not slot.consumer.closed
+        and group.has_member(slot.consumer.generation.member_id)
+        and not _missed_a_rebalance(slot.consumer, group)
     ]
     return _shared(
         _owners(state, members), f"members of the group (generation {group.generation_id})"
+    )
+
+
+def _missed_a_rebalance(consumer: ConsumerState, group: Group) -> bool:
+    """A member of an older generation than the group's that is not rejoining: the join phase
+    completed without it, which only a stall past the rebalance timeout allows. A dynamic
+    member is then removed; a static one stays a member (KIP-345) but is as much a zombie until
+    it rejoins: Stable in its old generation, or reset by an ILLEGAL_GENERATION heartbeat and
+    still holding its partitions until its next poll calls them lost. Its commits are fenced
+    by generation, its consumption is not."""
+    return consumer.generation.generation_id < group.generation_id and consumer.member_state in (
+        MemberState.STABLE,
+        MemberState.UNJOINED,
     )
 
 

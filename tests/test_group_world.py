@@ -21,7 +21,7 @@ from groupspec.models.catalog import group_preset_names, load_model
 from groupspec.models.group_world import NAIVE_PROPERTY, GroupWorld
 from groupspec.models.presets import load_preset, read_preset
 from groupspec.models.world_params import WorldParameters
-from groupspec.models.world_state import WorldState, canonical_repr
+from groupspec.models.world_state import GROUP_ID, WorldState, canonical_repr
 
 # The presets that take longest (about 30-40 s each); `-m "not slow"` leaves them out.
 SLOW = {"cooperative-3", "failover"}
@@ -427,3 +427,40 @@ def test_an_admin_client_reaches_the_admin_apis_and_one_delete():
     assert result.action_counts["HandleDescribeGroups"] == 0  # self-loops only
     without = search(load_preset("limits-2", {"admin": "false"}))
     assert without.rule_counts["describe.stable_group"] == 0
+
+
+def _timer_steps(world):
+    """(label, group before) of every explored coordinator timer step."""
+    seen = []
+
+    def observe(_parent, state, step, _target, _new):
+        if step.label.startswith(("timer", "fault timer")):
+            seen.append((step.label, state.coordinator.group(GROUP_ID)))
+
+    result = search(world, observer=observe)
+    assert result.complete and result.verdict == "pass", result.problems
+    return seen
+
+
+def test_a_live_static_member_misses_a_rebalance_only_as_a_fault():
+    # The join timer fires before a live member rejoins only if its client stalled for the
+    # rebalance timeout: a fault of the evictions budget, never free (docs/checking.md, "Time").
+    overrides = {"crashes": "0", "max_generation": "2"}
+    stalled = "had not rejoined"
+    free = _timer_steps(load_preset("static-2", {**overrides, "evictions": "0"}))
+    assert not [label for label, _ in free if stalled in label]
+    budgeted = _timer_steps(load_preset("static-2", {**overrides, "evictions": "1"}))
+    assert [label for label, _ in budgeted if stalled in label]
+
+
+def test_no_session_expires_while_the_sync_timer_runs():
+    # The sync timer and every session were armed when the join completed; the session is
+    # longer, so real time fires the sync timer first.
+    steps = _timer_steps(load_preset("static-2", {"crashes": "0", "max_generation": "2"}))
+    during_sync = [
+        label
+        for label, group in steps
+        if "HeartbeatExpired" in label and group is not None and group.sync_timer is not None
+    ]
+    assert during_sync == []
+    assert any("HeartbeatExpired" in label for label, _ in steps)  # the filter is not vacuous

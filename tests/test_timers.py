@@ -582,3 +582,15 @@ def test_satisfied_heartbeat_expiry_disarms_the_timer():
     d.step(HeartbeatExpired(GROUP, a), at=d.group.member(a).heartbeat_deadline_ms)
     with pytest.raises(EventNotEnabledError):
         d.outcomes(HeartbeatExpired(GROUP, a))
+
+
+def test_the_worlds_timeouts_order_the_timers_the_world_relies_on():
+    # models/group_world.py `_due_after_another` leaves out timer orders real time never
+    # produces; that holds only while these inequalities do.
+    from groupspec.models.group_world import REBALANCE_TIMEOUT_MS, SESSION_TIMEOUT_MS
+    from groupspec.spec.config import CoordinatorConfig
+
+    config = CoordinatorConfig()
+    assert SESSION_TIMEOUT_MS > REBALANCE_TIMEOUT_MS
+    longest_join_phase = config.group_initial_rebalance_delay_ms + 2 * REBALANCE_TIMEOUT_MS
+    assert config.new_member_join_timeout_ms > longest_join_phase

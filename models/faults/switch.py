@@ -31,6 +31,9 @@ class Bug:
     overrides: Mapping[str, str] = field(default_factory=dict)
     counterexample_length: int = 0
     expected: bool = False
+    # A failure of the correct protocol that the checker found: not a historical bug, not
+    # documented behaviour (docs/bugs.md explains each).
+    finding: bool = False
 
     def all_overrides(self) -> dict[str, str]:
         """The `--set` overrides, including the fault parameter."""
