@@ -358,6 +358,7 @@ class GroupWorld:
             failovers=p.failovers,
             subscription_changes=p.subscription_changes,
             partition_growths=p.partition_growths,
+            append_failures=p.append_failures,
             closes=p.closes,
             commits=p.commits,
             deletes=1 if p.admin else 0,
@@ -610,11 +611,14 @@ class GroupWorld:
             )
             for index, slot in enumerate(at.clients)
         ]
+        # With append failures a handled request may spend the budget; without, the groups
+        # read less and their steps are remembered across more states.
+        failing = self.parameters.append_failures > 0
         groups += [
             TransitionGroup(
                 f"coordinator handles {client_name(index)}",
-                (0, head),
-                (0, at.problems),
+                (0, head, at.budgets) if failing else (0, head),
+                (0, at.budgets, at.problems) if failing else (0, at.problems),
                 partial(self._handle_group, index),
             )
             for index, head in enumerate(at.heads)
@@ -1142,8 +1146,10 @@ class GroupWorld:
         index: int,
         coordinator: CoordinatorState,
         head: tuple[int, tuple[int, Request] | None],
+        budgets: Budgets | None = None,
     ) -> list[GroupStep | Cut]:
-        """The coordinator handles the head of client `index`'s outbound queue."""
+        """The coordinator handles the head of client `index`'s outbound queue (`budgets`
+        when appends may fail)."""
         incarnation, message = head
         if message is None:
             return []
@@ -1159,15 +1165,21 @@ class GroupWorld:
         action = "Handle" + type(request).__name__.removesuffix("Request")
         steps: list[GroupStep | Cut] = []
         for outcome, found in self._coordinator_step(coordinator, event, handled):
+            spent = _append_budget(outcome, budgets)
+            if spent is None:
+                continue
             steps.append(
-                self._coordinator_outcome(outcome, found, label, action, handled, (), first=popped)
+                self._coordinator_outcome(
+                    outcome, found, label, action, handled, (), budgets=spent, first=popped
+                )
             )
         if self.fault.may_lose(request):
             # The request never reaches the coordinator (KAFKA-12890: the follower was stuck
             # between JoinGroup and SyncGroup while it kept heartbeating).
             api = type(request).__name__.removesuffix("Request")
             lost = f"fault {client_name(index)} {api} #{cid} is never sent"
-            steps.append(GroupStep(lost, "Lose" + api, (coordinator, ()), updates=popped))
+            written = (coordinator, ()) if budgets is None else (coordinator, budgets, ())
+            steps.append(GroupStep(lost, "Lose" + api, written, updates=popped))
         return steps
 
     def _timer_group(
@@ -1201,11 +1213,13 @@ class GroupWorld:
                 evicted = sorted(
                     member_id for member_id in members - remaining if member_id in held
                 )
-                spent, fault = budgets, label
+                spent, fault = _append_budget(outcome, budgets), label
+                if spent is None:
+                    continue
                 if evicted or stalled:
                     if not budgets.evictions:
                         continue
-                    spent = budgets.spend("evictions")
+                    spent = spent.spend("evictions")
                     if evicted:
                         fault = f"fault {label} evicts live {', '.join(evicted)}"
                     else:
@@ -1235,12 +1249,16 @@ class GroupWorld:
             return []
         spent = budgets.spend(spend) if spend else budgets
         label = ("fault " if spend else "") + f"{type(event).__name__}"
-        return [
-            self._coordinator_outcome(
-                outcome, found, label, type(event).__name__, None, (), budgets=spent
-            )
-            for outcome, found in self._coordinator_step(coordinator, event, None)
-        ]
+        steps: list[GroupStep | Cut] = []
+        for outcome, found in self._coordinator_step(coordinator, event, None):
+            after = _append_budget(outcome, spent)
+            if after is not None:
+                steps.append(
+                    self._coordinator_outcome(
+                        outcome, found, label, type(event).__name__, None, (), budgets=after
+                    )
+                )
+        return steps
 
     def admin_requests(self) -> tuple[Request, ...]:
         """What the admin client may send: every admin API on the group, and an OffsetFetch
@@ -1271,14 +1289,16 @@ class GroupWorld:
             event = Received(ref, request)
             for outcome, found in self._coordinator_step(coordinator, event, handled):
                 forget: tuple[tuple[int, Hashable], ...] = ()
-                spent = budgets
+                spent = _append_budget(outcome, budgets)
+                if spent is None:
+                    continue
                 if (
                     coordinator.group(GROUP_ID) is not None
                     and outcome.state.group(GROUP_ID) is None
                 ):
-                    if not budgets.deletes:
+                    if not spent.deletes:
                         continue
-                    spent = budgets.spend("deletes")
+                    spent = spent.spend("deletes")
                     forget = ((self._layout.acknowledged, ("forget",)),)
                 steps.append(
                     self._coordinator_outcome(
@@ -1599,6 +1619,17 @@ def _event_key(event: object) -> object:
         ref = handled.ref
         return (kind, ref.connection, ref.correlation_id, canonical_repr(handled.request))
     return canonical_repr(event)
+
+
+def _append_budget(outcome: Outcome, budgets: Budgets | None) -> Budgets | None:
+    """The budgets after `outcome`: an outcome in which an append to __consumer_offsets failed
+    spends the append-failures fault budget, and is not taken (None) once it is spent."""
+    failed = any(choice.what == "append" and choice.value != "None" for choice in outcome.choices)
+    if not failed:
+        return budgets
+    if budgets is None or not budgets.append_failures:
+        return None
+    return budgets.spend("append_failures")
 
 
 def _due_after_another(group: Group | None, timer: TimerEvent) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from groupspec.spec.assignors.registry import ASSIGNORS
 from groupspec.spec.config import INT32_MAX, CoordinatorConfig
+from groupspec.spec.errors import ErrorCode
 
 from .faults import FAULTS, unknown_fault_message
 from .parameters import Parameter, ParameterError, documented, schema
@@ -44,7 +45,8 @@ class WorldParameters:
     (client side), `evictions` (a live client stalls past a coordinator timeout: its session,
     rebalance or pending-sync timeout ran out, which evicts it, or, for a static member, completes
     the rebalance without it; -1: unbounded), `failovers`,
-    `subscription_changes`, `partition_growths`. `closes` bounds how many clients shut down
+    `subscription_changes`, `partition_growths`, `append_failures` (an append to
+    __consumer_offsets fails: every write-failure branch of the coordinator). `closes` bounds how many clients shut down
     gracefully (`Consumer.close()`: revoke, LeaveGroup unless static, never come back); a close
     is something applications do, not a fault, so it does not hold back Convergence.
     `group_max_size` is the coordinator's group.max.size (0: unlimited). With `admin` an admin
@@ -99,6 +101,9 @@ class WorldParameters:
     partition_growths: int = documented(
         0, "fault budget: a topic gains a partition (every client's MetadataChanged)"
     )
+    append_failures: int = documented(
+        0, "fault budget: an append to __consumer_offsets fails (NOT_ENOUGH_REPLICAS)"
+    )
     closes: int = documented(
         0, "budget: clients that shut down gracefully (Consumer.close(); not a fault)"
     )
@@ -142,7 +147,10 @@ class WorldParameters:
 
 def coordinator_config(parameters: WorldParameters) -> CoordinatorConfig:
     """The coordinator's configuration in a world of `parameters` (Kafka's defaults otherwise)."""
-    return CoordinatorConfig(group_max_size=parameters.group_max_size or INT32_MAX)
+    return CoordinatorConfig(
+        group_max_size=parameters.group_max_size or INT32_MAX,
+        write_failures=(ErrorCode.NOT_ENOUGH_REPLICAS,) if parameters.append_failures else (),
+    )
 
 
 # Every parameter with its type, default and meaning (preset files, `--set`, docs).
@@ -159,6 +167,7 @@ _NON_NEGATIVE = (
     "failovers",
     "subscription_changes",
     "partition_growths",
+    "append_failures",
     "closes",
 )
 

@@ -254,6 +254,7 @@ class Budgets:
     failovers: int = 0
     subscription_changes: int = 0
     partition_growths: int = 0
+    append_failures: int = 0
     closes: int = 0
     commits: int = 0
     # DeleteGroups the admin client may still have succeed (not a fault, like closes).
@@ -278,6 +279,7 @@ class Budgets:
                 self.failovers,
                 self.subscription_changes,
                 self.partition_growths,
+                self.append_failures,
             )
         )
 
