@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from groupspec.coverage.presets import recorded
 from groupspec.coverage.reached import Matrix, never_lines, totals_line
+from groupspec.models.presets import GROUP_KIND
 from groupspec.models.swarm_space import Budget, Space
 
 from .draw import Draw
@@ -32,6 +34,8 @@ class Plan:
     liveness: bool
     # Where the checks run: "local, 2 workers", "spark local[2]".
     engine: str
+    # The rules the reference presets record reaching (group worlds; see `reference_rules`).
+    reference: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -61,9 +65,25 @@ class SwarmReport:
                 return verdict
         return "pass"
 
+    def beyond_reference(self) -> tuple[str, ...]:
+        """The rules the configurations reached that no reference preset reaches, in catalog
+        order (none when there is no reference)."""
+        if not self.plan.reference:
+            return ()
+        union = self.matrix.union
+        return tuple(r for r in self.matrix.known if r in union and r not in self.plan.reference)
+
     def violations(self) -> list[tuple[ConfigResult, Violation]]:
         """Every violation found, with the configuration it was found in."""
         return [(result, found) for result in self.results for found in result.violations]
+
+
+def reference_rules(space: Space) -> frozenset[str]:
+    """The rules the shipped presets' exhaustive checks reach, as their files record them (for a
+    space of group worlds; none for other kinds of models)."""
+    if space.presets[0].kind != GROUP_KIND:
+        return frozenset()
+    return recorded().union
 
 
 def budget_text(budget: Budget) -> str:
@@ -114,6 +134,14 @@ def coverage_lines(report: SwarmReport, *, verbose: bool) -> list[str]:
     union = matrix.union
     lines = [f"union of {len(report.results)} configurations: " + totals_line(matrix.known, union)]
     lines.extend(never_lines(matrix.known, union, verbose=verbose))
+    reference = report.plan.reference
+    if reference:
+        beyond = report.beyond_reference()
+        lines.append(
+            f"reached beyond the {len(reference)} rules the reference presets reach: "
+            f"{len(beyond) or 'none'}"
+        )
+        lines.extend(f"  {rule_id}" for rule_id in beyond)
     return lines
 
 
@@ -207,6 +235,7 @@ def report_json(report: SwarmReport) -> dict[str, Any]:
             "totals": totals,
             "reached": sorted(matrix.union),
             "never_reached": list(matrix.unreached()),
+            "beyond_reference_presets": list(report.beyond_reference()),
         },
         "violations": _violations_json(report),
     }
