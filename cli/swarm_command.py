@@ -15,6 +15,7 @@ from groupspec.models.swarm_space import DEFAULT_SPACE, Budget, read_space, spac
 from groupspec.swarm.draw import draw
 from groupspec.swarm.engines import check_locally, check_on_spark
 from groupspec.swarm.report import (
+    COLUMNS,
     Plan,
     SwarmReport,
     configuration_line,
@@ -119,6 +120,7 @@ def run_swarm(args: argparse.Namespace) -> int:
         for configuration in drawn.configurations:
             print(f"{configuration.number:>3}  {configuration.command()}")
         return EXIT_OK
+    print(COLUMNS, flush=True)
     started = time.perf_counter()
     try:
         results = _check(plan, args)

@@ -9,6 +9,7 @@ never as a pass: the swarm's verdict is `fail` when a property failed somewhere,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from groupspec.coverage.presets import recorded
@@ -99,7 +100,10 @@ def budget_text(budget: Budget) -> str:
 def header_lines(plan: Plan) -> list[str]:
     """What is about to be checked: the space, what was drawn from it, the budget, the engine."""
     space, drawn = plan.space, plan.drawn
-    lines = [f"swarm {space.name} ({space.path}): {space.description}"]
+    shown = (
+        space.path.relative_to(Path.cwd()) if space.path.is_relative_to(Path.cwd()) else space.path
+    )
+    lines = [f"swarm {space.name} ({shown}): {space.description}"]
     drew = (
         f"drew {len(drawn.configurations)} configurations of {space.size:,} combinations "
         f"with seed {plan.seed}"
@@ -113,8 +117,11 @@ def header_lines(plan: Plan) -> list[str]:
     lines.append(
         f"budget per configuration: {budget_text(plan.budget)}; {checked}; engine {plan.engine}"
     )
-    lines.append(f"{'#':>3}  {'verdict':<10}  {'states':>9}  {'seconds':>7}  reproduce with")
     return lines
+
+
+# The heading of the configuration lines (`configuration_line`).
+COLUMNS = f"{'#':>3}  {'verdict':<10}  {'states':>9}  {'seconds':>7}  reproduce with"
 
 
 def configuration_line(result: ConfigResult) -> str:

@@ -95,3 +95,24 @@ def test_two_local_processes_give_what_one_gives(tmp_path):
         return (result.verdict, result.distinct_states, result.rules, result.violations, document)
 
     assert [figures(r) for r in two] == [figures(r) for r in one]
+
+
+def test_liveness_is_checked_when_asked_and_its_violation_reported(tmp_path, capsys):
+    space = tmp_path / "liveness.toml"
+    space.write_text(
+        '[swarm]\ndescription = "no pending-sync timer"\npreset = "eager-2"\n'
+        "[budget]\nmax_states = 5000\n"
+        '[parameters]\nevictions = [0]\ncommits = [0]\nfault = ["KAFKA-12890"]\n'
+    )
+    out = tmp_path / "report.json"
+    # Safety holds under this fault: only Convergence (liveness) fails.
+    assert main(["swarm", str(space), "--json", str(out)]) == 0
+    assert "verdict: pass (0 failed" in capsys.readouterr().out
+    assert main(["swarm", str(space), "--liveness", "--json", str(out)]) == 1
+    printed = capsys.readouterr().out
+    (violation,) = json.loads(out.read_text())["violations"]
+    assert violation["property"] == "Convergence"
+    assert violation["kind"] in ("goal-unreachable", "fair-cycle")
+    assert violation["text"].startswith("liveness Convergence: fail")
+    assert violation["text"] in printed
+    assert "--no-liveness" not in violation["command"]
