@@ -48,10 +48,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         "space",
         nargs="?",
         default=DEFAULT_SPACE,
-        help=f"a space name ({', '.join(space_names())}) or a file (default: {DEFAULT_SPACE})",
+        help=(
+            f"a space of models/swarms ({', '.join(space_names())}) or a space file "
+            f"(default: {DEFAULT_SPACE})"
+        ),
     )
-    parser.add_argument("--runs", type=int, default=8, help="configurations to draw (default 8)")
-    parser.add_argument("--seed", type=int, default=1, help="seed of the drawing (default 1)")
+    parser.add_argument(
+        "--runs", type=int, default=8, metavar="N", help="configurations to draw (default 8)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=1, metavar="S", help="seed of the drawing (default 1)"
+    )
     parser.add_argument(
         "--max-states",
         type=int,
