@@ -46,6 +46,8 @@ _TABLES = ("swarm", "budget", "parameters")
 _SWARM_KEYS = ("description", "preset")
 _BUDGET_KEYS = ("max_states", "max_seconds")
 _RANGE_KEYS = ("min", "max")
+# Values one range may hold (each is checked against every preset of the space).
+MAX_RANGE = 1000
 
 
 class SpaceError(PresetError):
@@ -211,13 +213,12 @@ def _range(
             path, where, f"a range needs an int parameter; {key} is a {declared[key].kind}"
         )
     low, high = given.get("min"), given.get("max")
-    if set(given) != set(_RANGE_KEYS) or not all(
-        isinstance(bound, int) and not isinstance(bound, bool) for bound in (low, high)
-    ):
+    if set(given) != set(_RANGE_KEYS) or type(low) is not int or type(high) is not int:
         raise SpaceError(path, where, f"a range is {{ min = <int>, max = <int> }}, got {given!r}")
-    assert isinstance(low, int) and isinstance(high, int)
     if low > high:
         raise SpaceError(path, where, f"an empty range: min {low} is above max {high}")
+    if high - low >= MAX_RANGE:
+        raise SpaceError(path, where, f"a range of more than {MAX_RANGE:,} values")
     return list(range(low, high + 1))
 
 

@@ -33,7 +33,7 @@ class Plan:
     drawn: Draw
     budget: Budget
     liveness: bool
-    # Where the checks run: "local, 2 workers", "spark local[2]".
+    # Where the checks run: "local, 2 processes", "spark local[2], one task per configuration".
     engine: str
     # The rules the reference presets record reaching (group worlds; see `reference_rules`).
     reference: frozenset[str] = frozenset()
@@ -67,8 +67,8 @@ class SwarmReport:
         return "pass"
 
     def beyond_reference(self) -> tuple[str, ...]:
-        """The rules the configurations reached that no reference preset reaches, in catalog
-        order (none when there is no reference)."""
+        """The rules the configurations reached that no reference preset reaches, in the known
+        rules' order (none when there is no reference)."""
         if not self.plan.reference:
             return ()
         union = self.matrix.union

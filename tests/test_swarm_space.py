@@ -62,6 +62,11 @@ def test_the_default_space_is_shipped_and_every_space_loads():
         ),
         (HEAD + "[parameters]\nclients = { min = 1 }\n", "[parameters] clients", "a range is"),
         (
+            HEAD + "[parameters]\ncommits = { min = 0, max = 5000 }\n",
+            "[parameters] commits",
+            "more than 1,000 values",
+        ),
+        (
             HEAD + "[parameters]\nadmin = { min = 0, max = 1 }\n",
             "[parameters] admin",
             "a range needs an int parameter",
