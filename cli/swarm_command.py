@@ -154,6 +154,10 @@ def _refused(args: argparse.Namespace) -> str | None:
         return f"--json: directory {args.json.parent} does not exist"
     if args.engine == SPARK and args.workers != 1:
         return "--workers is an option of --engine local; Spark uses its executors' cores"
+    if args.engine == SPARK:
+        from groupspec.checker.spark.session import java_problem, pyspark_problem
+
+        return pyspark_problem() or java_problem()
     if args.engine != SPARK and args.master is not None:
         return "--master is an option of --engine spark"
     return None

@@ -113,6 +113,14 @@ def test_bad_options_are_refused_before_any_work(tmp_path, capsys):
         assert printed.out == "" and message in printed.err
 
 
+def test_spark_without_java_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    assert main(["swarm", "--engine", "spark"]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == "" and "openjdk-17-jre-headless" in printed.err
+
+
 def test_shuffled_is_a_permutation_drawn_lazily():
     for size in (0, 1, 2, 17, 1000):
         assert sorted(shuffled(size, random.Random(size))) == list(range(size))
