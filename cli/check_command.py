@@ -15,8 +15,6 @@ from groupspec.checker.check_report import (
     format_counterexample,
     format_liveness,
     group_lines,
-    liveness_json,
-    result_json,
     summary_lines,
 )
 from groupspec.checker.liveness import LivenessResult
@@ -27,7 +25,13 @@ from groupspec.cli.output import ProgressLine, write_atomically
 from groupspec.coverage.reached import never_lines, totals_line
 from groupspec.diagrams.sequence_diagram import render_svg
 from groupspec.diagrams.sequence_events import counterexample_diagram
-from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
+from groupspec.models.catalog import (
+    LoadedModel,
+    ModelLoadError,
+    check_document,
+    load_model,
+    model_names,
+)
 from groupspec.models.faults import FAULTS, unknown_fault_message
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
@@ -172,8 +176,7 @@ def run_check(args: argparse.Namespace) -> int:
         for group_line in group_lines(checked.search):
             print(group_line)
     if args.json is not None:
-        document = _document(loaded, checked)
-        document["liveness"] = liveness_json(loaded.model, liveness)
+        document = check_document(loaded, checked)
         write_atomically(args.json, json.dumps(document, indent=2) + "\n")
     if args.diagram is not None:
         _write_diagram(args.diagram, loaded, result, liveness)
@@ -279,17 +282,3 @@ def _print(loaded: LoadedModel, checked: CheckResult[Any], *, verbose: bool) -> 
         if result.complete:
             for line in never_lines(loaded.known_rules, result.rule_counts, verbose=verbose):
                 print(line)
-
-
-def _document(loaded: LoadedModel, checked: CheckResult[Any]) -> dict[str, Any]:
-    return result_json(
-        loaded.model,
-        checked.search,
-        verdict=checked.verdict,
-        preset=loaded.preset,
-        preset_file=str(loaded.path),
-        overrides=loaded.overrides,
-        parameters=loaded.parameters,
-        known_rules=loaded.known_rules,
-        known_actions=loaded.known_actions,
-    )

@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         reference_command,
         replay_command,
         simulate_command,
+        swarm_command,
         validate_command,
         vectors_command,
     )
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     partition_command.register(commands)
     assignors_command.register(commands)
     check_command.register(commands)
+    swarm_command.register(commands)
     coverage_command.register(commands)
     presets_command.register(commands)
     bugs_command.register(commands)

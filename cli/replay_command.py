@@ -1,4 +1,5 @@
-"""`groupspec replay FILE`: re-run the counterexamples of a `groupspec check --json` file."""
+"""`groupspec replay FILE`: re-run the counterexamples of a `groupspec check --json` file (or of
+every configuration of a `groupspec swarm --json` report)."""
 
 from __future__ import annotations
 
@@ -18,66 +19,96 @@ def register(commands: argparse._SubParsersAction) -> None:
     """Add the `replay` subcommand."""
     parser = commands.add_parser(
         "replay",
-        help="replay the counterexamples recorded by `check --json`",
+        help="replay the counterexamples recorded by `check --json` (or `swarm --json`)",
         description=(
             "Follow each recorded counterexample step by step with the current code and check "
             "the violated property again. Exit 1 when every violation reproduces, 0 when none "
             "does any more, 2 when the file is malformed or a trace cannot be followed."
         ),
     )
-    parser.add_argument("file", type=Path, help="a JSON file written by `groupspec check --json`")
+    parser.add_argument(
+        "file",
+        type=Path,
+        help="a JSON file written by `groupspec check --json` or `groupspec swarm --json`",
+    )
     parser.set_defaults(run=run_replay)
 
 
 def run_replay(args: argparse.Namespace) -> int:
     """Replay every violation in the file and report whether it still happens."""
     try:
-        document = _read(args.file)
-        loaded = load_model(document["preset_file"], document["overrides"])
-    except (ValueError, ModelLoadError) as error:
+        checks = _checks(args.file)
+    except ValueError as error:
         print(f"groupspec replay: {error}", file=sys.stderr)
         return EXIT_USAGE
-    reproduced = 0
-    for index, violation in enumerate(document["violations"], start=1):
-        labels = [step["label"] for step in violation["trace"]]
+    reproduced = total = 0
+    for heading, document in checks:
         try:
-            result = replay(loaded.model, violation["kind"], violation["property"], labels)
-        except ReplayFailed as error:
-            print(f"groupspec replay: {args.file}: violation {index}: {error}", file=sys.stderr)
+            loaded = load_model(document["preset_file"], document["overrides"])
+        except ModelLoadError as error:
+            print(f"groupspec replay: {error}", file=sys.stderr)
             return EXIT_USAGE
-        print(f"violation {index}: {violation['kind']} {violation['property']}")
-        for number, step in enumerate(result.steps, start=1):
-            print(f"  {number:3}. {step.label}")
-        if result.reproduced:
-            reproduced += 1
-            print("  reproduced: " + "; ".join(result.details))
-        else:
-            print("  NOT reproduced: the property holds at the end of this trace now")
-    total = len(document["violations"])
+        if heading:
+            print(heading)
+        for index, violation in enumerate(document["violations"], start=1):
+            labels = [step["label"] for step in violation["trace"]]
+            try:
+                result = replay(loaded.model, violation["kind"], violation["property"], labels)
+            except ReplayFailed as error:
+                where = f"{args.file}: {heading}" if heading else str(args.file)
+                print(f"groupspec replay: {where}: violation {index}: {error}", file=sys.stderr)
+                return EXIT_USAGE
+            print(f"violation {index}: {violation['kind']} {violation['property']}")
+            for number, step in enumerate(result.steps, start=1):
+                print(f"  {number:3}. {step.label}")
+            total += 1
+            if result.reproduced:
+                reproduced += 1
+                print("  reproduced: " + "; ".join(result.details))
+            else:
+                print("  NOT reproduced: the property holds at the end of this trace now")
     print(f"{reproduced}/{total} violations reproduced")
     return EXIT_REPRODUCED if total and reproduced == total else 0
 
 
-def _read(path: Path) -> dict[str, Any]:
-    """The check result in `path`, validated enough to replay; ValueError names what is wrong."""
+def _checks(path: Path) -> list[tuple[str | None, dict[str, Any]]]:
+    """The check results in `path` with a heading each: the file itself (`check --json`), or
+    each configuration of a `swarm --json` report that found violations (its number)."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise ValueError(f"{path}: cannot read: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not JSON: line {error.lineno}: {error.msg}") from None
+    if isinstance(document, dict) and isinstance(document.get("configurations"), list):
+        checks: list[tuple[str | None, dict[str, Any]]] = []
+        for configuration in document["configurations"]:
+            number = configuration.get("number") if isinstance(configuration, dict) else None
+            check = configuration.get("check") if isinstance(configuration, dict) else None
+            where = f"configuration {number}"
+            if not isinstance(check, dict):
+                raise ValueError(f"{path}: {where}: no check result")
+            if check.get("violations"):
+                heading = f"{where}: {configuration.get('command', '')}".rstrip(": ")
+                checks.append((heading, _validated(check, f"{path}: {where}")))
+        return checks
+    return [(None, _validated(document, str(path)))]
+
+
+def _validated(document: object, where: str) -> dict[str, Any]:
+    """A check result, validated enough to replay; ValueError names what is wrong."""
     if not isinstance(document, dict):
-        raise ValueError(f"{path}: expected a JSON object from `groupspec check --json`")
+        raise ValueError(f"{where}: expected a JSON object from `groupspec check --json`")
     for key, kind in (("preset_file", str), ("overrides", dict), ("violations", list)):
         if not isinstance(document.get(key), kind):
-            raise ValueError(f"{path}: key {key!r} missing or not a {kind.__name__}")
+            raise ValueError(f"{where}: key {key!r} missing or not a {kind.__name__}")
     for index, violation in enumerate(document["violations"], start=1):
         if not isinstance(violation, dict) or not isinstance(violation.get("trace"), list):
-            raise ValueError(f"{path}: violation {index} has no trace")
+            raise ValueError(f"{where}: violation {index} has no trace")
         for key in ("kind", "property"):
             if not isinstance(violation.get(key), str):
-                raise ValueError(f"{path}: violation {index}: key {key!r} missing")
+                raise ValueError(f"{where}: violation {index}: key {key!r} missing")
         for number, step in enumerate(violation["trace"], start=1):
             if not isinstance(step, dict) or not isinstance(step.get("label"), str):
-                raise ValueError(f"{path}: violation {index}, step {number}: no label")
+                raise ValueError(f"{where}: violation {index}, step {number}: no label")
     return document

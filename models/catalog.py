@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from groupspec.checker.check import CheckResult
+from groupspec.checker.check_report import liveness_json, result_json
 from groupspec.checker.model import Model
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
@@ -107,3 +109,20 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
         preset.kind,
         KINDS[preset.kind].exhaustive,
     )
+
+
+def check_document(loaded: LoadedModel, checked: CheckResult[Any]) -> dict[str, Any]:
+    """The `groupspec check --json` document of a check of `loaded`, liveness included."""
+    document = result_json(
+        loaded.model,
+        checked.search,
+        verdict=checked.verdict,
+        preset=loaded.preset,
+        preset_file=str(loaded.path),
+        overrides=loaded.overrides,
+        parameters=loaded.parameters,
+        known_rules=loaded.known_rules,
+        known_actions=loaded.known_actions,
+    )
+    document["liveness"] = liveness_json(loaded.model, checked.liveness)
+    return document

@@ -142,14 +142,18 @@ class Preset:
         return model
 
 
-def _document(path: Path) -> dict[str, Any]:
+def toml_document(path: Path, what: str = "preset") -> dict[str, Any]:
+    """The TOML document in `path` (a `what` file); PresetError naming the file when it cannot be
+    read or is not TOML."""
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as error:
         raise PresetError(path, None, f"cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError as error:
         line = path.read_bytes()[: error.start].count(b"\n") + 1
-        raise PresetError(path, f"line {line}", "not UTF-8 text (is this a preset file?)") from None
+        raise PresetError(
+            path, f"line {line}", f"not UTF-8 text (is this a {what} file?)"
+        ) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -158,7 +162,7 @@ def _document(path: Path) -> dict[str, Any]:
 
 def preset_kind(path: Path) -> str:
     """The `[model] kind` of a preset file ("group" when absent)."""
-    model = _document(path).get("model", {})
+    model = toml_document(path).get("model", {})
     kind = model.get("kind", GROUP_KIND) if isinstance(model, dict) else GROUP_KIND
     if kind not in KINDS:
         raise PresetError(path, "[model] kind", f"unknown kind {kind!r}; known: {', '.join(KINDS)}")
@@ -173,14 +177,19 @@ def preset_names(kind: str | None = None) -> tuple[str, ...]:
 
 def preset_path(name_or_path: str | Path) -> Path:
     """The file of a preset given by name or by path."""
+    return named_file(name_or_path, PRESET_DIRECTORY, "preset")
+
+
+def named_file(name_or_path: str | Path, directory: Path, what: str) -> Path:
+    """The file of a `what` given by path, or by name (`directory/<name>.toml`); PresetError
+    listing the known names when there is no such name."""
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml" or candidate.exists():
         return candidate
-    path = PRESET_DIRECTORY / f"{name_or_path}.toml"
+    path = directory / f"{name_or_path}.toml"
     if not path.exists():
-        raise PresetError(
-            path, None, f"no preset named {str(name_or_path)!r}; known: {', '.join(preset_names())}"
-        )
+        known = ", ".join(sorted(item.stem for item in directory.glob("*.toml")))
+        raise PresetError(path, None, f"no {what} named {str(name_or_path)!r}; known: {known}")
     return path
 
 
@@ -190,7 +199,7 @@ def read_preset(name_or_path: str | Path, overrides: Mapping[str, str] | None = 
     path = preset_path(name_or_path)
     if not path.exists():
         raise PresetError(path, None, "no such preset file")
-    document = _document(path)
+    document = toml_document(path)
     for table in document:
         if table not in _TABLES:
             raise PresetError(

@@ -76,7 +76,15 @@ LAYERS: tuple[Layer, ...] = (
     _layer("record", 3, "recording proxy, real-client workloads, probes", "wire"),
     _layer("coverage", 3, "the rule index and rule coverage", "spec", "checker", "models"),
     _layer("bench", 4, "every benchmark", *_BELOW_BENCH),
-    _layer("cli", 5, "argument parsing and printing", *_BELOW_BENCH, "bench"),
+    _layer(
+        "swarm",
+        4,
+        "swarm verification: many small checks, one union report",
+        "checker",
+        "models",
+        "coverage",
+    ),
+    _layer("cli", 5, "argument parsing and printing", *_BELOW_BENCH, "bench", "swarm"),
 )
 LAYER_OF = {layer.folder: layer for layer in LAYERS}
 FOLDERS = tuple(sorted({layer.folder.split("/")[0] for layer in LAYERS}))

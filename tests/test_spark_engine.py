@@ -1,6 +1,7 @@
 """The Spark engine (local mode) against the in-process engine: same counts, verdicts and
 counterexamples; a task killed midway and a resumed checkpoint change nothing; swarm walks give
-the same report for the same seed. One SparkContext serves the whole module."""
+the same report for the same seed, and swarm verification the same verdicts, counts and union
+coverage. One SparkContext serves the whole module."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy
 import pytest
+from swarm_support import TINY_SPACE
 
 from groupspec.checker.bfs import Limits, search
 from groupspec.checker.check_report import counterexamples, format_counterexample
@@ -162,6 +164,36 @@ def test_swarm_walks_match_in_process_walks(spark):
         expected = random_walks(model, **kwargs)
         found.elapsed_s = expected.elapsed_s = 0.0
         assert found == expected
+
+
+def test_swarm_verification_gives_the_local_verdicts_counts_and_coverage(spark, tmp_path):
+    space = tmp_path / "tiny.toml"
+    space.write_text(TINY_SPACE)
+    reports = {}
+    for engine, options in (("local", []), ("spark", ["--master", MASTER])):
+        out = tmp_path / f"{engine}.json"
+        argv = ["swarm", str(space), "--runs", "4", "--seed", "2", "--json", str(out)]
+        assert main([*argv, "--engine", engine, *options]) == 1
+        reports[engine] = json.loads(out.read_text())
+
+    def per_configuration(report):
+        return [
+            (c["command"], c["verdict"], c["distinct_states"], c["rules"], c["check"]["violations"])
+            for c in report["configurations"]
+        ]
+
+    local, on_spark = reports["local"], reports["spark"]
+    assert per_configuration(on_spark) == per_configuration(local)
+    assert sorted(c["verdict"] for c in local["configurations"]) == [
+        "fail",
+        "incomplete",
+        "pass",
+        "pass",
+    ]
+    assert on_spark["coverage"] == local["coverage"]
+    assert on_spark["violations"] == local["violations"]
+    assert on_spark["verdict"] == local["verdict"] == "fail"
+    assert on_spark["engine"].startswith("spark") and local["engine"].startswith("local")
 
 
 def test_bad_spark_options_and_a_missing_java(spark, monkeypatch, capsys, tmp_path):

@@ -1,0 +1,191 @@
+"""`groupspec swarm [SPACE]`: swarm verification, many small exhaustive checks drawn from a space."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from groupspec.cli import check_spark
+from groupspec.cli.output import write_atomically
+from groupspec.models.presets import PresetError
+from groupspec.models.swarm_space import DEFAULT_SPACE, Budget, read_space, space_names
+from groupspec.swarm.draw import draw
+from groupspec.swarm.engines import check_locally, check_on_spark
+from groupspec.swarm.report import (
+    COLUMNS,
+    Plan,
+    SwarmReport,
+    configuration_line,
+    header_lines,
+    reference_rules,
+    report_json,
+    report_lines,
+)
+from groupspec.swarm.run import ConfigResult
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
+LOCAL, SPARK = "local", "spark"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `swarm` subcommand."""
+    parser = commands.add_parser(
+        "swarm",
+        help="swarm verification: many small, differently configured exhaustive checks",
+        description=(
+            "Draw N distinct configurations (a preset and one value per parameter) from a "
+            "declared space, reproducibly from --seed; check each exhaustively within the "
+            "space's budget; report each configuration's verdict, the rules they reached "
+            "together, and every violation with its counterexample and the `groupspec check` "
+            "command that reproduces it. Exit 0 when no property failed, 1 when one did, 2 on "
+            "bad input. See docs/swarm.md."
+        ),
+    )
+    parser.add_argument(
+        "space",
+        nargs="?",
+        default=DEFAULT_SPACE,
+        help=(
+            f"a space of models/swarms ({', '.join(space_names())}) or a space file "
+            f"(default: {DEFAULT_SPACE})"
+        ),
+    )
+    parser.add_argument(
+        "--runs", type=int, default=8, metavar="N", help="configurations to draw (default 8)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=1, metavar="S", help="seed of the drawing (default 1)"
+    )
+    parser.add_argument(
+        "--max-states",
+        type=int,
+        metavar="N",
+        help="each check's state budget (default: the space's)",
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        metavar="S",
+        help="each check's time budget (default: the space's; makes results depend on speed)",
+    )
+    parser.add_argument(
+        "--liveness",
+        action="store_true",
+        help="also check liveness where the preset declares it (keeps each state graph)",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print the configurations drawn and check none",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
+    parser.add_argument(
+        "--verbose", action="store_true", help="list every rule no configuration reached"
+    )
+    parser.add_argument(
+        "--engine",
+        choices=(LOCAL, SPARK),
+        default=LOCAL,
+        help="local (default: --workers processes) or spark (one configuration per task)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="local processes checking configurations (default 1)"
+    )
+    parser.add_argument(
+        "--master",
+        metavar="URL",
+        help=f"Spark master URL for --engine spark (default {check_spark.DEFAULT_MASTER})",
+    )
+    parser.set_defaults(run=run_swarm)
+
+
+def run_swarm(args: argparse.Namespace) -> int:
+    """Draw the configurations, check them on the chosen engine, print and write the report."""
+    problem = _refused(args)
+    if problem:
+        return _usage(problem)
+    try:
+        space = read_space(args.space)
+    except PresetError as error:
+        return _usage(str(error))
+    budget = Budget(
+        args.max_states if args.max_states is not None else space.budget.max_states,
+        args.max_seconds if args.max_seconds is not None else space.budget.max_seconds,
+    )
+    drawn = draw(space, args.runs, args.seed, budget=budget, liveness=args.liveness)
+    if not drawn.configurations:
+        return _usage(f"{space.path}: no combination of the space is possible")
+    # What the reference presets reach, to say what the swarm adds (not needed to --list).
+    reference = frozenset() if args.list else reference_rules(space)
+    plan = Plan(space, args.seed, drawn, budget, args.liveness, _engine_name(args), reference)
+    for line in header_lines(plan):
+        print(line, flush=True)
+    if args.list:
+        for configuration in drawn.configurations:
+            print(f"{configuration.number:>3}  {configuration.command()}")
+        return EXIT_OK
+    print(COLUMNS, flush=True)
+    started = time.perf_counter()
+    try:
+        results = _check(plan, args)
+    except check_spark.SparkRunError as error:
+        return _usage(str(error))
+    report = SwarmReport(plan, tuple(results), time.perf_counter() - started)
+    for line in report_lines(report, verbose=args.verbose):
+        print(line)
+    if args.json is not None:
+        write_atomically(args.json, json.dumps(report_json(report), indent=2) + "\n")
+    return EXIT_VIOLATION if report.verdict == "fail" else EXIT_OK
+
+
+def _refused(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, or None; checked before any work."""
+    for option, value in (("--runs", args.runs), ("--workers", args.workers)):
+        if value < 1:
+            return f"{option} must be at least 1, got {value}"
+    if args.max_states is not None and args.max_states < 1:
+        return f"--max-states must be at least 1, got {args.max_states}"
+    if args.max_seconds is not None and args.max_seconds <= 0:
+        return f"--max-seconds must be positive, got {args.max_seconds}"
+    if args.json is not None and not args.json.parent.is_dir():
+        return f"--json: directory {args.json.parent} does not exist"
+    if args.engine == SPARK and args.workers != 1:
+        return "--workers is an option of --engine local; Spark uses its executors' cores"
+    if args.engine == SPARK:
+        from groupspec.checker.spark.session import java_problem, pyspark_problem
+
+        return pyspark_problem() or java_problem()
+    if args.engine != SPARK and args.master is not None:
+        return "--master is an option of --engine spark"
+    return None
+
+
+def _usage(problem: str) -> int:
+    print(f"groupspec swarm: {problem}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _engine_name(args: argparse.Namespace) -> str:
+    if args.engine == SPARK:
+        return f"spark {args.master or check_spark.DEFAULT_MASTER}, one task per configuration"
+    return f"local, {args.workers} process" + ("es" if args.workers > 1 else "")
+
+
+def _check(plan: Plan, args: argparse.Namespace) -> list[ConfigResult]:
+    """Every configuration's result, its line printed as soon as it is known."""
+
+    def show(result: ConfigResult) -> None:
+        print(configuration_line(result), flush=True)
+
+    configurations = plan.drawn.configurations
+    if args.engine != SPARK:
+        return check_locally(configurations, workers=args.workers, on_result=show)
+    print(f"checking {len(configurations)} configurations on Spark ...", file=sys.stderr)
+    with check_spark.spark_session_for(args) as context:
+        results = check_on_spark(context, configurations)
+    for result in results:
+        show(result)
+    return results
