@@ -68,15 +68,16 @@ def _source(preset: str, **overrides: str) -> DiagramSource:
 
 # The reference presets, with bounds tightened so that the whole diagram run stays short. Each
 # keeps what its preset is about (the eviction and commit of eager-2, three members, the
-# cooperative protocol, the static crash, the failover, static beside dynamic); cooperative-3
+# cooperative protocol, the static crash, the failover, static beside dynamic; static-2 and
+# mixed without their stall and second generation); cooperative-3
 # trades its third client for a partition growth, which shows the leader's metadata rejoin.
 MACHINE_SOURCES: tuple[DiagramSource, ...] = (
     _source("eager-2", partitions="1", max_generation="1"),
     _source("eager-3", partitions="1", max_generation="1"),
     _source("cooperative-3", clients="2", partition_growths="1", max_generation="2"),
-    _source("static-2", partitions="1"),
+    _source("static-2", partitions="1", max_generation="1", evictions="0"),
     _source("failover", clients="1", partitions="1"),
-    _source("mixed", partitions="1", crashes="0"),
+    _source("mixed", partitions="1", crashes="0", max_generation="1", evictions="0"),
     _source("scale-down", partitions="1", max_generation="1"),
 )
 # The same presets with their own bounds: several minutes, and a few more consumer edges.
@@ -90,7 +91,7 @@ _WEIGHTS = MappingProxyType(
     {
         "tally eager-3 (partitions=1, max_generation=1)": 12,
         "tally eager-2 (partitions=1, max_generation=1)": 8,
-        "tally static-2 (partitions=1)": 6,
+        "tally static-2 (partitions=1, max_generation=1, evictions=0)": 6,
         "tally cooperative-3 (clients=2, partition_growths=1, max_generation=2)": 4,
         "scenario coordinator-failover": 5,
         "scenario zombie-fenced-commit": 3,

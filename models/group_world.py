@@ -1165,8 +1165,8 @@ class GroupWorld:
         action = "Handle" + type(request).__name__.removesuffix("Request")
         steps: list[GroupStep | Cut] = []
         for outcome, found in self._coordinator_step(coordinator, event, handled):
-            spent = _append_budget(outcome, budgets)
-            if spent is None:
+            taken, spent = _append_budget(outcome, budgets)
+            if not taken:
                 continue
             steps.append(
                 self._coordinator_outcome(
@@ -1213,9 +1213,10 @@ class GroupWorld:
                 evicted = sorted(
                     member_id for member_id in members - remaining if member_id in held
                 )
-                spent, fault = _append_budget(outcome, budgets), label
-                if spent is None:
+                taken, after = _append_budget(outcome, budgets)
+                if not taken or after is None:
                     continue
+                spent, fault = after, label
                 if evicted or stalled:
                     if not budgets.evictions:
                         continue
@@ -1251,8 +1252,8 @@ class GroupWorld:
         label = ("fault " if spend else "") + f"{type(event).__name__}"
         steps: list[GroupStep | Cut] = []
         for outcome, found in self._coordinator_step(coordinator, event, None):
-            after = _append_budget(outcome, spent)
-            if after is not None:
+            taken, after = _append_budget(outcome, spent)
+            if taken and after is not None:
                 steps.append(
                     self._coordinator_outcome(
                         outcome, found, label, type(event).__name__, None, (), budgets=after
@@ -1289,9 +1290,10 @@ class GroupWorld:
             event = Received(ref, request)
             for outcome, found in self._coordinator_step(coordinator, event, handled):
                 forget: tuple[tuple[int, Hashable], ...] = ()
-                spent = _append_budget(outcome, budgets)
-                if spent is None:
+                taken, after = _append_budget(outcome, budgets)
+                if not taken or after is None:
                     continue
+                spent = after
                 if (
                     coordinator.group(GROUP_ID) is not None
                     and outcome.state.group(GROUP_ID) is None
@@ -1621,15 +1623,16 @@ def _event_key(event: object) -> object:
     return canonical_repr(event)
 
 
-def _append_budget(outcome: Outcome, budgets: Budgets | None) -> Budgets | None:
-    """The budgets after `outcome`: an outcome in which an append to __consumer_offsets failed
-    spends the append-failures fault budget, and is not taken (None) once it is spent."""
+def _append_budget(outcome: Outcome, budgets: Budgets | None) -> tuple[bool, Budgets | None]:
+    """Whether `outcome` may be taken, and the budgets after it: an outcome in which an append
+    to __consumer_offsets failed spends the append-failures fault budget, and is not taken once
+    it is spent (`budgets` is None where no append may fail)."""
     failed = any(choice.what == "append" and choice.value != "None" for choice in outcome.choices)
     if not failed:
-        return budgets
+        return True, budgets
     if budgets is None or not budgets.append_failures:
-        return None
-    return budgets.spend("append_failures")
+        return False, budgets
+    return True, budgets.spend("append_failures")
 
 
 def _due_after_another(group: Group | None, timer: TimerEvent) -> bool:

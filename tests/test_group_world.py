@@ -464,3 +464,17 @@ def test_no_session_expires_while_the_sync_timer_runs():
     ]
     assert during_sync == []
     assert any("HeartbeatExpired" in label for label, _ in steps)  # the filter is not vacuous
+
+
+def test_append_failures_are_a_budgeted_fault():
+    # Without the budget no append fails; with one, exactly one failure per run at most, and
+    # the coordinator's write-failure branches are reached.
+    overrides = {"static_clients": "1", "crashes": "0", "max_generation": "1", "commits": "1"}
+    healthy = search(load_preset("eager-2", overrides))
+    assert not [r for r in healthy.rule_counts if r.endswith("write_failed")]
+    failing = search(load_preset("eager-2", {**overrides, "append_failures": "1"}))
+    assert failing.verdict == "pass"
+    assert failing.rule_counts["join.new_group_write_failed"] > 0
+    assert failing.rule_counts["sync.leader_assignment_write_failed"] > 0
+    assert failing.rule_counts["commit.write_failed"] > 0
+    assert failing.distinct_states > healthy.distinct_states

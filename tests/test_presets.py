@@ -26,6 +26,7 @@ SHIPPED = (
     "mixed",
     "scale-down",
     "static-2",
+    "writes-2",
 )
 
 
