@@ -197,11 +197,11 @@ def _mutant_json(
         "detail": result.detail,
         "checked_by": list(result.checked_by),
         "seconds": round(result.seconds, 2),
+        "diff": list(diff_lines(mutant)),
     }
     if not result.killed:
         site = locator.site(mutant.module, mutant.start_line)
         entry.update(
-            diff=list(diff_lines(mutant)),
             function=site.function,
             rules={rule: rule in reached for rule in site.rules},
             changed=list(result.changed),
