@@ -20,6 +20,7 @@ import ast
 import difflib
 import random
 import tempfile
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,8 +204,12 @@ def draw_mutants(
 
 def compiles(mutant: Mutant, spec_dir: Path = SPEC_DIR) -> bool:
     """Whether the mutated module is still Python."""
+    source = mutated_source(mutant, spec_dir)
     try:
-        compile(mutated_source(mutant, spec_dir), mutant.module, "exec")
+        with warnings.catch_warnings():
+            # A mutant such as `x is 0` compiles, with a warning nobody needs to read.
+            warnings.simplefilter("ignore", SyntaxWarning)
+            compile(source, mutant.module, "exec")
     except SyntaxError:
         return False
     return True
