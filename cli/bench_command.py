@@ -5,7 +5,8 @@ scenarios and compares our sticky assignors' partition moves with the optimum; `
 times the exhaustive engine; `bench impl` compares the optimized coordinator with the spec;
 `bench serve` loads the wire server with many members heartbeating and committing; `bench spark`
 measures the Spark engine's per-level overhead and states/s against the in-process engine;
-`bench oracle` validates long traces.
+`bench oracle` validates long traces; `bench mutation` measures how many cosmic-ray mutants of
+the specification the reference presets' exhaustive checks kill.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from groupspec.bench.stickiness_bench import SCENARIO_KINDS, StickinessFigures, bench_scenario
 from groupspec.cli.bench_checker_command import register_bench_checker
 from groupspec.cli.bench_impl_command import register_bench_impl
+from groupspec.cli.bench_mutation_command import register_bench_mutation
 from groupspec.cli.bench_oracle_command import register_bench_oracle
 from groupspec.cli.bench_serve_command import register_bench_serve
 from groupspec.cli.bench_spark_command import register_bench_spark
@@ -60,6 +62,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     register_bench_serve(benches)
     register_bench_spark(benches)
     register_bench_oracle(benches)
+    register_bench_mutation(benches)
 
 
 def run_stickiness(args: argparse.Namespace) -> int:
