@@ -28,6 +28,7 @@ from groupspec.bench.mutation_campaign import (
     classify,
     judge,
 )
+from groupspec.models.catalog import load_model
 
 
 @pytest.fixture(scope="module")
@@ -168,11 +169,13 @@ def test_timeouts_and_dead_workers_are_classified(baseline):
 
 def test_baseline_budget_and_rules(baseline):
     (preset,) = baseline.presets
-    assert preset.name == "static-2" and preset.distinct_states == 5954
+    recorded = load_model("static-2").expected
+    assert recorded is not None
+    assert preset.name == "static-2" and preset.distinct_states == recorded.distinct_states
     assert "join.static_member_replaced" in baseline.rules_reached
     budget = Budget(factor=5, slack_s=10).for_preset(preset)
     assert budget.max_seconds == pytest.approx(5 * preset.seconds + 10)
-    assert budget.max_states == 5 * 5954 + 1
+    assert budget.max_states == 5 * preset.distinct_states + 1
     lines = (SPEC_DIR / "join.py").read_text(encoding="utf-8").splitlines()
     replaced = lines.index("            step.fire(JOIN_STATIC_MEMBER_REPLACED)") + 1
     site = RuleLocator().site("join.py", replaced + 1)
