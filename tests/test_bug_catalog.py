@@ -13,7 +13,10 @@ from groupspec.models.bugs import BUGS, Bug, BugRun, run_bug
 from groupspec.models.catalog import ModelLoadError, load_model
 
 
-@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
+# A finding's check is long (static-failover-fenced: about 300,000 states); the catalog run of
+# test_bugs_command_prints_the_table_and_docs_bugs_md_is_current checks it is found, with its
+# states and length (the generated table), so it is not run twice.
+@pytest.mark.parametrize("bug", [b for b in BUGS if not b.finding], ids=lambda bug: bug.name)
 def test_each_bug_is_found_with_its_property_and_length(bug: Bug) -> None:
     run = run_bug(bug)
     assert run.failed == (bug.property_name,)

@@ -72,12 +72,6 @@ def test_a_hoarding_cooperative_consumer_breaks_assignment_agreement():
     assert not world.converged(last)
 
 
-def test_the_healthy_cooperative_world_agrees_with_its_coordinator():
-    world = load_preset("cooperative-3", {"max_generation": "2"})
-    result = search(world)
-    assert result.complete and result.verdict == "pass"
-
-
 class KeepsPartitionsWhileRejoining(FaultSwitch):
     """An eager consumer whose onJoinPrepare forgets to give up its partitions: it keeps
     consuming them while the group hands them to someone else."""
