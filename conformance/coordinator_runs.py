@@ -30,6 +30,7 @@ from groupspec.checker.rewrite import rewrite_strings
 from groupspec.models.canonical import compaction, map_coordinator_refs
 from groupspec.models.catalog import LoadedModel
 from groupspec.models.group_world import ADMIN_CONNECTION, GroupWorld
+from groupspec.models.misbehaving_client import MISBEHAVING_CONNECTION
 from groupspec.models.world_params import WorldParameters
 from groupspec.models.world_state import CLOSED_REF, WorldState, canonical_repr, connection_name
 from groupspec.spec import FinishLoading, GroupCoordinatorSpec, Input, Outcome, StartLoading, Unload
@@ -223,6 +224,9 @@ class _Walk:
             if self.walker.parameters.admin:
                 ref = RequestRef(ADMIN_CONNECTION, 1)
                 candidates += [Received(ref, r) for r in self.walker.admin_requests()]
+            if self.walker.parameters.misbehaving_client:
+                ref = RequestRef(MISBEHAVING_CONNECTION, 1)
+                candidates += [Received(ref, r) for r in self.walker.misbehaving_requests(old)]
         elif action in _TIMER_ACTIONS:
             candidates = [timer for _, timer in self.spec.armed_timers(old)]
         elif action in _PARTITION_ACTIONS:

@@ -39,7 +39,11 @@ Composition:
   (up to `max_offset`) and may ask to commit its positions (CommitRequested; the clients send
   at most `commits` OffsetCommits in all, a budget shared like the faults' so that it does
   not tell interchangeable clients apart); the consumer decides whether it may. A newly owned partition
-  starts at the offset committed in the log (an OffsetFetch, taken atomically).
+  starts at the offset committed in the log (an OffsetFetch, taken atomically);
+- beside the consumers, optionally: an admin client (`admin`: describe, list, delete, fetch
+  offsets; `admin_resets`: reset offsets at generation -1 and remove a static member by
+  instance id) and a misbehaving client (`misbehaving_client`, models/misbehaving_client.py).
+  Both keep no state: each request is handled and answered in one step.
 
 Bounds: the group generation never exceeds `max_generation` (a coordinator step that would
 exceed it is not explored); a client step that would leave more than `max_in_flight` requests
@@ -116,6 +120,8 @@ from groupspec.spec.requests import (
     JoinGroupRequest,
     LeaveGroupRequest,
     ListGroupsRequest,
+    MemberIdentity,
+    OffsetCommitPartition,
     OffsetCommitRequest,
     OffsetFetchRequest,
     Received,
@@ -148,6 +154,7 @@ from .canonical import (
 from .faults import fault_switch
 from .memo import Memo
 from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
+from .misbehaving_client import MISBEHAVING_CONNECTION, misbehaving_requests
 from .world_params import WorldParameters, coordinator_config, validate
 from .world_state import (
     CLIENT_ID,
@@ -362,6 +369,7 @@ class GroupWorld:
             closes=p.closes,
             commits=p.commits,
             deletes=1 if p.admin else 0,
+            removals=1 if p.admin_resets and p.static_clients else 0,
         )
         return (
             WorldState(self.coordinator.initial_state(), clients, self.initial_cluster, budgets),
@@ -637,6 +645,15 @@ class GroupWorld:
             groups.append(
                 TransitionGroup(
                     "admin", (0, at.budgets), (0, at.budgets, at.problems), self._admin_group
+                )
+            )
+        if self.parameters.misbehaving_client:
+            groups.append(
+                TransitionGroup(
+                    "misbehaving client",
+                    (0, at.budgets),
+                    (0, at.budgets, at.problems),
+                    self._misbehaving_group,
                 )
             )
         groups.append(
@@ -1204,9 +1221,6 @@ class GroupWorld:
             label = f"timer {type(timer).__name__}"
             if isinstance(timer, HeartbeatExpired):
                 label += f" {timer.member_id}"
-                member = group.member(timer.member_id) if group is not None else None
-                if member is not None and member.has_satisfied_heartbeat():
-                    continue  # disarms the timer of a parked member and changes nothing else
             stalled = _missed_the_rebalance(group, timer, held)
             for outcome, found in self._coordinator_step(coordinator, timer, None):
                 remaining = _member_ids(outcome.state.group(GROUP_ID))
@@ -1265,13 +1279,24 @@ class GroupWorld:
         """What the admin client may send: every admin API on the group, and an OffsetFetch
         of one partition and of all of them."""
         first = RequestTopicPartition(self.parameters.topics[0], 0)
-        return (
+        requests: list[Request] = [
             DescribeGroupsRequest((GROUP_ID,)),
             ListGroupsRequest(),
             DeleteGroupsRequest((GROUP_ID,)),
             OffsetFetchRequest(GROUP_ID, None),
             OffsetFetchRequest(GROUP_ID, (first,)),
-        )
+        ]
+        if not self.parameters.admin_resets:
+            return tuple(requests)
+        requests += [
+            # An offset reset (kafka-consumer-groups --reset-offsets): generation -1, no member.
+            OffsetCommitRequest(GROUP_ID, (OffsetCommitPartition(first.topic, 0, 0),)),
+        ]
+        if self.parameters.static_clients:
+            # Admin.removeMembersFromConsumerGroup names a static member by its instance id.
+            removed = MemberIdentity("", "i1")  # the first static client's instance id
+            requests.append(LeaveGroupRequest(GROUP_ID, (removed,)))
+        return tuple(requests)
 
     def _admin_group(
         self, coordinator: CoordinatorState, budgets: Budgets
@@ -1281,11 +1306,48 @@ class GroupWorld:
         succeed (the `deletes` budget): an admin deleting the group over and over would keep
         it from ever forming. A deleted group's offsets are gone with it, so the
         acknowledged-offsets ghost forgets them."""
+        return self._stateless_client_steps(
+            coordinator, budgets, ADMIN_CONNECTION, "admin", self.admin_requests()
+        )
+
+    def misbehaving_requests(self, coordinator: CoordinatorState) -> tuple[Request, ...]:
+        """What the misbehaving client may send now (see models/misbehaving_client.py)."""
+        return misbehaving_requests(
+            GROUP_ID,
+            coordinator.group(GROUP_ID),
+            self.coordinator.config,
+            self.parameters.topics[0],
+            SESSION_TIMEOUT_MS,
+            REBALANCE_TIMEOUT_MS,
+        )
+
+    def _misbehaving_group(
+        self, coordinator: CoordinatorState, budgets: Budgets
+    ) -> list[GroupStep | Cut]:
+        """The misbehaving client's requests, each handled and answered in one step."""
+        return self._stateless_client_steps(
+            coordinator,
+            budgets,
+            MISBEHAVING_CONNECTION,
+            "misbehaving client",
+            self.misbehaving_requests(coordinator),
+        )
+
+    def _stateless_client_steps(
+        self,
+        coordinator: CoordinatorState,
+        budgets: Budgets,
+        connection: str,
+        who: str,
+        requests: tuple[Request, ...],
+    ) -> list[GroupStep | Cut]:
+        """A client that keeps no state sends one of `requests`, and the coordinator handles
+        and answers it in the same step."""
         steps: list[GroupStep | Cut] = []
-        for request in self.admin_requests():
-            ref = RequestRef(ADMIN_CONNECTION, 1)
+        for request in requests:
+            ref = RequestRef(connection, 1)
             handled = (ref, request)
-            label = f"admin sends {describe_request(request)}"
+            label = f"{who} sends {describe_request(request)}"
             action = "Handle" + type(request).__name__.removesuffix("Request")
             event = Received(ref, request)
             for outcome, found in self._coordinator_step(coordinator, event, handled):
@@ -1294,14 +1356,19 @@ class GroupWorld:
                 if not taken or after is None:
                     continue
                 spent = after
-                if (
-                    coordinator.group(GROUP_ID) is not None
-                    and outcome.state.group(GROUP_ID) is None
-                ):
+                before = coordinator.group(GROUP_ID)
+                if before is not None and outcome.state.group(GROUP_ID) is None:
                     if not spent.deletes:
                         continue
                     spent = spent.spend("deletes")
                     forget = ((self._layout.acknowledged, ("forget",)),)
+                elif isinstance(request, LeaveGroupRequest) and _member_ids(before) - _member_ids(
+                    outcome.state.group(GROUP_ID)
+                ):
+                    # Removing members over and over would keep the group from converging.
+                    if not spent.removals:
+                        continue
+                    spent = spent.spend("removals")
                 steps.append(
                     self._coordinator_outcome(
                         outcome, found, label, action, handled, (), budgets=spent, first=forget
@@ -1557,7 +1624,7 @@ def _held_by(slot: ClientSlot) -> tuple[str, ...]:
 def _client_of(connection: str) -> tuple[int, int] | None:
     """(client index, incarnation) of a connection name "c<i>#<incarnation>"; None for the
     closed connection."""
-    if connection in (CLOSED_CONNECTION, ADMIN_CONNECTION):
+    if connection in (CLOSED_CONNECTION, ADMIN_CONNECTION, MISBEHAVING_CONNECTION):
         return None
     name, _, incarnation = connection.partition("#")
     return int(name[1:]) - 1, int(incarnation)

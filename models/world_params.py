@@ -116,6 +116,19 @@ class WorldParameters:
         "an admin client may describe, list and delete the group and fetch its offsets at any "
         "moment (DescribeGroups, ListGroups, DeleteGroups, OffsetFetch)",
     )
+    admin_resets: bool = documented(
+        False,
+        "the admin client also resets the group's offsets (OffsetCommit at generation -1, as "
+        "kafka-consumer-groups --reset-offsets does) and may once remove the first static "
+        "member by its instance id (removeMembersFromConsumerGroup)",
+    )
+    misbehaving_client: bool = documented(
+        False,
+        "a client that breaks the consumer protocol sends, at any moment, a request no Kafka "
+        "consumer sends (another protocol type or assignor, an invalid session timeout, an "
+        "empty group id, oversized commit metadata, a pending id with an instance id, an "
+        "unknown instance's removal)",
+    )
     commit_on_revoke: bool = documented(
         False,
         "the application commits what it processed of a partition in onPartitionsRevoked "

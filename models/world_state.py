@@ -259,6 +259,8 @@ class Budgets:
     commits: int = 0
     # DeleteGroups the admin client may still have succeed (not a fault, like closes).
     deletes: int = 0
+    # Static members the admin client may still remove by instance id (not a fault either).
+    removals: int = 0
 
     def spend(self, name: str) -> Budgets:
         """The budgets with one `name` fault spent."""

@@ -463,6 +463,7 @@ TIMER_SYNC_EXPIRED_ALL_SYNCED = Rule(
     "timer.sync_expired_all_synced",
     "§3 sync timer",
     "The sync timer fired after everyone synced: nothing.",
+    defensive=True,
 )
 TIMER_SYNC_EXPIRED_MEMBERS_REMOVED = Rule(
     "timer.sync_expired_members_removed",

@@ -478,3 +478,65 @@ def test_append_failures_are_a_budgeted_fault():
     assert failing.rule_counts["sync.leader_assignment_write_failed"] > 0
     assert failing.rule_counts["commit.write_failed"] > 0
     assert failing.distinct_states > healthy.distinct_states
+
+
+def _group_steps(world, prefix):
+    """(group before, group after) of every explored step whose label starts with `prefix`,
+    and the search result."""
+    seen = []
+
+    def observe(_parent, state, step, _target, _new):
+        if step.label.startswith(prefix):
+            after = step.state.coordinator.group(GROUP_ID)
+            seen.append((state.coordinator.group(GROUP_ID), after))
+
+    result = search(world, observer=observe)
+    assert result.complete and result.verdict == "pass", result.problems
+    return seen, result
+
+
+def _membership(group):
+    if group is None:
+        return None
+    return (
+        group.generation_id,
+        group.state,
+        group.protocol_type,
+        tuple((m.member_id, m.protocols, m.assignment) for m in group.members),
+    )
+
+
+def test_the_misbehaving_client_is_refused_and_changes_no_membership():
+    # Each request no Kafka consumer sends gets its own refusal (a rule of its own) and leaves
+    # the group's members, generation and protocol as they were; the consumers converge anyway.
+    world = load_preset("scale-down", {"closes": "0"})
+    steps, result = _group_steps(world, "misbehaving client")
+    assert steps, "the misbehaving client's steps that change state are listed"
+    assert all(_membership(before) == _membership(after) for before, after in steps)
+    for rule_id in (
+        "join.new_member.inconsistent_protocol",
+        "join.existing_member.inconsistent_protocol",
+        "sync.inconsistent_protocol",
+        "join.invalid_session_timeout",
+        "coordinator.invalid_group_id",
+        "commit.metadata_too_large",
+        "join.pending_member_with_instance_id",
+        "leave.no_member_id_unknown_instance",
+    ):
+        assert result.rule_counts[rule_id] > 0, rule_id
+    without = search(load_preset("scale-down", {"closes": "0", "misbehaving_client": "false"}))
+    assert without.rule_counts["join.invalid_session_timeout"] == 0
+
+
+def test_the_admin_removes_a_static_member_once_and_resets_offsets():
+    # admin_resets: one removal by instance id (a budget, or removals could go on forever),
+    # and an offset reset that creates a simple group when none exists.
+    world = load_preset("admin-1", {"misbehaving_client": "false"})
+    removals, result = _group_steps(world, "admin sends LeaveGroup")
+    removed = [(b, a) for b, a in removals if _membership(b) != _membership(a)]
+    assert removed and all(len(a.members) == len(b.members) - 1 for b, a in removed)
+    assert result.rule_counts["leave.removed_by_instance_id"] > 0
+    assert result.rule_counts["commit.simple_group_created"] > 0
+    assert result.rule_counts["commit.unknown_group_with_generation"] > 0
+    plain = search(load_preset("admin-1", {"misbehaving_client": "false", "admin_resets": "false"}))
+    assert plain.rule_counts["leave.removed_by_instance_id"] == 0

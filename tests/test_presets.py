@@ -17,6 +17,7 @@ from groupspec.models.presets import (
 from groupspec.models.world_params import WorldParameters
 
 SHIPPED = (
+    "admin-1",
     "cooperative-2",
     "cooperative-3",
     "eager-2",
