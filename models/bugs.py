@@ -51,12 +51,37 @@ STATIC_FAILOVER_FENCED = Bug(
     finding=True,
 )
 
+# A finding: a static leader restarted with a wider subscription keeps its old assignment.
+STATIC_LEADER_SUBSCRIPTION = Bug(
+    "static-leader-new-topic-unassigned",
+    "classic protocol (finding)",
+    "a lone static member restarts with a subscription that adds a topic; the coordinator "
+    "keeps the group Stable (the selected assignor did not change) and lets the returning "
+    "leader skip the assignment (KIP-814), so the new topic's partitions are assigned to "
+    "nobody while the group stays Stable",
+    "",
+    "Convergence",
+    "static-2",
+    {
+        "clients": "1",
+        "static_clients": "1",
+        "topics": "t,u",
+        "partitions": "1,1",
+        "alternative_subscription": "t",
+        "subscription_changes": "1",
+        "evictions": "0",
+    },
+    15,
+    finding=True,
+)
+
 # Every switch's entry (models/faults/), by reference, then the expected behaviour and the
 # findings.
 BUGS: tuple[Bug, ...] = (
     *(switch.bug for switch in FAULT_SWITCHES.values() if switch.bug is not None),
     ZOMBIE_WINDOW,
     STATIC_FAILOVER_FENCED,
+    STATIC_LEADER_SUBSCRIPTION,
 )
 
 

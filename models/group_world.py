@@ -152,6 +152,7 @@ from .canonical import (
     slot_normal_form,
 )
 from .faults import fault_switch
+from .foreign_answers import failed_by_foreign_answer, foreign_answers
 from .memo import Memo
 from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
 from .misbehaving_client import MISBEHAVING_CONNECTION, misbehaving_requests
@@ -368,6 +369,7 @@ class GroupWorld:
             append_failures=p.append_failures,
             closes=p.closes,
             commits=p.commits,
+            foreign_answers=p.foreign_answers,
             deletes=1 if p.admin else 0,
             removals=1 if p.admin_resets and p.static_clients else 0,
         )
@@ -417,6 +419,15 @@ class GroupWorld:
             ),
         )
 
+    def _gone(self, consumer: ConsumerState) -> bool:
+        """Whether a consumer left the group for good: closed, turned away because the group
+        was full, or failed fatally on a foreign broker's answer (the `foreign_answers` fault)."""
+        return (
+            consumer.closed
+            or _turned_away(consumer)
+            or (self.parameters.foreign_answers != 0 and failed_by_foreign_answer(consumer.failure))
+        )
+
     def converged(self, state: WorldState) -> bool:
         """Stable, every subscribed partition owned by exactly one current member, each owning
         what the coordinator assigned it, every client a Stable member with no revocation
@@ -426,7 +437,7 @@ class GroupWorld:
         if not self._loaded(coordinator):
             return False
         group = coordinator.group(GROUP_ID)
-        if all(slot.consumer.closed or _turned_away(slot.consumer) for slot in state.clients):
+        if all(self._gone(slot.consumer) for slot in state.clients):
             return group is None or not group.members
         if group is None or group.state is not STABLE:
             return False
@@ -435,7 +446,7 @@ class GroupWorld:
         member_ids = set()
         for slot in state.clients:
             consumer = slot.consumer
-            if consumer.closed or _turned_away(consumer):
+            if self._gone(consumer):
                 continue  # gone for good: the group converges without it
             if (
                 phase(consumer) is not ConsumerPhase.STABLE
@@ -926,6 +937,17 @@ class GroupWorld:
                     "Receive" + _api(body),
                 )
             )
+            if budgets.foreign_answers:
+                for answer in foreign_answers(body):
+                    steps.append(
+                        step(
+                            ResponseReceived(cid, answer),
+                            f"fault {name} receives a foreign broker's"
+                            f" {describe_response(answer)} #{cid}",
+                            "Receive" + _api(body),
+                            spend="foreign_answers",
+                        )
+                    )
         for event in spec.enabled_events(consumer):
             if isinstance(event, Poll):
                 steps.append(step(event, f"{name} Poll", "Poll"))

@@ -104,6 +104,12 @@ class WorldParameters:
     append_failures: int = documented(
         0, "fault budget: an append to __consumer_offsets fails (NOT_ENOUGH_REPLICAS)"
     )
+    foreign_answers: int = documented(
+        0,
+        "fault budget: a consumer reads an answer another broker might give instead of the "
+        "coordinator's (an unexpected or authorization error, another protocol type or "
+        "assignor, an assignment it cannot decode)",
+    )
     closes: int = documented(
         0, "budget: clients that shut down gracefully (Consumer.close(); not a fault)"
     )

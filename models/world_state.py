@@ -257,6 +257,7 @@ class Budgets:
     append_failures: int = 0
     closes: int = 0
     commits: int = 0
+    foreign_answers: int = 0
     # DeleteGroups the admin client may still have succeed (not a fault, like closes).
     deletes: int = 0
     # Static members the admin client may still remove by instance id (not a fault either).
@@ -282,6 +283,7 @@ class Budgets:
                 self.subscription_changes,
                 self.partition_growths,
                 self.append_failures,
+                self.foreign_answers,
             )
         )
 

@@ -23,6 +23,7 @@ SHIPPED = (
     "eager-2",
     "eager-3",
     "failover",
+    "foreign-1",
     "limits-2",
     "mixed",
     "scale-down",
