@@ -37,8 +37,10 @@ def parse_target(text: str) -> str | Address:
         return MOCK
     try:
         return Address.parse(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{error}, or mock") from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected HOST:PORT (a port in 1–65535) or mock"
+        ) from None
 
 
 def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
