@@ -82,6 +82,9 @@ COORDINATOR_RETRIABLE = frozenset(
 )
 REBALANCE_ERRORS = frozenset({ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS})
 
+CLIENT_ID = "groupspec-bench"
+# A Kafka client's socket.connection.setup.timeout.ms (librdkafka's and Java's default).
+CONNECTION_SETUP_TIMEOUT_S = 10.0
 TOPIC = "bench"
 PROTOCOL = "range"
 SESSION_TIMEOUT_MS = 10_000
@@ -149,23 +152,46 @@ class FormationProgress:
         return "; ".join(parts)
 
 
-async def check_versions(connection: RequestConnection, progress: FormationProgress) -> bool:
-    """Ask ApiVersions; FormationError if a version the load uses is not served.
-    Whether the broker serves CreateTopics at the version the load would use."""
-    progress.waiting("setup", f"an ApiVersions v{API_VERSIONS_VERSION} response")
-    response = await connection.call(
-        ApiVersionsRequest(), ApiVersionsResponse, API_VERSIONS_VERSION
-    )
-    if response.error_code != NONE:
-        raise deviation(f"ApiVersions v{API_VERSIONS_VERSION}", response.error_code, [NONE])
-    served = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+async def connect(
+    address: Address, who: str, progress: FormationProgress
+) -> tuple[RequestConnection, dict[int, tuple[int, int]]]:
+    """A connection to `address` whose ApiVersions was answered, and the versions it serves.
+
+    As a Kafka client sets a connection up: one whose ApiVersions is not answered within
+    CONNECTION_SETUP_TIMEOUT_S is closed and opened again (socket.connection.setup.timeout.ms).
+    """
+    request = f"ApiVersions v{API_VERSIONS_VERSION}"
+    while True:
+        progress.waiting(who, f"an {request} response")
+        connection = await RequestConnection.open(address, CLIENT_ID)
+        try:
+            response = await asyncio.wait_for(
+                connection.call(ApiVersionsRequest(), ApiVersionsResponse, API_VERSIONS_VERSION),
+                CONNECTION_SETUP_TIMEOUT_S,
+            )
+        except TimeoutError:
+            connection.close()
+            progress.answered(
+                who, f"no {request} answer within {CONNECTION_SETUP_TIMEOUT_S:g} s (reconnected)"
+            )
+            continue
+        except BaseException:
+            connection.close()
+            raise
+        if response.error_code != NONE:
+            connection.close()
+            raise deviation(f"{request} from {address}", response.error_code, [NONE])
+        return connection, {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+
+
+def check_versions(address: Address, served: dict[int, tuple[int, int]]) -> bool:
+    """FormationError if a version the load uses is not `served`; whether the broker serves
+    CreateTopics at the version the load would use."""
     for name, (key, version) in API_KEYS.items():
         low, high = served.get(key, (0, -1))
         if not low <= version <= high:
             shown = f"v{low}–v{high}" if low <= high else "no version"
-            raise FormationError(
-                f"{connection.address} serves {name} {shown}; the load uses v{version}"
-            )
+            raise FormationError(f"{address} serves {name} {shown}; the load uses v{version}")
     low, high = served.get(CREATE_TOPICS_KEY, (0, -1))
     return low <= CREATE_TOPICS_VERSION <= high
 

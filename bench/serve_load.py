@@ -13,6 +13,7 @@ after the measured window is counted as stalled.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,12 +38,18 @@ from .group_formation import (
     GroupMember,
     SyncOrder,
     check_versions,
+    connect,
     ensure_topic,
     find_coordinator,
 )
 
-# Members that formed heartbeat (unmeasured) at this pace while the others form.
-WAITING_HEARTBEAT_S = 0.2
+# Members that formed heartbeat (unmeasured) at a consumer's pace while the others form (Kafka's
+# heartbeat.interval.ms is 3 s); faster, the heartbeats of a thousand waiting members would slow
+# the formation of the rest.
+WAITING_HEARTBEAT_S = 3.0
+# Connections set up at once (librdkafka's mock cluster listens with a backlog of 5, and
+# connections beyond its accept queue can stay unaccepted for minutes).
+CONNECT_CONCURRENCY = 5
 # How long after the window the last requests may take before their members count as stalled.
 END_GRACE_S = 5.0
 
@@ -112,29 +119,34 @@ class _Window:
 
 
 class _Member:
-    def __init__(self, identity: GroupMember, coordinator: Address, report: LoadReport) -> None:
+    def __init__(
+        self,
+        identity: GroupMember,
+        coordinator: Address,
+        report: LoadReport,
+        progress: FormationProgress,
+    ) -> None:
         self.identity = identity
         self.coordinator = coordinator
         self.report = report
+        self.progress = progress
         self.offset = 0
 
-    async def run(self, window: _Window) -> None:
-        connection = await RequestConnection.open(self.coordinator, "bench")
+    async def run(self, window: _Window, connect_slots: asyncio.Semaphore) -> None:
+        async with connect_slots:
+            connection, _ = await connect(self.coordinator, self.identity.label, self.progress)
         try:
             await self.identity.join(connection)
             window.member_ready()
+            await self._await_window(connection, window)
             heartbeat = True
             while time.monotonic() < window.deadline:
-                if not window.opened.is_set():
-                    # Others are still forming: heartbeat (unmeasured) so as not to expire.
-                    heartbeat = True
-                    await asyncio.sleep(WAITING_HEARTBEAT_S)
                 sent = time.monotonic()
                 error = await (
                     self._heartbeat(connection) if heartbeat else self._commit(connection)
                 )
                 done = time.monotonic()
-                if window.opened.is_set() and done <= window.deadline:
+                if done <= window.deadline:
                     self.report.requests += 1
                     if heartbeat:
                         self.report.heartbeats += 1
@@ -150,6 +162,14 @@ class _Member:
             await self.identity.leave(connection)
         finally:
             connection.close()
+
+    async def _await_window(self, connection: RequestConnection, window: _Window) -> None:
+        """Heartbeat (unmeasured) at a consumer's pace until every member has formed."""
+        while not window.opened.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(window.opened.wait(), WAITING_HEARTBEAT_S)
+            if not window.opened.is_set() and await self._heartbeat(connection) != 0:
+                await self.identity.join(connection)
 
     async def _heartbeat(self, connection: RequestConnection) -> int:
         response = await connection.call(
@@ -192,9 +212,9 @@ async def _set_up(
     address: Address, groups: list[str], members: int, progress: FormationProgress
 ) -> tuple[int, dict[str, Address]]:
     """The bench topic's partition count and each group's coordinator."""
-    bootstrap = await RequestConnection.open(address, "bench")
+    bootstrap, served = await connect(address, "setup", progress)
     try:
-        can_create = await check_versions(bootstrap, progress)
+        can_create = check_versions(address, served)
         partitions = await ensure_topic(bootstrap, members, can_create, progress)
         coordinators = {g: await find_coordinator(bootstrap, g, progress) for g in groups}
     finally:
@@ -215,13 +235,14 @@ async def _form(
     names = [f"bench-{g}" for g in range(groups)]
     partitions, coordinators = await _set_up(address, names, members, progress)
     tasks = []
+    connect_slots = asyncio.Semaphore(CONNECT_CONCURRENCY)
     for name in names:
         order = SyncOrder()
         for index in range(members):
             identity = GroupMember(name, index, partitions, order, progress)
             progress.waiting(identity.label, "a connection")
-            member = _Member(identity, coordinators[name], report)
-            tasks.append(asyncio.create_task(member.run(window)))
+            member = _Member(identity, coordinators[name], report, progress)
+            tasks.append(asyncio.create_task(member.run(window, connect_slots)))
     try:
         await _until_formed(window, tasks)
     except BaseException:
