@@ -28,6 +28,7 @@ from kafka.protocol.consumer.group import (
 from groupspec.wire.address import Address
 from groupspec.wire.request_connection import NoAnswerError, RequestConnection
 
+from .broker_cpu import CpuClock
 from .group_formation import (
     COMMIT_VERSION,
     HEARTBEAT_VERSION,
@@ -68,12 +69,20 @@ class LoadReport:
     rejoins: int = 0
     errors: int = 0
     stalled: int = 0
+    broker_cpu_s: float | None = None
     latencies_ms: list[float] = field(default_factory=list, repr=False)
 
     @property
     def requests_per_s(self) -> float:
         """Completed heartbeats and commits per second of the measured window."""
         return self.requests / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
+    def broker_cpu_us_per_request(self) -> float | None:
+        """The broker's CPU time per completed request in the window, where it is visible."""
+        if self.broker_cpu_s is None or self.requests == 0:
+            return None
+        return self.broker_cpu_s / self.requests * 1e6
 
     def percentile_ms(self, fraction: float) -> float:
         """The latency at `fraction` (0..1) of the sorted measurements."""
@@ -98,7 +107,12 @@ class LoadReport:
             "requests_per_s": round(self.requests_per_s, 1),
             "p50_ms": round(self.percentile_ms(0.50), 3),
             "p99_ms": round(self.percentile_ms(0.99), 3),
+            "broker_cpu_us_per_request": _rounded(self.broker_cpu_us_per_request),
         }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
 
 
 class _Window:
@@ -278,9 +292,11 @@ async def run_load(
     members: int,
     duration_s: float,
     formation_timeout_s: float,
+    broker_cpu: CpuClock | None = None,
 ) -> LoadReport:
     """Form `groups` × `members` within `formation_timeout_s`, then heartbeat and commit for
-    `duration_s`; the figures. FormationError (one line) if a group did not form as on Kafka."""
+    `duration_s`; the figures (with the broker's CPU time in the window, if `broker_cpu` reads
+    it). FormationError (one line) if a group did not form as on Kafka."""
     report = LoadReport(groups, members, duration_s)
     window = _Window(groups * members, duration_s)
     progress = FormationProgress()
@@ -298,7 +314,12 @@ async def run_load(
     except NoAnswerError as silent:
         raise FormationError(str(silent)) from None
     report.formation_s = time.monotonic() - started
-    _, late = await asyncio.wait(tasks, timeout=duration_s + END_GRACE_S)
+    cpu_at_start = broker_cpu() if broker_cpu is not None else None
+    await asyncio.sleep(max(0.0, window.deadline - time.monotonic()))
+    cpu_at_end = broker_cpu() if broker_cpu is not None else None
+    if cpu_at_start is not None and cpu_at_end is not None:
+        report.broker_cpu_s = cpu_at_end - cpu_at_start
+    _, late = await asyncio.wait(tasks, timeout=END_GRACE_S)
     report.stalled = len(late)
     await _cancel(list(late))
     for task in tasks:

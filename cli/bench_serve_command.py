@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from groupspec.bench.broker_cpu import MOCK_THREAD_NAME, CpuClock, process_cpu, threads_cpu
 from groupspec.bench.group_formation import FormationError
 from groupspec.bench.serve_load import LoadReport, run_load
 from groupspec.cli.output import write_atomically
@@ -99,12 +100,12 @@ def run_bench_serve(args: argparse.Namespace) -> int:
     measuring = _target_name(args.target)
     try:
         if args.target is not None:
-            with _opened_target(args.target) as (name, address):
+            with _opened_target(args.target) as (name, address, cpu):
                 measuring = name
-                target = (name, _load(args, address))
+                target = (name, _load(args, address, cpu))
         measuring = "groupspec serve"
-        with _our_server() as address:
-            baseline = _load(args, address)
+        with _our_server() as (address, cpu):
+            baseline = _load(args, address, cpu)
     except (FormationError, _StartError) as error:
         print(f"{PROG}: {measuring}: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -117,9 +118,9 @@ def run_bench_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _load(args: argparse.Namespace, address: Address) -> LoadReport:
+def _load(args: argparse.Namespace, address: Address, cpu: CpuClock | None) -> LoadReport:
     return asyncio.run(
-        run_load(address, args.groups, args.members, args.duration, args.formation_timeout)
+        run_load(address, args.groups, args.members, args.duration, args.formation_timeout, cpu)
     )
 
 
@@ -132,10 +133,11 @@ class _StartError(Exception):
 
 
 @contextmanager
-def _opened_target(target: str | Address) -> Iterator[tuple[str, Address]]:
-    """The target's name and address, started for the run if it is the mock."""
+def _opened_target(target: str | Address) -> Iterator[tuple[str, Address, CpuClock | None]]:
+    """The target's name, address and CPU clock (if visible), started for the run if it is
+    the mock."""
     if not isinstance(target, str):
-        yield f"target {target}", target
+        yield f"target {target}", target, None
         return
     from groupspec.record.workload.targets import MockTarget
 
@@ -145,14 +147,15 @@ def _opened_target(target: str | Address) -> Iterator[tuple[str, Address]]:
     except Exception as error:  # librdkafka or the probe: either way the mock is not there
         raise _StartError(f"did not start ({error})") from None
     try:
-        yield mock.describe(), mock.upstream
+        yield mock.describe(), mock.upstream, threads_cpu(MOCK_THREAD_NAME)
     finally:
         mock.close()
 
 
 @contextmanager
-def _our_server() -> Iterator[Address]:
-    """`groupspec serve` on a free loopback port, as its own process, for the run."""
+def _our_server() -> Iterator[tuple[Address, CpuClock]]:
+    """`groupspec serve` on a free loopback port, as its own process, for the run; its address
+    and CPU clock."""
     server = subprocess.Popen(
         [
             sys.executable,
@@ -174,7 +177,7 @@ def _our_server() -> Iterator[Address]:
         line = server.stdout.readline()
         if "listening on" not in line:
             raise _StartError(f"did not start ({line.strip()!r})")
-        yield Address.parse(line.rsplit(" ", 1)[1])
+        yield Address.parse(line.rsplit(" ", 1)[1]), process_cpu(server.pid)
     finally:
         server.terminate()
         server.wait(30)
@@ -184,6 +187,8 @@ def format_report(report: LoadReport, name: str) -> str:
     """One line of figures for the broker called `name`."""
     figures = report.as_dict()
     stalled = f", {report.stalled} stalled" if report.stalled else ""
+    cpu = figures["broker_cpu_us_per_request"]
+    stalled += f"; broker CPU {cpu} µs/request" if cpu is not None else ""
     return (
         f"serve: {name}: {report.groups} groups × {report.members_per_group} members formed in "
         f"{figures['formation_s']} s; {figures['duration_s']} s: {figures['requests']} requests "
@@ -195,15 +200,18 @@ def format_report(report: LoadReport, name: str) -> str:
 
 
 def ratios(baseline: LoadReport, target: LoadReport) -> dict[str, float | None]:
-    """The target's figures divided by the baseline's (None where the baseline's is 0)."""
+    """The target's figures divided by the baseline's (None where either is 0 or unknown)."""
 
-    def ratio(ours: float, theirs: float) -> float | None:
-        return round(theirs / ours, 3) if ours > 0 else None
+    def ratio(ours: float | None, theirs: float | None) -> float | None:
+        return round(theirs / ours, 3) if ours and theirs is not None else None
 
     return {
         "requests_per_s": ratio(baseline.requests_per_s, target.requests_per_s),
         "p50_ms": ratio(baseline.percentile_ms(0.5), target.percentile_ms(0.5)),
         "p99_ms": ratio(baseline.percentile_ms(0.99), target.percentile_ms(0.99)),
+        "broker_cpu_us_per_request": ratio(
+            baseline.broker_cpu_us_per_request, target.broker_cpu_us_per_request
+        ),
     }
 
 
@@ -212,7 +220,8 @@ def format_ratios(baseline: LoadReport, target: LoadReport, name: str) -> str:
     shown = {k: "n/a" if v is None else f"{v:g}×" for k, v in ratios(baseline, target).items()}
     return (
         f"serve: {name} ÷ groupspec serve: requests/s {shown['requests_per_s']}, "
-        f"p50 {shown['p50_ms']}, p99 {shown['p99_ms']}"
+        f"p50 {shown['p50_ms']}, p99 {shown['p99_ms']}, "
+        f"broker CPU per request {shown['broker_cpu_us_per_request']}"
     )
 
 

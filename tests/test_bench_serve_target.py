@@ -9,6 +9,7 @@ tests/test_serve_cli.py (`test_bench_serve_reports_its_figures_and_the_targets`)
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from types import SimpleNamespace
 from typing import Any
@@ -26,6 +27,7 @@ from kafka.protocol.consumer.group import (
 from serve_support import join_request
 
 from groupspec.bench import group_formation
+from groupspec.bench.broker_cpu import process_cpu, threads_cpu
 from groupspec.bench.group_formation import (
     COORDINATOR_RETRIABLE,
     MEMBER_ID_REQUIRED,
@@ -114,6 +116,13 @@ def test_the_timeout_summary_says_what_each_member_waits_for():
         "1 of 3 members formed; 2 waiting for a JoinGroup v5 response; "
         "bench-0/0's last answer: JoinGroup v5 NOT_COORDINATOR (16)"
     )
+
+
+def test_broker_cpu_clocks_read_this_machine_or_say_none():
+    own = process_cpu(os.getpid())()
+    assert own is not None and own > 0
+    assert threads_cpu("no-such-thread")() is None
+    assert process_cpu(1 << 30)() is None  # above any pid the kernel hands out
 
 
 # -- each formation answer judged against Kafka's -------------------------------------------
