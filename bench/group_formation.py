@@ -121,33 +121,41 @@ def deviation(request: str, code: int, allowed: Iterable[int], detail: str = "")
     )
 
 
+SETUP = "setup"
+
+
 class FormationProgress:
-    """What each member waits for, so a timeout can say where formation stopped."""
+    """What the setup and each member wait for, so a timeout can say where formation stopped."""
 
     def __init__(self) -> None:
         self._waiting: dict[str, str] = {}
         self._last_answer: dict[str, str] = {}
+        self._formed: set[str] = set()
 
     def waiting(self, who: str, what: str) -> None:
-        """`who` (a member, or "setup") now waits for `what` (e.g. "a JoinGroup v5 response")."""
+        """`who` (a member, or SETUP) now waits for `what` (e.g. "a JoinGroup v5 response")."""
         self._waiting[who] = what
+        self._formed.discard(who)
 
     def answered(self, who: str, answer: str) -> None:
         """`who` got `answer`, an error it retries; the summary repeats the latest."""
         self._last_answer[who] = answer
 
     def done(self, who: str) -> None:
-        """`who` is formed (or set up): nothing to wait for."""
+        """`who` is formed (or the setup is done): nothing to wait for."""
         self._waiting.pop(who, None)
+        if who != SETUP:
+            self._formed.add(who)
 
     def summary(self, members: int) -> str:
-        """One line: how many formed, what the others wait for, the last retried answer."""
-        waits = Counter(self._waiting.values())
-        formed = members - sum(1 for who in self._waiting if who != "setup")
-        parts = [f"{formed} of {members} members formed"]
+        """One line: how many formed, what the rest wait for, the last answer one retried."""
+        parts = [f"{len(self._formed)} of {members} members formed"]
+        if SETUP in self._waiting:
+            parts.append(f"the setup waits for {self._waiting[SETUP]}")
+        waits = Counter(what for who, what in self._waiting.items() if who != SETUP)
         parts += [f"{count} waiting for {what}" for what, count in sorted(waits.items())]
-        example = next(iter(self._waiting), None)
-        if example is not None and example in self._last_answer:
+        example = next((who for who in self._waiting if who in self._last_answer), None)
+        if example is not None:
             parts.append(f"{example}'s last answer: {self._last_answer[example]}")
         return "; ".join(parts)
 
@@ -202,7 +210,7 @@ async def ensure_topic(
     """Make sure the bench topic exists (Metadata, else CreateTopics); its partition count."""
     created = False
     while True:
-        progress.waiting("setup", f"a Metadata v{METADATA_VERSION} response for topic {TOPIC}")
+        progress.waiting(SETUP, f"a Metadata v{METADATA_VERSION} response for topic {TOPIC}")
         request = MetadataRequest(
             topics=[MetadataRequest.MetadataRequestTopic(name=TOPIC)],
             allow_auto_topic_creation=True,
@@ -219,7 +227,7 @@ async def ensure_topic(
                 [NONE, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE],
             )
         note = "" if can_create else " (the broker serves no CreateTopics v4)"
-        progress.answered("setup", f"Metadata {error_name(code)} for topic {TOPIC}{note}")
+        progress.answered(SETUP, f"Metadata {error_name(code)} for topic {TOPIC}{note}")
         if code == UNKNOWN_TOPIC_OR_PARTITION and can_create and not created:
             await _create_topic(connection, partitions, progress)
             created = True
@@ -229,7 +237,7 @@ async def ensure_topic(
 async def _create_topic(
     connection: RequestConnection, partitions: int, progress: FormationProgress
 ) -> None:
-    progress.waiting("setup", f"a CreateTopics v{CREATE_TOPICS_VERSION} response")
+    progress.waiting(SETUP, f"a CreateTopics v{CREATE_TOPICS_VERSION} response")
     topic = CreateTopicsRequest.CreatableTopic(
         name=TOPIC,
         num_partitions=partitions,
@@ -258,7 +266,7 @@ async def find_coordinator(
     """The coordinator of `group` (FindCoordinator, retried while none is available)."""
     request_name = f"FindCoordinator v{FIND_COORDINATOR_VERSION} for group {group}"
     while True:
-        progress.waiting("setup", f"a FindCoordinator v{FIND_COORDINATOR_VERSION} response")
+        progress.waiting(SETUP, f"a FindCoordinator v{FIND_COORDINATOR_VERSION} response")
         response = await connection.call(
             FindCoordinatorRequest(key=group, key_type=0),
             FindCoordinatorResponse,
@@ -268,7 +276,7 @@ async def find_coordinator(
             return Address(response.host, response.port)
         if response.error_code not in COORDINATOR_RETRIABLE:
             raise deviation(request_name, response.error_code, {NONE} | COORDINATOR_RETRIABLE)
-        progress.answered("setup", f"{request_name}: {error_name(response.error_code)}")
+        progress.answered(SETUP, f"{request_name}: {error_name(response.error_code)}")
         await asyncio.sleep(RETRY_BACKOFF_S)
 
 

@@ -33,6 +33,7 @@ from .group_formation import (
     COMMIT_VERSION,
     HEARTBEAT_VERSION,
     REBALANCE_ERRORS,
+    SETUP,
     TOPIC,
     FormationError,
     FormationProgress,
@@ -226,14 +227,14 @@ async def _set_up(
     address: Address, groups: list[str], members: int, progress: FormationProgress
 ) -> tuple[int, dict[str, Address]]:
     """The bench topic's partition count and each group's coordinator."""
-    bootstrap, served = await connect(address, "setup", progress)
+    bootstrap, served = await connect(address, SETUP, progress)
     try:
         can_create = check_versions(address, served)
         partitions = await ensure_topic(bootstrap, members, can_create, progress)
         coordinators = {g: await find_coordinator(bootstrap, g, progress) for g in groups}
     finally:
         bootstrap.close()
-    progress.done("setup")
+    progress.done(SETUP)
     return partitions, coordinators
 
 

@@ -93,7 +93,10 @@ def test_a_target_that_accepts_and_never_answers_ends_with_one_clear_line(capsys
     assert len(lines) == 1
     assert f"target 127.0.0.1:{port}" in lines[0]
     assert "did not complete within 0.3 s" in lines[0]
-    assert "waiting for an ApiVersions v0 response" in lines[0]
+    assert lines[0].endswith(
+        "did not complete within 0.3 s: 0 of 1 members formed; "
+        "the setup waits for an ApiVersions v0 response"
+    )
 
 
 def test_a_target_with_nothing_listening_names_the_address(capsys):
@@ -112,8 +115,10 @@ def test_the_timeout_summary_says_what_each_member_waits_for():
     progress.answered("bench-0/0", "JoinGroup v5 NOT_COORDINATOR (16)")
     progress.waiting("bench-0/2", "a SyncGroup v3 response")
     progress.done("bench-0/2")
-    assert progress.summary(3) == (
-        "1 of 3 members formed; 2 waiting for a JoinGroup v5 response; "
+    progress.waiting("setup", "a Metadata v4 response for topic bench")
+    assert progress.summary(4) == (
+        "1 of 4 members formed; the setup waits for a Metadata v4 response for topic bench; "
+        "2 waiting for a JoinGroup v5 response; "
         "bench-0/0's last answer: JoinGroup v5 NOT_COORDINATOR (16)"
     )
 
