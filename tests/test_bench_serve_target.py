@@ -24,7 +24,7 @@ from kafka.protocol.consumer.group import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from serve_support import join_request
+from serve_support import ServerThread, join_request, serve_config
 
 from groupspec.bench import group_formation
 from groupspec.bench.broker_cpu import process_cpu, threads_cpu
@@ -42,6 +42,7 @@ from groupspec.bench.group_formation import (
 from groupspec.bench.serve_load import run_load
 from groupspec.cli.bench_serve_command import parse_target
 from groupspec.cli.main import main
+from groupspec.impl.config import CoordinatorConfig
 from groupspec.wire.address import Address
 from groupspec.wire.request_connection import RequestConnection
 
@@ -106,6 +107,21 @@ def test_a_target_with_nothing_listening_names_the_address(capsys):
     code = main(["bench", "serve", "--target", f"127.0.0.1:{port}", "--groups", "1"])
     assert code == 1
     assert f"nothing listening at 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_groups_that_never_form_end_with_what_each_member_waits_for():
+    """A coordinator whose initial rebalance delay outlasts the formation timeout."""
+    config = serve_config(coordinator=CoordinatorConfig(group_initial_rebalance_delay_ms=600_000))
+    server = ServerThread(config).start()
+    try:
+        with pytest.raises(FormationError) as raised:
+            asyncio.run(run_load(Address("127.0.0.1", server.port), 1, 2, 0.1, 1.0))
+    finally:
+        server.stop()
+    assert str(raised.value) == (
+        "group formation did not complete within 1 s: "
+        "0 of 2 members formed; 2 waiting for a JoinGroup v5 response"
+    )
 
 
 def test_the_timeout_summary_says_what_each_member_waits_for():
