@@ -1,8 +1,8 @@
 """A load generator for a Kafka broker: many members heartbeating and committing.
 
-The groups form as a standard consumer's would (`bench/group_formation.py`: ApiVersions,
-Metadata/CreateTopics, FindCoordinator, JoinGroup, SyncGroup), so the same load runs against
-`groupspec serve`, librdkafka's mock cluster or any Kafka-compatible broker. Each member has its
+The groups form as a standard consumer's would (`broker_setup`: ApiVersions, Metadata and
+CreateTopics, FindCoordinator; `group_formation`: JoinGroup, SyncGroup), so the same load runs
+against `groupspec serve`, librdkafka's mock cluster or any Kafka-compatible broker. Each member has its
 own connection to its group's coordinator and runs a closed loop (one request in flight):
 alternately Heartbeat and OffsetCommit until the deadline, rejoining whenever the coordinator
 says so. Latencies are measured per request from send to response, once every member has synced.
@@ -29,20 +29,15 @@ from groupspec.wire.address import Address
 from groupspec.wire.request_connection import NoAnswerError, RequestConnection
 
 from .broker_cpu import CpuClock
-from .group_formation import (
+from .broker_setup import check_versions, connect, ensure_topic, find_coordinator
+from .formation_progress import SETUP, FormationProgress
+from .group_formation import GroupMember, SyncOrder
+from .load_protocol import (
     COMMIT_VERSION,
     HEARTBEAT_VERSION,
     REBALANCE_ERRORS,
-    SETUP,
     TOPIC,
     FormationError,
-    FormationProgress,
-    GroupMember,
-    SyncOrder,
-    check_versions,
-    connect,
-    ensure_topic,
-    find_coordinator,
 )
 
 # Members that formed heartbeat (unmeasured) at a consumer's pace while the others form (Kafka's

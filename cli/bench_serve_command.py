@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.bench.broker_cpu import MOCK_THREAD_NAME, CpuClock, process_cpu, threads_cpu
-from groupspec.bench.group_formation import FormationError
+from groupspec.bench.load_protocol import FormationError
 from groupspec.bench.serve_load import LoadReport, run_load
 from groupspec.cli.output import write_atomically
 from groupspec.wire.address import Address

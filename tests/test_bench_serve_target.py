@@ -28,15 +28,14 @@ from serve_support import ServerThread, join_request, serve_config
 
 from groupspec.bench import group_formation
 from groupspec.bench.broker_cpu import process_cpu, threads_cpu
-from groupspec.bench.group_formation import (
+from groupspec.bench.formation_progress import FormationProgress
+from groupspec.bench.group_formation import GroupMember, SyncOrder
+from groupspec.bench.load_protocol import (
     COORDINATOR_RETRIABLE,
     MEMBER_ID_REQUIRED,
     REBALANCE_IN_PROGRESS,
     UNKNOWN_MEMBER_ID,
     FormationError,
-    FormationProgress,
-    GroupMember,
-    SyncOrder,
     error_name,
 )
 from groupspec.bench.serve_load import run_load
