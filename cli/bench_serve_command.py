@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -88,10 +89,10 @@ def _usage(message: str) -> int:
 
 def run_bench_serve(args: argparse.Namespace) -> int:
     """Run the load; exit 0 with figures, 1 if a broker failed, 2 on bad input."""
-    if args.groups < 1 or args.members < 1 or args.duration <= 0:
-        return _usage("need --groups ≥ 1, --members ≥ 1, --duration > 0")
-    if not args.formation_timeout > 0:
-        return _usage("need --formation-timeout > 0")
+    if args.groups < 1 or args.members < 1 or not 0 < args.duration < math.inf:
+        return _usage("need --groups ≥ 1, --members ≥ 1, a finite --duration > 0")
+    if not 0 < args.formation_timeout < math.inf:
+        return _usage("need a finite --formation-timeout > 0")
     if args.json is not None and not args.json.parent.is_dir():
         return _usage(f"--json: directory {args.json.parent} does not exist")
     if args.target == MOCK and importlib.util.find_spec("confluent_kafka") is None:

@@ -61,12 +61,11 @@ def test_a_bad_target_is_a_one_line_usage_error(bad, capsys):
     assert "--target" in err and "HOST:PORT" in err and "mock" in err
 
 
-@pytest.mark.parametrize(
-    ("option", "value"), [("--formation-timeout", "0"), ("--formation-timeout", "-1")]
-)
-def test_a_formation_timeout_must_be_positive(option, value, capsys):
+@pytest.mark.parametrize("option", ["--formation-timeout", "--duration"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_durations_must_be_finite_and_positive(option, value, capsys):
     assert main(["bench", "serve", option, value]) == 2
-    assert "--formation-timeout > 0" in capsys.readouterr().err
+    assert f"a finite {option} > 0" in capsys.readouterr().err
 
 
 def test_a_json_file_in_a_missing_directory_is_refused_before_any_run(tmp_path, capsys):
