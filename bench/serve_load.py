@@ -1,15 +1,19 @@
-"""A load generator for the wire server: many members heartbeating and committing on loopback.
+"""A load generator for a Kafka broker: many members heartbeating and committing.
 
-Each member has its own connection and runs a closed loop (one request in flight): join (with
-the MEMBER_ID_REQUIRED round trip), sync (the leader sends empty assignments), then alternately
-Heartbeat and OffsetCommit until the deadline, rejoining whenever the coordinator says so.
-Latencies are measured per request from send to response, after every member has synced once.
+The groups form as a standard consumer's would (`broker_setup`: ApiVersions, Metadata and
+CreateTopics, FindCoordinator; `group_formation`: JoinGroup, SyncGroup), so the same load runs
+against `groupspec serve`, librdkafka's mock cluster or any Kafka-compatible broker. Each member has its
+own connection to its group's coordinator and runs a closed loop (one request in flight):
+alternately Heartbeat and OffsetCommit until the deadline, rejoining whenever the coordinator
+says so. Latencies are measured per request from send to response, once every member has synced.
+Formation is bounded by a timeout; a member whose request is still unanswered a grace period
+after the measured window is counted as stalled.
 """
 
 from __future__ import annotations
 
 import asyncio
-import struct
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,20 +21,34 @@ from typing import Any
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
     HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
 )
 
-JOIN_VERSION = 5
-SYNC_VERSION = 3
-HEARTBEAT_VERSION = 3
-COMMIT_VERSION = 7
-MEMBER_ID_REQUIRED = 79
-REBALANCE_ERRORS = frozenset({22, 25, 27})  # illegal generation, unknown member, rebalancing
+from groupspec.wire.address import Address
+from groupspec.wire.request_connection import NoAnswerError, RequestConnection
+
+from .broker_cpu import CpuClock
+from .broker_setup import check_versions, connect, ensure_topic, find_coordinator
+from .formation_progress import SETUP, FormationProgress
+from .group_formation import GroupMember, SyncOrder
+from .load_protocol import (
+    COMMIT_VERSION,
+    HEARTBEAT_VERSION,
+    REBALANCE_ERRORS,
+    TOPIC,
+    FormationError,
+)
+
+# Members that formed heartbeat (unmeasured) at a consumer's pace while the others form (Kafka's
+# heartbeat.interval.ms is 3 s); faster, the heartbeats of a thousand waiting members would slow
+# the formation of the rest.
+WAITING_HEARTBEAT_S = 3.0
+# Connections set up at once (librdkafka's mock cluster listens with a backlog of 5, and
+# connections beyond its accept queue can stay unaccepted for minutes).
+CONNECT_CONCURRENCY = 5
+# How long after the window the last requests may take before their members count as stalled.
+END_GRACE_S = 5.0
 
 
 @dataclass
@@ -40,17 +58,27 @@ class LoadReport:
     groups: int
     members_per_group: int
     duration_s: float
+    formation_s: float = 0.0
     requests: int = 0
     heartbeats: int = 0
     commits: int = 0
     rejoins: int = 0
     errors: int = 0
+    stalled: int = 0
+    broker_cpu_s: float | None = None
     latencies_ms: list[float] = field(default_factory=list, repr=False)
 
     @property
     def requests_per_s(self) -> float:
         """Completed heartbeats and commits per second of the measured window."""
         return self.requests / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
+    def broker_cpu_us_per_request(self) -> float | None:
+        """The broker's CPU time per completed request in the window, where it is visible."""
+        if self.broker_cpu_s is None or self.requests == 0:
+            return None
+        return self.broker_cpu_s / self.requests * 1e6
 
     def percentile_ms(self, fraction: float) -> float:
         """The latency at `fraction` (0..1) of the sorted measurements."""
@@ -65,32 +93,22 @@ class LoadReport:
             "groups": self.groups,
             "members_per_group": self.members_per_group,
             "duration_s": round(self.duration_s, 3),
+            "formation_s": round(self.formation_s, 3),
             "requests": self.requests,
             "heartbeats": self.heartbeats,
             "commits": self.commits,
             "rejoins": self.rejoins,
             "errors": self.errors,
+            "stalled": self.stalled,
             "requests_per_s": round(self.requests_per_s, 1),
             "p50_ms": round(self.percentile_ms(0.50), 3),
             "p99_ms": round(self.percentile_ms(0.99), 3),
+            "broker_cpu_us_per_request": _rounded(self.broker_cpu_us_per_request),
         }
 
 
-class _Connection:
-    """One member's connection: send a request, await its response (one at a time)."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.correlation_id = 0
-
-    async def call(self, request: Any, response_class: Any, version: int) -> Any:
-        self.correlation_id += 1
-        request.with_header(correlation_id=self.correlation_id, client_id="bench")
-        self.writer.write(bytes(request.encode(version=version, header=True, framed=True)))
-        (length,) = struct.unpack(">i", await self.reader.readexactly(4))
-        frame = await self.reader.readexactly(length)
-        return response_class.decode(frame, version=version, header=True)
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
 
 
 class _Window:
@@ -99,7 +117,7 @@ class _Window:
     def __init__(self, members: int, duration_s: float) -> None:
         self._waiting = members
         self._duration_s = duration_s
-        self.opened = False
+        self.opened = asyncio.Event()
         self.deadline = float("inf")
 
     def member_ready(self) -> None:
@@ -107,117 +125,38 @@ class _Window:
         self._waiting -= 1
         if self._waiting == 0:
             self.deadline = time.monotonic() + self._duration_s
-            self.opened = True
+            self.opened.set()
 
 
 class _Member:
-    def __init__(self, host: str, port: int, group: str, index: int, report: LoadReport) -> None:
-        self.host, self.port, self.group, self.index = host, port, group, index
+    def __init__(
+        self,
+        identity: GroupMember,
+        coordinator: Address,
+        report: LoadReport,
+        progress: FormationProgress,
+    ) -> None:
+        self.identity = identity
+        self.coordinator = coordinator
         self.report = report
-        self.member_id = ""
-        self.generation = -1
+        self.progress = progress
         self.offset = 0
 
-    async def join(self, connection: _Connection) -> None:
-        while True:
-            protocol = JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")
-            response = await connection.call(
-                JoinGroupRequest(
-                    group_id=self.group,
-                    session_timeout_ms=30_000,
-                    rebalance_timeout_ms=30_000,
-                    member_id=self.member_id,
-                    group_instance_id=None,
-                    protocol_type="consumer",
-                    protocols=[protocol],
-                ),
-                JoinGroupResponse,
-                JOIN_VERSION,
-            )
-            if response.error_code == MEMBER_ID_REQUIRED:
-                self.member_id = response.member_id
-                continue
-            if response.error_code != 0:
-                self.report.errors += 1
-                self.member_id = "" if response.error_code == 25 else self.member_id
-                await asyncio.sleep(0.05)
-                continue
-            self.member_id = response.member_id
-            self.generation = response.generation_id
-            assignments = []
-            if response.leader == self.member_id:
-                assignments = [
-                    SyncGroupRequest.SyncGroupRequestAssignment(
-                        member_id=m.member_id, assignment=b""
-                    )
-                    for m in response.members
-                ]
-            sync = await connection.call(
-                SyncGroupRequest(
-                    group_id=self.group,
-                    generation_id=self.generation,
-                    member_id=self.member_id,
-                    group_instance_id=None,
-                    assignments=assignments,
-                ),
-                SyncGroupResponse,
-                SYNC_VERSION,
-            )
-            if sync.error_code == 0:
-                return
-            self.report.errors += 1
-
-    async def run(self, window: _Window) -> None:
-        reader, writer = await asyncio.open_connection(self.host, self.port)
-        connection = _Connection(reader, writer)
+    async def run(self, window: _Window, connect_slots: asyncio.Semaphore) -> None:
+        async with connect_slots:
+            connection, _ = await connect(self.coordinator, self.identity.label, self.progress)
         try:
-            await self.join(connection)
+            await self.identity.join(connection)
             window.member_ready()
+            await self._await_window(connection, window)
             heartbeat = True
             while time.monotonic() < window.deadline:
-                if not window.opened:
-                    # Others are still joining: heartbeat (unmeasured) so as not to expire.
-                    heartbeat = True
-                    await asyncio.sleep(0.2)
                 sent = time.monotonic()
-                if heartbeat:
-                    response = await connection.call(
-                        HeartbeatRequest(
-                            group_id=self.group,
-                            generation_id=self.generation,
-                            member_id=self.member_id,
-                            group_instance_id=None,
-                        ),
-                        HeartbeatResponse,
-                        HEARTBEAT_VERSION,
-                    )
-                    errors = [response.error_code]
-                else:
-                    self.offset += 1
-                    partition = (
-                        OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
-                            partition_index=self.index,
-                            committed_offset=self.offset,
-                            committed_metadata="",
-                        )
-                    )
-                    topic = OffsetCommitRequest.OffsetCommitRequestTopic(
-                        name="bench", partitions=[partition]
-                    )
-                    response = await connection.call(
-                        OffsetCommitRequest(
-                            group_id=self.group,
-                            generation_id_or_member_epoch=self.generation,
-                            member_id=self.member_id,
-                            group_instance_id=None,
-                            topics=[topic],
-                        ),
-                        OffsetCommitResponse,
-                        COMMIT_VERSION,
-                    )
-                    errors = [p.error_code for t in response.topics for p in t.partitions]
+                error = await (
+                    self._heartbeat(connection) if heartbeat else self._commit(connection)
+                )
                 done = time.monotonic()
-                if window.opened and done <= window.deadline:
+                if done <= window.deadline:
                     self.report.requests += 1
                     if heartbeat:
                         self.report.heartbeats += 1
@@ -225,24 +164,166 @@ class _Member:
                         self.report.commits += 1
                     self.report.latencies_ms.append((done - sent) * 1000)
                 heartbeat = not heartbeat
-                error = next((e for e in errors if e != 0), 0)
                 if error in REBALANCE_ERRORS:
                     self.report.rejoins += 1
-                    await self.join(connection)
+                    await self.identity.join(connection)
                 elif error != 0:
                     self.report.errors += 1
+            await self.identity.leave(connection)
         finally:
-            writer.close()
+            connection.close()
+
+    async def _await_window(self, connection: RequestConnection, window: _Window) -> None:
+        """Heartbeat (unmeasured) at a consumer's pace until every member has formed."""
+        while not window.opened.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(window.opened.wait(), WAITING_HEARTBEAT_S)
+            if not window.opened.is_set() and await self._heartbeat(connection) != 0:
+                await self.identity.join(connection)
+
+    async def _heartbeat(self, connection: RequestConnection) -> int:
+        response = await connection.call(
+            HeartbeatRequest(
+                group_id=self.identity.group,
+                generation_id=self.identity.generation,
+                member_id=self.identity.member_id,
+                group_instance_id=None,
+            ),
+            HeartbeatResponse,
+            HEARTBEAT_VERSION,
+        )
+        return int(response.error_code)
+
+    async def _commit(self, connection: RequestConnection) -> int:
+        self.offset += 1
+        partition = OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+            partition_index=self.identity.index % self.identity.partitions,
+            committed_offset=self.offset,
+            committed_metadata="",
+        )
+        response = await connection.call(
+            OffsetCommitRequest(
+                group_id=self.identity.group,
+                generation_id_or_member_epoch=self.identity.generation,
+                member_id=self.identity.member_id,
+                group_instance_id=None,
+                topics=[
+                    OffsetCommitRequest.OffsetCommitRequestTopic(name=TOPIC, partitions=[partition])
+                ],
+            ),
+            OffsetCommitResponse,
+            COMMIT_VERSION,
+        )
+        errors = [p.error_code for t in response.topics for p in t.partitions]
+        return int(next((e for e in errors if e != 0), 0))
+
+
+async def _set_up(
+    address: Address, groups: list[str], members: int, progress: FormationProgress
+) -> tuple[int, dict[str, Address]]:
+    """The bench topic's partition count and each group's coordinator."""
+    bootstrap, served = await connect(address, SETUP, progress)
+    try:
+        can_create = check_versions(address, served)
+        partitions = await ensure_topic(bootstrap, members, can_create, progress)
+        coordinators = {g: await find_coordinator(bootstrap, g, progress) for g in groups}
+    finally:
+        bootstrap.close()
+    progress.done(SETUP)
+    return partitions, coordinators
+
+
+async def _form(
+    address: Address,
+    groups: int,
+    members: int,
+    report: LoadReport,
+    window: _Window,
+    progress: FormationProgress,
+) -> list[asyncio.Task[None]]:
+    """Set up, start every member, and return their tasks once every member has synced."""
+    names = [f"bench-{g}" for g in range(groups)]
+    partitions, coordinators = await _set_up(address, names, members, progress)
+    tasks = []
+    connect_slots = asyncio.Semaphore(CONNECT_CONCURRENCY)
+    for name in names:
+        order = SyncOrder()
+        for index in range(members):
+            identity = GroupMember(name, index, partitions, order, progress)
+            progress.waiting(identity.label, "a connection")
+            member = _Member(identity, coordinators[name], report, progress)
+            tasks.append(asyncio.create_task(member.run(window, connect_slots)))
+    try:
+        await _until_formed(window, tasks)
+    except BaseException:
+        await _cancel(tasks)
+        raise
+    return tasks
+
+
+async def _until_formed(window: _Window, tasks: list[asyncio.Task[None]]) -> None:
+    """Return when the window opens; raise the first member's failure before that."""
+    opened = asyncio.create_task(window.opened.wait())
+    pending: set[asyncio.Future[Any]] = {opened, *tasks}
+    try:
+        while not opened.done():
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                failure = None if task is opened else task.exception()
+                if failure is not None:
+                    raise failure
+    finally:
+        opened.cancel()
+
+
+async def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def run_load(
-    host: str, port: int, groups: int, members: int, duration_s: float
+    address: Address,
+    groups: int,
+    members: int,
+    duration_s: float,
+    formation_timeout_s: float,
+    broker_cpu: CpuClock | None = None,
 ) -> LoadReport:
-    """Form `groups` × `members`, then heartbeat and commit for `duration_s`; the figures."""
+    """Form `groups` × `members` within `formation_timeout_s`, then heartbeat and commit for
+    `duration_s`; the figures (with the broker's CPU time in the window, if `broker_cpu` reads
+    it). FormationError (one line) if a group did not form as on Kafka."""
     report = LoadReport(groups, members, duration_s)
-    everyone = [
-        _Member(host, port, f"bench-{g}", m, report) for g in range(groups) for m in range(members)
-    ]
-    window = _Window(len(everyone), duration_s)
-    await asyncio.gather(*(m.run(window) for m in everyone))
+    window = _Window(groups * members, duration_s)
+    progress = FormationProgress()
+    started = time.monotonic()
+    forming = asyncio.create_task(_form(address, groups, members, report, window, progress))
+    try:
+        tasks = await asyncio.wait_for(asyncio.shield(forming), formation_timeout_s)
+    except TimeoutError:
+        forming.cancel()
+        await asyncio.gather(forming, return_exceptions=True)
+        raise FormationError(
+            f"group formation did not complete within {formation_timeout_s:g} s: "
+            + progress.summary(groups * members)
+        ) from None
+    except NoAnswerError as silent:
+        raise FormationError(str(silent)) from None
+    report.formation_s = time.monotonic() - started
+    cpu_at_start = broker_cpu() if broker_cpu is not None else None
+    await asyncio.sleep(max(0.0, window.deadline - time.monotonic()))
+    cpu_at_end = broker_cpu() if broker_cpu is not None else None
+    if cpu_at_start is not None and cpu_at_end is not None:
+        report.broker_cpu_s = cpu_at_end - cpu_at_start
+    _, late = await asyncio.wait(tasks, timeout=END_GRACE_S)
+    report.stalled = len(late)
+    await _cancel(list(late))
+    for task in tasks:
+        if task in late:
+            continue
+        failure = task.exception()
+        if isinstance(failure, NoAnswerError):
+            raise FormationError(str(failure))
+        if failure is not None:
+            raise failure
     return report

@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
+from kafka.protocol.consumer.group import JoinGroupRequest
+
 from groupspec.impl.config import CoordinatorConfig
 from groupspec.impl.server import ServeConfig, WireServer
 from groupspec.record.workload.members import WAIT_S
@@ -133,3 +135,16 @@ class Raw:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def join_request(group: str, member: str = "") -> JoinGroupRequest:
+    """A consumer's JoinGroup for `group` (empty metadata, range), as `member`."""
+    return JoinGroupRequest(
+        group_id=group,
+        session_timeout_ms=6000,
+        rebalance_timeout_ms=3000,
+        member_id=member,
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")],
+    )

@@ -61,7 +61,9 @@ def test_parse_topics():
             parse_topics(bad)
 
 
-def test_bench_serve_reports_its_figures(tmp_path, capsys):
+def test_bench_serve_reports_its_figures_and_the_targets(tmp_path, capsys):
+    """Our server and librdkafka's mock cluster under the same load, side by side."""
+    pytest.importorskip("confluent_kafka")
     path = tmp_path / "serve.json"
     code = main(
         [
@@ -73,12 +75,17 @@ def test_bench_serve_reports_its_figures(tmp_path, capsys):
             "2",
             "--duration",
             "0.5",
+            "--target",
+            "mock",
             "--json",
             str(path),
         ]
     )
     assert code == 0
-    assert "requests/s" in capsys.readouterr().out
+    ours, theirs, ratios = capsys.readouterr().out.splitlines()
+    assert ours.startswith("serve: groupspec serve: 2 groups × 2 members") and "requests/s" in ours
+    assert theirs.startswith("serve: librdkafka ") and "mock cluster at 127.0.0.1:" in theirs
+    assert " ÷ groupspec serve: requests/s " in ratios
     figures = json.loads(path.read_text())
     assert figures["bench"] == "serve"
     assert figures["groups"] == 2 and figures["members_per_group"] == 2
@@ -90,9 +97,15 @@ def test_bench_serve_reports_its_figures(tmp_path, capsys):
         "p50_ms",
         "p99_ms",
         "errors",
+        "formation_s",
     ):
-        assert name in figures
-    assert figures["requests"] == figures["heartbeats"] + figures["commits"]
+        assert name in figures and name in figures["target"]
+    for report in (figures, figures["target"]):
+        assert report["requests"] == report["heartbeats"] + report["commits"] > 0
+        assert report["errors"] == report["stalled"] == 0
+        assert report["broker_cpu_us_per_request"] >= 0  # both are visible on Linux
+    expected = figures["target"]["requests_per_s"] / figures["requests_per_s"]
+    assert figures["ratios"]["requests_per_s"] == pytest.approx(expected, rel=0.01)
 
 
 def test_bench_serve_rejects_bad_sizes(capsys):

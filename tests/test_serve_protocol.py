@@ -9,11 +9,11 @@ import struct
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
-from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse, JoinGroupRequest
+from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse
 from kafka.protocol.consumer.group import JoinGroupResponse as JoinGroupResponseMessage
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
-from serve_support import Raw, ServerThread, serve_config
+from serve_support import Raw, ServerThread, join_request, serve_config
 
 from groupspec.wire import codec
 
@@ -131,18 +131,6 @@ def test_every_client_in_the_reference_table_fits_the_advertised_ranges():
         for key, (low, high) in apis.items():
             served_low, served_high = codec.SUPPORTED_VERSIONS[key]
             assert max(low, served_low) <= min(high, served_high), (client, key)
-
-
-def join_request(group: str, member: str = "") -> JoinGroupRequest:
-    return JoinGroupRequest(
-        group_id=group,
-        session_timeout_ms=6000,
-        rebalance_timeout_ms=3000,
-        member_id=member,
-        group_instance_id=None,
-        protocol_type="consumer",
-        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")],
-    )
 
 
 def test_responses_keep_request_order_behind_a_parked_join(server):
