@@ -226,7 +226,8 @@ class ScenarioResult:
     assignor raised before producing one. `spread` is max − min partitions per member;
     `moves` counts partitions whose owner differs from the one before the perturbation (by
     consumer identity); `optimal_moves` is the fewest moves any valid balanced assignment needs
-    (z3); `gap` is the difference. `rounds` counts the rebalances of the measured step.
+    (HiGHS, cross-checked by z3 in the tests); `gap` is the difference. `rounds` counts the
+    rebalances of the measured step.
     """
 
     scenario: str

@@ -11,8 +11,9 @@ interchangeable up to who owned them):
 
 - n[m, t] ∈ {0, …, |t|}, integer: how many partitions of topic t member m gets, for every topic
   m may take (no variable, hence no partition, for a topic m does not subscribe to);
-- k[m, t] ∈ {0, …, owned[m, t]}: how many of the partitions of t that m owned it keeps, with
-  k[m, t] ≤ n[m, t]; maximising Σ k makes k = min(owned, n);
+- k[m, t] ∈ [0, owned[m, t]]: how many of the partitions of t that m owned it keeps, with
+  k[m, t] ≤ n[m, t]; maximising Σ k makes k = min(owned, n), an integer, so k is left
+  continuous (fewer integer variables to branch on);
 - y[j, S] ∈ {0, 1}, only where a balance constraint is conditional, for a member j and a set S
   of topics it shares with some other member: Σ_{t ∈ S} n[j, t] ≤ |S| · y[j, S] (|S| the
   partitions of S), so y[j, S] = 1 whenever j holds a partition of S.
@@ -164,6 +165,8 @@ def optimal_stickiness_milp(
     for (kind, _, _), column in columns.index.items():
         if kind == "k":
             objective[column] = -1.0  # milp minimises: maximise the partitions kept
+    # k need not be integer: with n integer, the optimum puts it at min(owned, n), an integer.
+    integrality = np.array([0.0 if kind == "k" else 1.0 for (kind, _, _) in columns.index])
     options: dict[str, float | bool] = {"disp": False}
     if time_limit_s is not None:
         options["time_limit"] = time_limit_s
@@ -178,7 +181,7 @@ def optimal_stickiness_milp(
         )
         result = milp(
             objective,
-            integrality=np.ones(width),
+            integrality=integrality,
             bounds=Bounds(columns.lower, columns.upper),
             constraints=constraints,
             options=options,
