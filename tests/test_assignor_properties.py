@@ -57,7 +57,7 @@ def histories(draw: st.DrawFn) -> Scenario:
 
 @pytest.mark.parametrize("name", NAMES)
 @settings(
-    max_examples=600, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=450, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 @given(scenario=histories())
 def test_every_property_holds_for_our_assignors(name: str, scenario: Scenario) -> None:
