@@ -1,14 +1,19 @@
-"""The z3 stickiness oracle: hand-checked optima, never worse than our assignors, and 10 × 100 solves."""
+"""The stickiness optimum, two ways (z3 and HiGHS): hand-checked optima, never worse than our
+assignors, the two solvers agreeing on random groups and on the scenario suite, and 10 × 100 solves."""
 
 from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groupspec.bench.stickiness_bench import build_scenario
+from groupspec.oracle.assignor.assignor_scenarios import SCENARIOS, play
 from groupspec.oracle.assignor.optimal_stickiness import optimal_stickiness, stickiness_gap
+from groupspec.oracle.assignor.optimal_stickiness_milp import optimal_stickiness_milp
+from groupspec.oracle.assignor.random_groups import random_scenario
 from groupspec.spec.assignment import (
     Cluster,
     GroupAssignment,
@@ -25,6 +30,10 @@ from groupspec.spec.assignors.properties import (
 )
 from groupspec.spec.assignors.registry import ASSIGNORS
 
+SOLVERS = pytest.mark.parametrize(
+    "solve", [optimal_stickiness, optimal_stickiness_milp], ids=["z3", "highs"]
+)
+
 
 def _tp(n: int, topic: str = "t") -> TopicPartition:
     return TopicPartition(topic, n)
@@ -38,28 +47,31 @@ def _assert_valid_complete_balanced(group: GroupSubscription, assignment: GroupA
     assert is_balanced(group, assignment)
 
 
-def test_no_previous_ownership_needs_no_moves() -> None:
+@SOLVERS
+def test_no_previous_ownership_needs_no_moves(solve) -> None:
     group = GroupSubscription.of(
         Cluster.of({"t": 7}), [Member(f"m{i}", Subscription.of(["t"])) for i in range(3)]
     )
-    result = optimal_stickiness(group)
+    result = solve(group)
     assert result.optimum_moves == 0
     assert result.previously_owned == 0
     _assert_valid_complete_balanced(group, result.assignment)
 
 
-def test_scale_out_three_to_four_moves_three() -> None:
+@SOLVERS
+def test_scale_out_three_to_four_moves_three(solve) -> None:
     owned = {f"m{i}": [_tp(n) for n in range(4 * i, 4 * i + 4)] for i in range(3)}
     members = [Member(m, Subscription.of(["t"], ps, 5)) for m, ps in owned.items()]
     members.append(Member("m3", Subscription.of(["t"])))
     group = GroupSubscription.of(Cluster.of({"t": 12}), members)
-    result = optimal_stickiness(group)
+    result = solve(group)
     assert result.optimum_moves == 3
     assert sorted(len(ps) for _, ps in result.assignment.assignments) == [3, 3, 3, 3]
     assert stickiness_gap(group, result.assignment, optimum=result) == 0
 
 
-def test_uneven_subscriptions_follow_is_balanced_not_max_minus_min() -> None:
+@SOLVERS
+def test_uneven_subscriptions_follow_is_balanced_not_max_minus_min(solve) -> None:
     # m1 alone subscribes to "a" (6 partitions) and owns them; m2 owns the single "b" partition.
     # Keeping everything is balanced in isBalanced's sense (m2 could take nothing of m1's).
     group = GroupSubscription.of(
@@ -69,10 +81,11 @@ def test_uneven_subscriptions_follow_is_balanced_not_max_minus_min() -> None:
             Member("m2", Subscription.of(["b"], [_tp(0, "b")], 2)),
         ],
     )
-    assert optimal_stickiness(group).optimum_moves == 0
+    assert solve(group).optimum_moves == 0
 
 
-def test_a_lost_member_forces_moves_to_the_others() -> None:
+@SOLVERS
+def test_a_lost_member_forces_moves_to_the_others(solve) -> None:
     # m1 owned everything; m2 joins: balance forces 3 of 6 partitions to move.
     group = GroupSubscription.of(
         Cluster.of({"t": 6}),
@@ -81,7 +94,7 @@ def test_a_lost_member_forces_moves_to_the_others() -> None:
             Member("m2", Subscription.of(["t"])),
         ],
     )
-    assert optimal_stickiness(group).optimum_moves == 3
+    assert solve(group).optimum_moves == 3
 
 
 @st.composite
@@ -114,6 +127,7 @@ def test_optimum_never_exceeds_a_balanced_complete_assignor_result(
     group: GroupSubscription,
 ) -> None:
     result = optimal_stickiness(group)
+    _assert_same_optimum(group, result)
     assert partition_moves(group, result.assignment) == result.optimum_moves
     assert is_balanced(group, result.assignment)
     keepable = most_keepable(group)
@@ -135,6 +149,48 @@ def test_ten_members_hundred_partitions_solve() -> None:
     for kind, topics in (("identical", 5), ("identical", 10), ("uneven", 3)):
         group = build_scenario(kind, members=10, partitions=100, topics=topics, seed=1)
         result = optimal_stickiness(group, timeout_ms=None)
+        _assert_same_optimum(group, result)
         assert result.optimum_moves <= result.previously_owned
         assert is_balanced(group, result.assignment)
         assert sum(len(ps) for _, ps in result.assignment.assignments) == 100
+
+
+def _assert_same_optimum(group: GroupSubscription, z3_result, ownership=None) -> None:
+    """HiGHS agrees with z3 on the optimum; its own assignment reaches it, complete and balanced.
+
+    A disagreement is a bug in one of the two encodings (they share only the problem statement).
+    """
+    highs = optimal_stickiness_milp(group, ownership=ownership)
+    assert highs.optimum_moves == z3_result.optimum_moves, (highs, z3_result)
+    assert highs.previously_owned == z3_result.previously_owned
+    previous = group if ownership is None else ownership
+    assert partition_moves(previous, highs.assignment) == highs.optimum_moves
+    assert is_balanced(group, highs.assignment)
+    given = sorted(p for _, ps in highs.assignment.assignments for p in ps)
+    assert given == sorted(group.subscribed_partitions)
+
+
+@settings(
+    max_examples=20, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(seed=st.integers(0, 2**31), name=st.sampled_from(["sticky", "cooperative-sticky"]))
+def test_the_two_solvers_agree_on_random_groups_with_a_history(seed: int, name: str) -> None:
+    # The measured round of a random history (stale generations, same-generation conflicts,
+    # uneven subscriptions), with the ownership the sticky assignor itself left behind.
+    played = play(random_scenario(seed), ASSIGNORS[name])
+    _assert_same_optimum(
+        played.group,
+        optimal_stickiness(played.group, ownership=played.previous),
+        played.previous,
+    )
+
+
+def test_the_two_solvers_agree_on_every_scenario_of_the_suite() -> None:
+    for scenario in SCENARIOS:
+        for name in ("sticky", "cooperative-sticky", "range"):
+            played = play(scenario, ASSIGNORS[name])
+            _assert_same_optimum(
+                played.group,
+                optimal_stickiness(played.group, ownership=played.previous),
+                played.previous,
+            )

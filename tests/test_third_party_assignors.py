@@ -316,7 +316,7 @@ def test_a_crashing_or_garbage_callable_is_reported_not_raised():
 
 
 def test_missing_kafka_python_gets_a_clear_error(monkeypatch):
-    import groupspec.oracle.assignor.kafka_python as module
+    import groupspec.oracle.assignor.client_shims as module
 
     def no_kafka(name: str) -> object:
         raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}")

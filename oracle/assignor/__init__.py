@@ -1,3 +1,4 @@
-"""groupspec.oracle.assignor — judging assignors: adapters for third-party assignors, the
-scenario suite with its property verdicts, and the z3 optimum of stickiness (docs/assignors.md).
+"""groupspec.oracle.assignor — judging assignors: adapters for third-party assignors (kafka-python,
+aiokafka, any `module:attribute`), the scenario suite, seeded random groups and their property
+verdicts, and the stickiness optimum, solved twice (HiGHS and z3) (docs/assignors.md).
 """

@@ -54,7 +54,7 @@ from groupspec.spec.assignors.properties import (
 )
 
 from .adapter import protocol_name_of
-from .optimal_stickiness import optimal_stickiness
+from .optimal_stickiness_milp import optimal_stickiness_milp
 
 MAX_FOLLOW_UPS = 3  # extra cooperative rounds per step; cooperative-sticky needs one
 ASSIGNOR_ERROR = "AssignorRaised"  # the property name under which a crashing assignor is reported
@@ -82,10 +82,19 @@ class Consumer:
 
 @dataclass(frozen=True)
 class Step:
-    """A group configuration that triggers one rebalance: topic sizes and consumers."""
+    """A group configuration that triggers one rebalance: topic sizes and consumers.
+
+    `lagging` and `claims` disturb the members' state after this step's rebalance, before the
+    next one (the random groups use them): `(identity, n)` is a member that missed the last n
+    generations, so it reports its assignment under a generation n lower; `(claimer, owner, k)`
+    makes `claimer` also claim the owner's k-th partition (k modulo what the owner holds; none
+    if it holds nothing) in the owner's generation, the same-generation conflict of KAFKA-12984.
+    """
 
     partitions: tuple[tuple[str, int], ...]
     consumers: tuple[Consumer, ...]
+    lagging: tuple[tuple[str, int], ...] = ()
+    claims: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def cluster(self) -> Cluster:
@@ -217,7 +226,8 @@ class ScenarioResult:
     assignor raised before producing one. `spread` is max − min partitions per member;
     `moves` counts partitions whose owner differs from the one before the perturbation (by
     consumer identity); `optimal_moves` is the fewest moves any valid balanced assignment needs
-    (z3); `gap` is the difference. `rounds` counts the rebalances of the measured step.
+    (HiGHS, cross-checked by z3 in the tests); `gap` is the difference. `rounds` counts the
+    rebalances of the measured step.
     """
 
     scenario: str
@@ -232,6 +242,7 @@ class ScenarioResult:
     optimal_moves: int | None = None
     assignment: GroupAssignment | None = None
     group: GroupSubscription | None = field(default=None, repr=False)
+    previous: PreviousOwnership | None = field(default=None, repr=False)
 
     @property
     def gap(self) -> int | None:
@@ -242,11 +253,14 @@ class ScenarioResult:
 
 
 class AssignorRaisedError(Exception):
-    """The assignor under test raised; carries the round for the report."""
+    """The assignor under test raised; carries the round and the findings before it."""
 
-    def __init__(self, round_label: str, error: Exception) -> None:
+    def __init__(
+        self, round_label: str, error: Exception, findings: Sequence[Finding] = ()
+    ) -> None:
         super().__init__(f"{type(error).__name__}: {error}")
         self.round_label = round_label
+        self.findings = tuple(findings)
 
 
 @dataclass
@@ -284,7 +298,7 @@ class GroupRunner:
         try:
             assignment = self.assignor.assign(group)
         except Exception as error:  # a third-party assignor may raise anything; it is a finding
-            raise AssignorRaisedError(label, error) from error
+            raise AssignorRaisedError(label, error, self.findings) from error
         self.findings.extend(
             Finding(v.property, v.detail, label)
             for v in check_assignment(protocol_name_of(self.assignor), group, assignment)
@@ -311,7 +325,20 @@ class GroupRunner:
             owned_before = {c.member_id: self._owned(c) for c in step.consumers}
             group, assignment = self.round(_without_restarts(step), f"{label} follow-up {rounds}")
             rounds += 1
+        self._disturb(step)
         return group, assignment, rounds
+
+    def _disturb(self, step: Step) -> None:
+        for identity, missed in step.lagging:
+            if identity in self.states:
+                assigned, generation = self.states[identity]
+                self.states[identity] = (assigned, max(DEFAULT_GENERATION, generation - missed))
+        for claimer, owner, index in step.claims:
+            held, generation = self.states.get(owner, ((), DEFAULT_GENERATION))
+            if held:
+                claimed = self.states.get(claimer, ((), DEFAULT_GENERATION))[0]
+                extra = held[index % len(held)]
+                self.states[claimer] = (tuple(sorted({*claimed, extra})), generation)
 
     def _owned(self, consumer: Consumer) -> tuple[TopicPartition, ...]:
         if consumer.restarted:
@@ -319,14 +346,27 @@ class GroupRunner:
         return self.states.get(consumer.identity, ((), DEFAULT_GENERATION))[0]
 
     def ownership(self, step: Step) -> PreviousOwnership:
-        """Who owns what now, under the member ids consumers have in `step` (by identity)."""
+        """Who owns what now, under the member ids consumers have in `step` (by identity).
+
+        A partition two consumers claim goes to the one of the later generation; claimed twice
+        in one generation it is conflicted and owned by nobody (KIP-792's rule).
+        """
         member_of = {c.identity: c.member_id for c in step.consumers}
-        owner = {
-            partition: member_of.get(identity, identity)
-            for identity, (assigned, _) in self.states.items()
-            for partition in assigned
-        }
-        return PreviousOwnership(tuple(sorted(owner.items())), ())
+        claims: dict[TopicPartition, list[tuple[int, str]]] = {}
+        for identity, (assigned, generation) in self.states.items():
+            for partition in assigned:
+                claims.setdefault(partition, []).append(
+                    (generation, member_of.get(identity, identity))
+                )
+        owner: dict[TopicPartition, str] = {}
+        conflicted: list[TopicPartition] = []
+        for partition, claimants in claims.items():
+            claimants.sort(reverse=True)
+            if len(claimants) > 1 and claimants[0][0] == claimants[1][0]:
+                conflicted.append(partition)
+            else:
+                owner[partition] = claimants[0][1]
+        return PreviousOwnership(tuple(sorted(owner.items())), tuple(sorted(conflicted)))
 
 
 def _without_restarts(step: Step) -> Step:
@@ -337,6 +377,8 @@ def _without_restarts(step: Step) -> Step:
             Consumer(c.member_id, c.topics, c.instance_id) if c.restarted else c
             for c in step.consumers
         ),
+        step.lagging,
+        step.claims,
     )
 
 
@@ -355,25 +397,43 @@ def protocol_for(assignor: Assignor) -> RebalanceProtocol:
     return max(assignor.supported_protocols)
 
 
+@dataclass(frozen=True)
+class Played:
+    """A scenario played through one assignor: the runner (with its findings), the measured
+    round's group and assignment, its rebalance count, and the ownership before it."""
+
+    runner: GroupRunner
+    group: GroupSubscription
+    assignment: GroupAssignment
+    rounds: int
+    previous: PreviousOwnership
+
+
+def play(scenario: Scenario, assignor: Assignor) -> Played:
+    """Run the assignor through the scenario's steps; raises `AssignorRaisedError` if it raises."""
+    runner = GroupRunner(assignor, protocol_for(assignor))
+    for index, step in enumerate(scenario.before, start=1):
+        runner.settle(step, f"before {index}")
+    previous = runner.ownership(scenario.after)
+    group, assignment, rounds = runner.settle(scenario.after, "measured")
+    return Played(runner, group, assignment, rounds, previous)
+
+
 def run_scenario(scenario: Scenario, assignor: Assignor) -> ScenarioResult:
-    """Run the assignor through the scenario's before-steps and measure the after-step."""
+    """Run the assignor through the scenario's before-steps and measure the after-step.
+
+    The optimum is HiGHS's (`optimal_stickiness_milp`); the tests hold z3's to the same.
+    """
     protocol = protocol_for(assignor)
-    runner = GroupRunner(assignor, protocol)
     try:
-        for index, step in enumerate(scenario.before, start=1):
-            runner.settle(step, f"before {index}")
-        previous = runner.ownership(scenario.after)
-        group, assignment, rounds = runner.settle(scenario.after, "measured")
+        played = play(scenario, assignor)
     except AssignorRaisedError as error:
         finding = Finding(ASSIGNOR_ERROR, str(error), error.round_label)
+        findings = (*error.findings, finding)
         return ScenarioResult(
-            scenario.name,
-            assignor.name,
-            protocol,
-            (*runner.findings, finding),
-            rounds=0,
-            converged=False,
+            scenario.name, assignor.name, protocol, findings, rounds=0, converged=False
         )
+    group, assignment = played.group, played.assignment
     balanced = (
         not sticky_balance_violations(group, assignment)
         if protocol_name_of(assignor) in STICKY_FAMILY
@@ -383,15 +443,16 @@ def run_scenario(scenario: Scenario, assignor: Assignor) -> ScenarioResult:
         scenario.name,
         assignor.name,
         protocol,
-        tuple(runner.findings),
-        rounds=rounds,
+        tuple(played.runner.findings),
+        rounds=played.rounds,
         converged=not _withheld(group, assignment),
         spread=_spread(group, assignment),
         balanced=balanced,
-        moves=partition_moves(previous, assignment),
-        optimal_moves=optimal_stickiness(group, ownership=previous).optimum_moves,
+        moves=partition_moves(played.previous, assignment),
+        optimal_moves=optimal_stickiness_milp(group, ownership=played.previous).optimum_moves,
         assignment=assignment,
         group=group,
+        previous=played.previous,
     )
 
 

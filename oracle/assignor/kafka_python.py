@@ -7,7 +7,7 @@ What kafka-python's leader sees, and how the adapters reproduce it:
 
 - The cluster: `assign(cluster, members)` calls `cluster.partitions_for_topic(topic)` (a set of
   partition numbers, None for an unknown topic) and, in the sticky family, `cluster.topics()`.
-  `_Cluster` offers exactly these over the group's metadata snapshot.
+  `ClusterSnapshot` offers exactly these over the group's metadata snapshot.
 - The members: objects with `member_id`, `group_instance_id` and `metadata`, a *decoded*
   `ConsumerProtocolSubscription`. The adapters build each member's subscription as a kafka-python
   consumer would send it — the assignor class's subscription version (v0 for range, roundrobin
@@ -28,7 +28,6 @@ What kafka-python's leader sees, and how the adapters reproduce it:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -42,6 +41,13 @@ from .adapter import (
     PlainMember,
     PlainMembers,
     PlainPartitionCounts,
+)
+from .client_shims import (
+    ClientClasses,
+    ClusterSnapshot,
+    client_available,
+    import_client_module,
+    partitions_by_topic,
 )
 
 KAFKA_PYTHON_PREFIX = "kafka-python:"
@@ -64,38 +70,14 @@ class KafkaPythonMissingError(ImportError):
 
 
 def _import(module: str) -> ModuleType:
-    try:
-        return importlib.import_module(module)
-    except ImportError as error:
-        raise KafkaPythonMissingError(
-            "kafka-python is not installed; install it to compare its assignors: "
-            "pip install kafka-python"
-        ) from error
+    return import_client_module(module, KafkaPythonMissingError, "kafka-python")
 
 
 def kafka_python_available() -> bool:
     """Whether kafka-python can be imported."""
-    try:
-        _import("kafka.coordinator.assignors.abstract")
-    except KafkaPythonMissingError:
-        return False
-    return True
-
-
-class _Cluster:
-    """The part of kafka-python's `ClusterMetadata` its assignors read."""
-
-    def __init__(self, partition_counts: PlainPartitionCounts) -> None:
-        self._counts = dict(partition_counts)
-
-    def topics(self, exclude_internal_topics: bool = True) -> set[str]:
-        """Every topic in the snapshot."""
-        return set(self._counts)
-
-    def partitions_for_topic(self, topic: str) -> set[int] | None:
-        """The topic's partition numbers, None when the topic is not in the snapshot."""
-        count = self._counts.get(topic)
-        return None if count is None else set(range(count))
+    return client_available(
+        "kafka.coordinator.assignors.abstract", KafkaPythonMissingError, "kafka-python"
+    )
 
 
 @dataclass
@@ -107,42 +89,26 @@ class _JoinedMember:
     metadata: Any  # a decoded kafka-python ConsumerProtocolSubscription
 
 
-@dataclass(frozen=True)
-class _KafkaPython:
-    """The kafka-python classes one adapter needs."""
-
-    assignor_class: Any
-    subscription_class: Any
-    assignment_class: Any
-
-
-def _load(protocol: str) -> _KafkaPython:
+def _load(protocol: str) -> ClientClasses:
     module, class_name = _CLASSES[protocol]
     metadata = _import("kafka.protocol.consumer.metadata")
-    return _KafkaPython(
+    return ClientClasses(
         assignor_class=getattr(_import(module), class_name),
         subscription_class=metadata.ConsumerProtocolSubscription,
         assignment_class=metadata.ConsumerProtocolAssignment,
     )
 
 
-def _by_topic(partitions: list[tuple[str, int]]) -> list[tuple[str, list[int]]]:
-    grouped: dict[str, list[int]] = {}
-    for topic, partition in partitions:
-        grouped.setdefault(topic, []).append(partition)
-    return [(topic, sorted(numbers)) for topic, numbers in sorted(grouped.items())]
-
-
-def _member_instance(kp: _KafkaPython, owned: list[tuple[str, int]], generation: int) -> Any:
+def _member_instance(kp: ClientClasses, owned: list[tuple[str, int]], generation: int) -> Any:
     """The member's own assignor instance, in the state kafka-python's consumer leaves it."""
     instance = kp.assignor_class()
     # A consumer that never completed a SyncGroup never called on_assignment.
     if owned or generation != DEFAULT_GENERATION:
-        instance.on_assignment(kp.assignment_class(0, _by_topic(owned), b""), generation)
+        instance.on_assignment(kp.assignment_class(0, partitions_by_topic(owned), b""), generation)
     return instance
 
 
-def _user_data_function(kp: _KafkaPython) -> Callable[[list[tuple[str, int]], int], bytes | None]:
+def _user_data_function(kp: ClientClasses) -> Callable[[list[tuple[str, int]], int], bytes | None]:
     def user_data(owned: list[tuple[str, int]], generation: int) -> bytes | None:
         metadata = _member_instance(kp, owned, generation).metadata(set())
         # Decode the member's encoded subscription to get user data as the leader sees it.
@@ -152,7 +118,7 @@ def _user_data_function(kp: _KafkaPython) -> Callable[[list[tuple[str, int]], in
     return user_data
 
 
-def _wire_subscription(kp: _KafkaPython, member: PlainMember) -> Any:
+def _wire_subscription(kp: ClientClasses, member: PlainMember) -> Any:
     """The member's subscription as kafka-python would encode it, decoded as the leader does."""
     version = kp.assignor_class.version
     fields: dict[str, Any] = {
@@ -163,7 +129,7 @@ def _wire_subscription(kp: _KafkaPython, member: PlainMember) -> Any:
     if version >= 1:
         fields["owned_partitions"] = [
             kp.subscription_class.TopicPartition(topic=topic, partitions=numbers)
-            for topic, numbers in _by_topic(member["owned_partitions"])
+            for topic, numbers in partitions_by_topic(member["owned_partitions"])
         ]
     if version >= 2:
         fields["generation_id"] = member["generation"]
@@ -171,14 +137,14 @@ def _wire_subscription(kp: _KafkaPython, member: PlainMember) -> Any:
 
 
 def _assign_function(
-    kp: _KafkaPython,
+    kp: ClientClasses,
 ) -> Callable[[PlainMembers, PlainPartitionCounts], PlainAssignment]:
     def assign(members: PlainMembers, partition_counts: PlainPartitionCounts) -> PlainAssignment:
         joined = [
             _JoinedMember(member_id, member["instance_id"], _wire_subscription(kp, member))
             for member_id, member in members.items()
         ]
-        result = kp.assignor_class().assign(_Cluster(partition_counts), joined)
+        result = kp.assignor_class().assign(ClusterSnapshot(partition_counts), joined)
         return {
             member_id: [(tp.topic, tp.partition) for tp in assignment.partitions()]
             for member_id, assignment in result.items()

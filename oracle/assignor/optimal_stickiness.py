@@ -28,39 +28,31 @@ measured 0.1–24 s on 10 × 100 identical subscriptions and over two minutes on
   partition j holds, i could take), else guarded by Or(n[j, t] ≥ 1 for shared t).
 - Objective: the most soft kept slots (core-guided MaxSAT); moves = previously owned − kept.
   No variable exists for an ineligible pair, so subscriptions need no constraint.
-An optimal model is turned back into an assignment: each member keeps its lowest-numbered owned
-partitions of t up to min(owned, n), and takes the rest of its n[m, t] from the partitions of t
-nobody keeps, in order.
+An optimal model is turned back into an assignment by `stickiness_problem.assignment_from_counts`.
+`optimal_stickiness_milp` solves the same problem with HiGHS, encoded independently; the property
+tests hold the two to the same optimum.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import z3
 
-from groupspec.spec.assignment import GroupAssignment, GroupSubscription, TopicPartition
-from groupspec.spec.assignors.owned_partitions import PreviousOwnership, previous_owners
+from groupspec.spec.assignment import GroupAssignment, GroupSubscription
+from groupspec.spec.assignors.owned_partitions import PreviousOwnership
 from groupspec.spec.assignors.properties import partition_moves
 from groupspec.spec.assignors.sticky import all_subscriptions_equal
 
+from .stickiness_problem import (
+    OptimalStickiness,
+    StickinessOracleError,
+    StickinessProblem,
+    solved,
+    stickiness_problem,
+)
 
-class StickinessOracleError(RuntimeError):
-    """z3 could not decide the optimum (unknown, e.g. a timeout) or found no balanced assignment."""
-
-
-@dataclass(frozen=True)
-class OptimalStickiness:
-    """The optimum, one assignment reaching it, and what solving it took."""
-
-    optimum_moves: int
-    assignment: GroupAssignment
-    previously_owned: int
-    variables: int
-    constraints: int
-    solve_seconds: float
-
+__all__ = ["OptimalStickiness", "StickinessOracleError", "optimal_stickiness", "stickiness_gap"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 
@@ -71,31 +63,18 @@ def optimal_stickiness(
     ownership: PreviousOwnership | None = None,
     timeout_ms: int | None = DEFAULT_TIMEOUT_MS,
 ) -> OptimalStickiness:
-    """The fewest partition moves over all valid, complete, balanced assignments of `group`.
+    """The fewest partition moves over all valid, complete, balanced assignments of `group` (z3).
 
     `ownership` defaults to `previous_owners(group)`. Raises `StickinessOracleError` when z3
     answers unknown (for instance after `timeout_ms`; None means no limit).
     """
-    ownership = previous_owners(group) if ownership is None else ownership
-    member_ids = group.member_ids
-    topics_of = {member.member_id: set(member.subscription.topics) for member in group.members}
-    partitions = group.subscribed_partitions
-    sizes: dict[str, int] = {}
-    for partition in partitions:
-        sizes[partition.topic] = sizes.get(partition.topic, 0) + 1
-    owned: dict[tuple[str, str], list[TopicPartition]] = {}
-    for partition, member_id in ownership.owner:
-        if partition.topic in sizes and partition.topic in topics_of.get(member_id, ()):
-            owned.setdefault((member_id, partition.topic), []).append(partition)
-
+    problem = stickiness_problem(group, ownership)
     optimizer = z3.Optimize()
     if timeout_ms is not None:
         optimizer.set("timeout", timeout_ms)
-    identical = all_subscriptions_equal(group) and bool(member_ids)
+    identical = all_subscriptions_equal(group) and bool(problem.member_ids)
     build = _identical_model if identical else _general_model
-    n, kept_terms, variables, constraints = build(
-        optimizer, member_ids, topics_of, sizes, owned, len(partitions)
-    )
+    n, kept_terms, variables, constraints = build(optimizer, problem)
 
     started = time.perf_counter()
     verdict = optimizer.check()
@@ -103,43 +82,23 @@ def optimal_stickiness(
     if verdict == z3.unknown:
         raise StickinessOracleError(
             f"z3 returned unknown ({optimizer.reason_unknown()}) after {elapsed:.2f}s for "
-            f"{len(member_ids)} members and {len(partitions)} partitions"
+            f"{len(problem.member_ids)} members and {len(problem.partitions)} partitions"
         )
     if verdict == z3.unsat:
         # A balanced assignment always exists (Kafka's own result is one); unsat is a bug here.
         raise StickinessOracleError("z3 found no valid, complete, balanced assignment")
 
     model = optimizer.model()
-    chosen: dict[str, list[TopicPartition]] = {member_id: [] for member_id in member_ids}
-    for topic in sizes:
-        takers = [member_id for member_id in member_ids if (member_id, topic) in n]
-        wanted = {mid: model.eval(n[mid, topic], model_completion=True).as_long() for mid in takers}
-        taken: set[TopicPartition] = set()
-        for member_id in takers:
-            keep = sorted(owned.get((member_id, topic), ()))[: wanted[member_id]]
-            chosen[member_id].extend(keep)
-            taken.update(keep)
-        pool = iter(p for p in partitions if p.topic == topic and p not in taken)
-        for member_id in takers:
-            for _ in range(
-                wanted[member_id] - sum(1 for p in chosen[member_id] if p.topic == topic)
-            ):
-                chosen[member_id].append(next(pool))
-    assignment = GroupAssignment.of(chosen)
-    moves = partition_moves(ownership, assignment)
+    counts = {key: model.eval(var, model_completion=True).as_long() for key, var in n.items()}
     kept = sum(model.eval(term, model_completion=True).as_long() for term in kept_terms)
-    if moves != len(ownership.owner) - kept:
-        raise StickinessOracleError(
-            f"internal: the rebuilt assignment moves {moves} partitions, the model says "
-            f"{len(ownership.owner) - kept}"
-        )
-    return OptimalStickiness(
-        optimum_moves=moves,
-        assignment=assignment,
-        previously_owned=len(ownership.owner),
+    return solved(
+        problem,
+        counts,
+        kept,
+        solver="z3",
         variables=variables,
         constraints=constraints,
-        solve_seconds=elapsed,
+        seconds=elapsed,
     )
 
 
@@ -161,15 +120,9 @@ def stickiness_gap(
 _Model = tuple[dict[tuple[str, str], z3.ArithRef], list[z3.ArithRef], int, int]
 
 
-def _identical_model(
-    optimizer: z3.Optimize,
-    member_ids: tuple[str, ...],
-    topics_of: dict[str, set[str]],
-    sizes: dict[str, int],
-    owned: dict[tuple[str, str], list[TopicPartition]],
-    total: int,
-) -> _Model:
+def _identical_model(optimizer: z3.Optimize, problem: StickinessProblem) -> _Model:
     """Pure pseudo-Boolean model: u[m, t, r] ⇔ m gets at least r partitions of t."""
+    member_ids, sizes = problem.member_ids, problem.sizes
     n: dict[tuple[str, str], z3.ArithRef] = {}
     kept_terms: list[z3.ArithRef] = []
     of_member: dict[str, list[z3.BoolRef]] = {mid: [] for mid in member_ids}
@@ -177,7 +130,7 @@ def _identical_model(
     for topic, size in sizes.items():
         slots_of_topic: list[z3.BoolRef] = []
         for member_id in member_ids:
-            if topic not in topics_of[member_id]:
+            if topic not in problem.takeable[member_id]:
                 continue
             slots = [z3.Bool(f"u|{member_id}|{topic}|{r}") for r in range(1, size + 1)]
             for higher, lower in zip(slots[1:], slots, strict=False):
@@ -186,7 +139,7 @@ def _identical_model(
             n[member_id, topic] = z3.Sum([z3.If(slot, 1, 0) for slot in slots])
             slots_of_topic += slots
             of_member[member_id] += slots
-            for r in range(len(owned.get((member_id, topic), ()))):
+            for r in range(problem.owned_count(member_id, topic)):
                 bit = z3.Bool(f"k|{member_id}|{topic}|{r + 1}")
                 optimizer.add(z3.Implies(bit, slots[r]))
                 optimizer.add_soft(bit, 1)
@@ -196,7 +149,7 @@ def _identical_model(
         optimizer.add(z3.PbEq([(slot, 1) for slot in slots_of_topic], size))
         constraints += 1
     variables += len(kept_terms)
-    low, extra = divmod(total, len(member_ids))
+    low, extra = divmod(len(problem.partitions), len(member_ids))
     high = low + (1 if extra else 0)
     for member_id in member_ids:
         weighted = [(slot, 1) for slot in of_member[member_id]]
@@ -205,26 +158,20 @@ def _identical_model(
     return n, kept_terms, variables, constraints
 
 
-def _general_model(
-    optimizer: z3.Optimize,
-    member_ids: tuple[str, ...],
-    topics_of: dict[str, set[str]],
-    sizes: dict[str, int],
-    owned: dict[tuple[str, str], list[TopicPartition]],
-    total: int,
-) -> _Model:
+def _general_model(optimizer: z3.Optimize, problem: StickinessProblem) -> _Model:
     """Integer counts n[m, t], soft kept bits, and isBalanced per pair of members sharing a topic."""
+    member_ids, sizes, takeable = problem.member_ids, problem.sizes, problem.takeable
     n: dict[tuple[str, str], z3.ArithRef] = {}
     kept_terms: list[z3.ArithRef] = []
     constraints = 0
     for topic, size in sizes.items():
-        takers = [member_id for member_id in member_ids if topic in topics_of[member_id]]
+        takers = problem.takers(topic)
         for member_id in takers:
             var = z3.Int(f"n|{member_id}|{topic}")
             n[member_id, topic] = var
             optimizer.add(var >= 0, var <= size)
             constraints += 2
-            for slot in range(1, len(owned.get((member_id, topic), ())) + 1):
+            for slot in range(1, problem.owned_count(member_id, topic) + 1):
                 bit = z3.Bool(f"k|{member_id}|{topic}|{slot}")
                 optimizer.add(bit == (var >= slot))
                 optimizer.add_soft(bit, 1)
@@ -236,7 +183,6 @@ def _general_model(
     for member_id in member_ids:
         terms = [n[member_id, topic] for topic in sizes if (member_id, topic) in n]
         count[member_id] = z3.Sum(terms) if terms else z3.IntVal(0)
-    takeable = {mid: {t for t in topics_of[mid] if t in sizes} for mid in member_ids}
     for taker in member_ids:
         for holder in member_ids:
             shared = sorted(takeable[taker] & takeable[holder])
