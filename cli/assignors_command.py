@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from groupspec.cli.output import add_json_option, write_json
 from groupspec.oracle.assignor.assignor_scenarios import (
     SCENARIO_NAMES,
     ScenarioResult,
@@ -39,7 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:
             f"Scenarios: {', '.join(SCENARIO_NAMES)}."
         ),
     )
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead")
+    add_json_option(parser, "the results")
     third_party = parser.add_mutually_exclusive_group()
     third_party.add_argument("--no-third-party", action="store_true", help="run our assignors only")
     third_party.add_argument(
@@ -78,10 +78,9 @@ def run(args: argparse.Namespace) -> int:
     results = run_suite([*ours, *theirs], scenarios)
     our_names = {assignor.name for assignor in ours}
     failed = any(result.findings for result in results if result.assignor in our_names)
-    if args.json:
-        print(json.dumps(_as_json(results, our_names, note, failed), indent=2))
-    else:
-        _print_table(results, our_names)
+    _print_table(results, our_names)
+    if args.json is not None:
+        write_json(args, _as_json(results, our_names, note, failed))
     return EXIT_VIOLATION if failed else EXIT_OK
 
 

@@ -12,10 +12,8 @@ the specification the reference presets' exhaustive checks kill.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from groupspec.bench.stickiness_bench import SCENARIO_KINDS, StickinessFigures, bench_scenario
@@ -25,7 +23,7 @@ from groupspec.cli.bench_mutation_command import register_bench_mutation
 from groupspec.cli.bench_oracle_command import register_bench_oracle
 from groupspec.cli.bench_serve_command import register_bench_serve
 from groupspec.cli.bench_spark_command import register_bench_spark
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import add_json_option, write_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -53,9 +51,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     stickiness.add_argument(
         "--timeout", type=float, default=120.0, help="z3 time limit per scenario, seconds"
     )
-    stickiness.add_argument(
-        "--json", type=Path, metavar="FILE", help="also write the figures as JSON"
-    )
+    add_json_option(stickiness, "the figures")
     stickiness.set_defaults(run=run_stickiness)
     register_bench_checker(benches)
     register_bench_impl(benches)
@@ -93,7 +89,7 @@ def run_stickiness(args: argparse.Namespace) -> int:
     for row in figures:
         _print_row(row)
     if args.json is not None:
-        write_atomically(args.json, json.dumps(_as_json(figures), indent=2) + "\n")
+        write_json(args, _as_json(figures))
     return 1 if any(row.error for row in figures) else 0
 
 

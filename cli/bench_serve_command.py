@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import subprocess
 import sys
-from pathlib import Path
 
 from groupspec.bench.serve_load import LoadReport, run_load
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import add_json_option, write_json
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -35,7 +33,7 @@ def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--duration", type=float, default=10.0, help="measured seconds (default 10)"
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    add_json_option(parser, "the figures")
     parser.set_defaults(run=run_bench_serve)
 
 
@@ -79,9 +77,7 @@ def run_bench_serve(args: argparse.Namespace) -> int:
         server.wait(30)
     print(format_report(report))
     if args.json is not None:
-        write_atomically(
-            args.json, json.dumps({"bench": "serve", **report.as_dict()}, indent=2) + "\n"
-        )
+        write_json(args, {"bench": "serve", **report.as_dict()})
     return EXIT_OK
 
 
