@@ -161,6 +161,7 @@ def run_check(args: argparse.Namespace) -> int:
     for header_line in header_lines(loaded):
         print(header_line, flush=True)
     line = ProgressLine()
+    interrupted_in: str | None = None  # the phase Ctrl-C cut short, if it did
     try:
         checked = check(
             loaded.model,
@@ -175,11 +176,12 @@ def run_check(args: argparse.Namespace) -> int:
     except SearchInterrupted as stop:
         # Ctrl-C: report what was explored, as a check stopped by a limit would.
         checked = CheckResult(stop.result, interrupted=True)
-        if stop.phase == LIVENESS:
-            searched = "complete" if stop.result.complete else "cut short by a limit"
-            print(f"interrupted during the liveness check (the search was {searched})")
+        interrupted_in = stop.phase
     finally:
         line.close()
+    if interrupted_in == LIVENESS:
+        searched = "complete" if checked.search.complete else "cut short by a limit"
+        print(f"interrupted during the liveness check (the search was {searched})")
     _report(loaded, checked, args)
     if checked.interrupted:
         return EXIT_INTERRUPTED

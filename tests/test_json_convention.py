@@ -80,10 +80,10 @@ def _space(tmp_path: Path) -> Path:
     return space
 
 
-# Each command, run cheaply; the --json option is appended by the test.
+# Each command, run cheaply; the --json option is appended by the test. (`assignors --json -`
+# is what tests/test_assignors_cli.py reads its results from.)
 RUNS = {
     "check": lambda tmp: ["check", "two-phase", "--quiet"],
-    "assignors": lambda tmp: ["assignors", "--no-third-party", "--scenario", "scale-out"],
     "coverage": lambda tmp: ["coverage", "--recorded"],
     "simulate": lambda tmp: ["simulate", "eager-2", "--runs", "1", "--steps", "5", "--quiet"],
     "swarm": lambda tmp: ["swarm", str(_space(tmp)), "--runs", "1"],
