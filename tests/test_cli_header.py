@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from groupspec.cli.main import main
+from groupspec.conformance.impl_traces import write_impl_trace
 from groupspec.models.catalog import load_model
 
 
@@ -46,3 +47,16 @@ def test_simulate_shows_the_overrides_it_walked(capsys):
     assert "eager-2 with evictions=0 " in out
     assert "  evictions = 0 (preset: 1): fault budget: " in out
     assert load_model("eager-2").description not in out
+
+
+def test_validate_names_the_settings_its_set_replaces(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    with trace.open("w") as out:
+        write_impl_trace(out, seed=1, duration_ms=60_000, consumers=2)
+    argv = ["validate", str(trace), "--no-shrink", "--set", "group_initial_rebalance_delay_ms=0"]
+    main(argv)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (
+        "coordinator settings from --set, over each trace header's: "
+        "group_initial_rebalance_delay_ms=0"
+    )
