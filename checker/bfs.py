@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import queue
+import signal
 import time
 import traceback
 from array import array
@@ -28,6 +29,7 @@ from typing import Any, Generic, TypeVar
 from .channel import Channel
 from .expand import BatchResult, Expander, GroupStats, Ids, Problem, StepObserver
 from .graph import StateGraph
+from .interrupt import INTERRUPTED, SearchInterrupted, deferred_interrupts
 from .model import Model, liveness_properties
 from .store import VisitedStore, path_to
 
@@ -262,44 +264,52 @@ def search(
 
     pool = _Pool(model, expander, workers - 1, record_graph) if workers > 1 else None
     recent = store.recent_levels()
-    try:
-        level = 0
-        while merger.next_frontier and not merger.done():
-            frontier, merger.next_frontier = merger.next_frontier, []
-            store.next_level()
-            expanded: Iterator[tuple[BatchResult | None, bool, list[tuple[int, Ids, Any, int]]]]
-            if pool is None and observer is None and expander.explores_fast:
-                expanded = _explore_here(expander, frontier, merger, result)
-            elif pool is not None:
-                expanded = (
-                    (batch, end, []) for batch, end in pool.expand_level(frontier, recent())
-                )
-            else:
-                expanded = _expand_here(expander, frontier, recent, observer is not None)
-            for batch_result, batch_end, steps in expanded:
-                new = merger.merge(batch_result) if batch_result is not None else []
-                if observer is not None:
-                    _tell(observer, expander, steps, set(new))
-                if merger.next_frontier:
-                    # Depth is that of the deepest state found, even if a stop cuts the level.
-                    result.depth = level + 1
-                if not batch_end:
-                    continue  # a chunk of a batch: stops are decided where the batch ends
-                stop = limit_reached(limits, result, started)
-                if progress:
-                    progress(_snapshot(result, merger, started))
-                if stop or merger.done():
-                    result.stopped_by = stop
+    with deferred_interrupts() as interrupt_requested:
+        try:
+            level = 0
+            while merger.next_frontier and not merger.done():
+                frontier, merger.next_frontier = merger.next_frontier, []
+                store.next_level()
+                expanded: Iterator[tuple[BatchResult | None, bool, list[tuple[int, Ids, Any, int]]]]
+                if pool is None and observer is None and expander.explores_fast:
+                    expanded = _explore_here(expander, frontier, merger, result)
+                elif pool is not None:
+                    expanded = (
+                        (batch, end, []) for batch, end in pool.expand_level(frontier, recent())
+                    )
+                else:
+                    expanded = _expand_here(expander, frontier, recent, observer is not None)
+                for batch_result, batch_end, steps in expanded:
+                    new = merger.merge(batch_result) if batch_result is not None else []
+                    if observer is not None:
+                        _tell(observer, expander, steps, set(new))
+                    if merger.next_frontier:
+                        # Depth is that of the deepest state found, even if a stop cuts the level.
+                        result.depth = level + 1
+                    if not batch_end:
+                        continue  # a chunk of a batch: stops are decided where the batch ends
+                    stop = limit_reached(limits, result, started) or (
+                        INTERRUPTED if interrupt_requested() else None
+                    )
+                    if progress:
+                        progress(_snapshot(result, merger, started))
+                    if stop or merger.done():
+                        result.stopped_by = stop
+                        break
+                if result.stopped_by or merger.done():
                     break
-            if result.stopped_by or merger.done():
-                break
-            level += 1
-    finally:
-        if pool is not None:
-            pool.close()
+                level += 1
+        except KeyboardInterrupt:
+            # Raised by the progress callback, or a second Ctrl-C: stop here all the same.
+            result.stopped_by = INTERRUPTED
+        finally:
+            if pool is not None:
+                pool.close()
     result.complete = result.stopped_by is None and not merger.next_frontier
     store.archive_all()
     result.elapsed_s = time.monotonic() - started
+    if result.stopped_by == INTERRUPTED:
+        raise SearchInterrupted(result)
     return result
 
 
@@ -522,6 +532,9 @@ class _Pool(Generic[S]):
 
 def _work(expander: Expander[S], worker: int, tasks: Any, results: Any) -> None:
     """A worker's loop: expand chunks until the process is stopped."""
+    # Ctrl-C reaches every process of the terminal's group; the merging process decides when
+    # to stop and then stops the workers, so they must not die on it with a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     channel = Channel(1)
     known: set[int] = set()  # keys the merge will have seen before this worker's next chunk
     while True:

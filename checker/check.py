@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from .bfs import Limits, ProgressCallback, SearchResult, search
+from .interrupt import INTERRUPTED, LIVENESS, SearchInterrupted
 from .liveness import LivenessResult, check_liveness
 from .model import Model, liveness_properties
 
@@ -55,6 +56,8 @@ class CheckResult(Generic[S]):
 
     search: SearchResult[S]
     liveness: tuple[LivenessResult, ...] = ()
+    # Ctrl-C cut the check short (the search, or the liveness check after it).
+    interrupted: bool = False
 
     @property
     def verdict(self) -> str:
@@ -62,7 +65,7 @@ class CheckResult(Generic[S]):
         exhausted and everything held, else "incomplete"."""
         if self.search.problems or any(item.verdict == "fail" for item in self.liveness):
             return "fail"
-        return self.search.verdict
+        return "incomplete" if self.interrupted else self.search.verdict
 
     @property
     def failed(self) -> tuple[str, ...]:
@@ -81,8 +84,15 @@ def check(
     progress: Callable[..., None] | None = None,
 ) -> CheckResult[S]:
     """Check every property of `model`: safety during the search, then (unless `liveness` is
-    false or the model declares none) its liveness properties on the recorded graph."""
+    false or the model declares none) its liveness properties on the recorded graph.
+
+    Ctrl-C raises `SearchInterrupted` with what the search explored (see `interrupt.py`)."""
     live = liveness and bool(liveness_properties(model))
     explore = engine if engine is not None else in_process()
     result = explore(model, limits=limits or Limits(), progress=progress, record_graph=live)
-    return CheckResult(result, check_liveness(model, result) if live else ())
+    try:
+        return CheckResult(result, check_liveness(model, result) if live else ())
+    except KeyboardInterrupt:
+        # `complete` still says whether the search was exhaustive; the check was not.
+        result.stopped_by = result.stopped_by or INTERRUPTED
+        raise SearchInterrupted(result, LIVENESS) from None

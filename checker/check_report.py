@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from .bfs import SearchResult
 from .counterexample import Counterexample, reconstruct, reconstruct_lasso
+from .interrupt import INTERRUPTED
 from .liveness import LivenessResult
 from .model import Model, Transition
 
@@ -143,9 +144,13 @@ def summary_lines(result: SearchResult[S], verdict: str | None = None) -> list[s
     """The final summary of a check, one fact per line; `verdict` is the whole check's (with
     liveness), the search's own by default."""
     rate = result.distinct_states / result.elapsed_s if result.elapsed_s > 0 else 0.0
+    shown = verdict or result.verdict
+    if result.stopped_by == INTERRUPTED:
+        shown += f": {INTERRUPTED} (Ctrl-C)"
+    elif result.stopped_by:
+        shown += f" (stopped by {result.stopped_by})"
     lines = [
-        f"verdict: {verdict or result.verdict}"
-        + (f" (stopped by {result.stopped_by})" if result.stopped_by else ""),
+        f"verdict: {shown}",
         f"distinct states: {result.distinct_states:,}   transitions: {result.transitions:,}   "
         f"depth: {result.depth}",
         f"elapsed: {result.elapsed_s:.2f} s   {rate:,.0f} states/s   workers: {result.workers}",

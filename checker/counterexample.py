@@ -9,6 +9,7 @@ violations (lassos: a stem, then a cycle repeated forever) are replayed the same
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -17,6 +18,7 @@ from .expand import Expander
 from .fingerprint import fingerprint
 from .liveness import LivenessViolation
 from .model import Model, Transition
+from .replay import property_details
 
 S = TypeVar("S")
 
@@ -59,12 +61,17 @@ class _Replay(Generic[S]):
         return [t for t in self.model.transitions(state) if self.matches(t.state, target)]
 
 
-def _violates(model: Model[S], before: S, transition: Transition[S], found: FoundProblem) -> bool:
+def _violation_rank(
+    model: Model[S], before: S, transition: Transition[S], found: FoundProblem
+) -> int:
+    """0 when the step breaks the action property with the recorded detail, 1 when it breaks
+    it otherwise (the representative named clients differently), 2 when it does not."""
     problem = found.problem
     for action_property in model.action_properties:
         if action_property.name == problem.property_name:
-            return problem.detail in action_property.check(before, transition)
-    return False
+            details = action_property.check(before, transition)
+            return 0 if problem.detail in details else 1 if details else 2
+    return 2
 
 
 def reconstruct(model: Model[S], found: FoundProblem) -> Counterexample[S]:
@@ -81,13 +88,34 @@ def reconstruct(model: Model[S], found: FoundProblem) -> Counterexample[S]:
         chosen = candidates[0]
         if found.problem.kind == "action" and index == len(path) - 1:
             # Several steps can reach the same state; show one that breaks the property.
-            chosen = next((t for t in candidates if _violates(model, state, t, found)), chosen)
+            chosen = min(candidates, key=lambda t: _violation_rank(model, state, t, found))
         steps.append(chosen)
         state = chosen.state
     problem = found.problem
-    return Counterexample(
-        problem.kind, problem.property_name, problem.detail, initial, tuple(steps)
+    detail = concrete_detail(
+        model, problem.kind, problem.property_name, problem.detail, initial, steps
     )
+    return Counterexample(problem.kind, problem.property_name, detail, initial, tuple(steps))
+
+
+def concrete_detail(
+    model: Model[S],
+    kind: str,
+    property_name: str,
+    recorded: str,
+    initial: S,
+    steps: Sequence[Transition[S]],
+) -> str:
+    """What the property says is wrong at the end of the concrete run, in the run's own names.
+
+    The search judged symmetry representatives, so the recorded detail may name clients the
+    concrete run calls otherwise (the representative's c2 is the run's c1): the property is
+    judged again on the run, and the recorded text kept only when the run says the same.
+    """
+    if kind not in ("invariant", "action"):
+        return recorded
+    details = property_details(model, kind, property_name, initial, steps)
+    return recorded if recorded in details or not details else details[0]
 
 
 @dataclass(frozen=True)

@@ -51,21 +51,34 @@ def follow(model: Model[S], labels: Sequence[str]) -> tuple[S, tuple[Transition[
 def replay(model: Model[S], kind: str, property_name: str, labels: Sequence[str]) -> Replay[S]:
     """Follow `labels`, then evaluate the recorded property at the end of the trace."""
     initial, steps = follow(model, labels)
+    details = property_details(model, kind, property_name, initial, steps)
+    return Replay(initial, steps, bool(details), details)
+
+
+def property_details(
+    model: Model[S],
+    kind: str,
+    property_name: str,
+    initial: S,
+    steps: Sequence[Transition[S]],
+) -> tuple[str, ...]:
+    """What the property `property_name` (of `kind`) finds wrong at the end of the run
+    `initial`, `steps`: nothing when it holds there."""
     final = steps[-1].state if steps else initial
-    details: list[str] = []
+    details: Sequence[str] = ()
     if kind == "invariant":
         details = _invariant(model, property_name).check(final)
     elif kind == "action":
         if not steps:
             raise ReplayFailed("an action property needs at least one step")
         before = steps[-2].state if len(steps) > 1 else initial
-        details = list(_action_property(model, property_name).check(before, steps[-1]))
+        details = _action_property(model, property_name).check(before, steps[-1])
     elif kind == "deadlock":
         if not model.transitions(final) and not model.is_terminal(final):
-            details = ["no step is enabled"]
+            details = ("no step is enabled",)
     else:
         raise ReplayFailed(f"unknown property kind {kind!r}")
-    return Replay(initial, steps, bool(details), tuple(details))
+    return tuple(details)
 
 
 def _invariant(model: Model[S], name: str) -> Any:

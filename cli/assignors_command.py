@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from groupspec.cli.output import add_json_option, write_json
 from groupspec.oracle.assignor.assignor_reference import AssignorReferenceError, load_assignors
 from groupspec.oracle.assignor.assignor_scenarios import (
     SCENARIO_NAMES,
@@ -48,7 +48,7 @@ def register(commands: argparse._SubParsersAction) -> None:
             f"Scenarios: {', '.join(SCENARIO_NAMES)}."
         ),
     )
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON instead")
+    add_json_option(parser, "the results")
     third_party = parser.add_mutually_exclusive_group()
     third_party.add_argument(
         "--no-third-party",
@@ -157,18 +157,15 @@ def run(args: argparse.Namespace) -> int:
     our_names = {assignor.name for assignor in ours}
     failed = any(result.findings for result in results if result.assignor in our_names)
     random_names = {scenario.name for scenario in randoms}
-    if args.json:
-        print(json.dumps(_as_json(results, our_names, note, failed), indent=2))
-    else:
-        fixed = [r for r in results if r.scenario not in random_names]
+    fixed = [r for r in results if r.scenario not in random_names]
+    if fixed:
+        _print_table(fixed, our_names)
+    if randoms:
         if fixed:
-            _print_table(fixed, our_names)
-        if randoms:
-            if fixed:
-                print()
-            _print_random_summary(
-                [r for r in results if r.scenario in random_names], our_names, args
-            )
+            print()
+        _print_random_summary([r for r in results if r.scenario in random_names], our_names, args)
+    if args.json is not None:
+        write_json(args, _as_json(results, our_names, note, failed))
     return EXIT_VIOLATION if failed else EXIT_OK
 
 

@@ -7,9 +7,7 @@ itself lives in bench_command.py, which wires this in).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from groupspec.bench.checker_bench import (
     QUICK_PRESETS,
@@ -19,7 +17,7 @@ from groupspec.bench.checker_bench import (
     format_table,
     parse_preset,
 )
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.catalog import ModelLoadError
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
@@ -61,7 +59,7 @@ def register_bench_checker(bench_subcommands: argparse._SubParsersAction) -> Non
         action="store_true",
         help=f"a smoke run: {', '.join(QUICK_PRESETS)} (unless --preset is given)",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    add_json_option(parser, "the figures")
     parser.set_defaults(run=run_bench_checker)
 
 
@@ -78,7 +76,7 @@ def run_bench_checker(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(format_table(results))
     if args.json is not None:
-        write_atomically(args.json, json.dumps(bench_json(results), indent=2) + "\n")
+        write_json(args, bench_json(results))
     return EXIT_OK if all(bench.consistent for bench in results) else EXIT_MISMATCH
 
 

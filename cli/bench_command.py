@@ -13,10 +13,8 @@ the specification the reference presets' exhaustive checks kill.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from groupspec.bench.stickiness_bench import (
@@ -34,7 +32,7 @@ from groupspec.cli.bench_mutation_command import register_bench_mutation
 from groupspec.cli.bench_oracle_command import register_bench_oracle
 from groupspec.cli.bench_serve_command import register_bench_serve
 from groupspec.cli.bench_spark_command import register_bench_spark
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import add_json_option, write_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -74,9 +72,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="leave out the scenarios of `groupspec assignors`",
     )
-    stickiness.add_argument(
-        "--json", type=Path, metavar="FILE", help="also write the figures as JSON"
-    )
+    add_json_option(stickiness, "the figures")
     stickiness.set_defaults(run=run_stickiness)
     register_bench_checker(benches)
     register_bench_impl(benches)
@@ -117,7 +113,7 @@ def run_stickiness(args: argparse.Namespace) -> int:
     if suite:
         _print_suite(suite, args.timeout)
     if args.json is not None:
-        write_atomically(args.json, json.dumps(_as_json(figures, suite), indent=2) + "\n")
+        write_json(args, _as_json(figures, suite))
     pairs = [(row.highs, row.z3) for row in figures] + [
         (highs, z3) for entry in suite for _, highs, z3 in entry.runs
     ]

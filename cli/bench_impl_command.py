@@ -7,13 +7,11 @@ lives in bench_command.py, which wires this in).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 
 from groupspec.bench.impl_bench import bench_scale, bench_stream, format_report
-from groupspec.cli.output import ProgressLine, write_atomically
+from groupspec.cli.output import ProgressLine, add_json_option, write_json
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 
@@ -57,7 +55,7 @@ def register_bench_impl(bench_subcommands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="measure live bytes with tracemalloc instead of resident-set growth (slower build)",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    add_json_option(parser, "the figures")
     parser.set_defaults(run=run_bench_impl)
 
 
@@ -86,7 +84,7 @@ def run_bench_impl(args: argparse.Namespace) -> int:
             "stream": asdict(stream),
             "scale": asdict(scale) if scale is not None else None,
         }
-        write_atomically(args.json, json.dumps(document, indent=2) + "\n")
+        write_json(args, document)
     return EXIT_OK if stream.responses_differing == 0 else EXIT_MISMATCH
 
 

@@ -7,9 +7,7 @@ group itself lives in bench_command.py, which wires this in).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from groupspec.bench.mutant_rules import RuleLocator
 from groupspec.bench.mutation_baseline import BaselineError
@@ -20,7 +18,7 @@ from groupspec.bench.mutation_campaign import (
     run_campaign,
 )
 from groupspec.bench.mutation_report import campaign_json, format_report
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.catalog import group_preset_names
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
@@ -64,7 +62,7 @@ def register_bench_mutation(bench_subcommands: argparse._SubParsersAction) -> No
             f"and states before it counts as killed by timeout (default {Budget().factor:g})"
         ),
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    add_json_option(parser, "the figures")
     parser.set_defaults(run=run_bench_mutation)
 
 
@@ -89,7 +87,7 @@ def run_bench_mutation(args: argparse.Namespace) -> int:
     locator = RuleLocator()
     print(format_report(campaign, locator))
     if args.json is not None:
-        write_atomically(args.json, json.dumps(campaign_json(campaign, locator), indent=2) + "\n")
+        write_json(args, campaign_json(campaign, locator))
     return EXIT_OK
 
 

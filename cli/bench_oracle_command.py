@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import add_json_option, write_json
 from groupspec.conformance.impl_traces import write_impl_trace
 from groupspec.oracle.trace.validate import validate_trace
 
@@ -37,7 +36,7 @@ def register_bench_oracle(benches: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the traces in DIR")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    add_json_option(parser, "the figures")
     parser.set_defaults(run=run_bench_oracle)
 
 
@@ -59,9 +58,7 @@ def run_bench_oracle(args: argparse.Namespace) -> int:
             f"hypotheses; {row['status']} (written at {row['write_events_per_s']:,.0f} events/s)"
         )
     if args.json is not None:
-        write_atomically(
-            args.json, json.dumps({"bench": "oracle", "traces": rows}, indent=2) + "\n"
-        )
+        write_json(args, {"bench": "oracle", "traces": rows})
     return 0 if all(row["status"] == "pass" for row in rows) else 1
 
 

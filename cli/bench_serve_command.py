@@ -12,19 +12,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import json
 import math
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from groupspec.bench.broker_cpu import MOCK_THREAD_NAME, CpuClock, process_cpu, threads_cpu
 from groupspec.bench.load_protocol import FormationError
 from groupspec.bench.serve_load import LoadReport, run_load
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import add_json_option, write_json
 from groupspec.wire.address import Address
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -78,7 +76,7 @@ def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help=f"give up if the groups have not formed by then (default {DEFAULT_FORMATION_TIMEOUT_S:g})",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    add_json_option(parser, "the figures")
     parser.set_defaults(run=run_bench_serve)
 
 
@@ -115,7 +113,7 @@ def run_bench_serve(args: argparse.Namespace) -> int:
         print(format_report(target[1], target[0]))
         print(format_ratios(baseline, target[1], target[0]))
     if args.json is not None:
-        write_atomically(args.json, json.dumps(_as_json(baseline, target), indent=2) + "\n")
+        write_json(args, _as_json(baseline, target))
     return EXIT_OK
 
 

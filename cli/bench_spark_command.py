@@ -4,12 +4,10 @@ in-process engine (bench/spark_bench.py). Wired into the `bench` group by bench_
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 from groupspec.cli.check_spark import DEFAULT_MASTER, SparkRunError, spark_session_for
-from groupspec.cli.output import write_atomically
+from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.catalog import ModelLoadError, load_model
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
@@ -34,7 +32,7 @@ def register_bench_spark(bench_subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--master", metavar="URL", help=f"Spark master URL (default {DEFAULT_MASTER})"
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    add_json_option(parser, "the figures")
     parser.set_defaults(run=run_bench_spark)
 
 
@@ -68,5 +66,5 @@ def run_bench_spark(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(format_table(bench))
     if args.json is not None:
-        write_atomically(args.json, json.dumps(bench_json(bench), indent=2) + "\n")
+        write_json(args, bench_json(bench))
     return EXIT_OK if bench.consistent else EXIT_MISMATCH

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-from groupspec.cli.output import with_generated_block, write_atomically
+from groupspec.cli.output import add_json_option, with_generated_block, write_atomically, write_json
 from groupspec.models.bugs import BUGS, BugRun, run_bug
 from groupspec.models.faults import FAULTS
 
@@ -25,7 +24,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the table as JSON")
+    add_json_option(parser, "the table")
     parser.add_argument(
         "--update-doc",
         type=Path,
@@ -57,7 +56,7 @@ def run_bugs(args: argparse.Namespace) -> int:
             f"{run.seconds:>8.2f}  {verdict}"
         )
     if args.json is not None:
-        write_atomically(args.json, json.dumps([_row(run) for run in runs], indent=2) + "\n")
+        write_json(args, [_row(run) for run in runs])
     if args.update_doc is not None:
         text = args.update_doc.read_text(encoding="utf-8")
         write_atomically(args.update_doc, with_results_table(text, runs))

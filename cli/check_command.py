@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,14 @@ from groupspec.checker.check_report import (
     group_lines,
     summary_lines,
 )
+from groupspec.checker.interrupt import LIVENESS, SearchInterrupted
 from groupspec.checker.liveness import LivenessResult
 from groupspec.checker.model import Model
 from groupspec.cli import check_spark
 from groupspec.cli.check_spark import IN_PROCESS, SPARK
-from groupspec.cli.output import ProgressLine, write_atomically
+from groupspec.cli.main import EXIT_INTERRUPTED
+from groupspec.cli.model_header import header_lines
+from groupspec.cli.output import ProgressLine, add_json_option, write_atomically, write_json
 from groupspec.coverage.reached import never_lines, totals_line
 from groupspec.diagrams.sequence_diagram import render_svg
 from groupspec.diagrams.sequence_events import counterexample_diagram
@@ -78,7 +80,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="collect every violation instead of stopping at the first",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the result as JSON")
+    add_json_option(parser, "the result")
     parser.add_argument(
         "--diagram",
         type=Path,
@@ -156,7 +158,10 @@ def run_check(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     limits = Limits(args.max_states, args.max_seconds, all_violations=args.all)
+    for header_line in header_lines(loaded):
+        print(header_line, flush=True)
     line = ProgressLine()
+    interrupted_in: str | None = None  # the phase Ctrl-C cut short, if it did
     try:
         checked = check(
             loaded.model,
@@ -168,8 +173,23 @@ def run_check(args: argparse.Namespace) -> int:
     except check_spark.SparkRunError as error:
         print(f"groupspec check: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except SearchInterrupted as stop:
+        # Ctrl-C: report what was explored, as a check stopped by a limit would.
+        checked = CheckResult(stop.result, interrupted=True)
+        interrupted_in = stop.phase
     finally:
         line.close()
+    if interrupted_in == LIVENESS:
+        searched = "complete" if checked.search.complete else "cut short by a limit"
+        print(f"interrupted during the liveness check (the search was {searched})")
+    _report(loaded, checked, args)
+    if checked.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_VIOLATION if checked.verdict == "fail" else EXIT_OK
+
+
+def _report(loaded: LoadedModel, checked: CheckResult[Any], args: argparse.Namespace) -> None:
+    """Print the summary, and write --json and --diagram (for a partial check too)."""
     result, liveness = checked.search, checked.liveness
     _print(loaded, checked, verbose=args.verbose)
     if args.stats:
@@ -177,10 +197,9 @@ def run_check(args: argparse.Namespace) -> int:
             print(group_line)
     if args.json is not None:
         document = check_document(loaded, checked)
-        write_atomically(args.json, json.dumps(document, indent=2) + "\n")
+        write_json(args, document)
     if args.diagram is not None:
         _write_diagram(args.diagram, loaded, result, liveness)
-    return EXIT_VIOLATION if checked.verdict == "fail" else EXIT_OK
 
 
 def _validate(args: argparse.Namespace) -> str | None:
@@ -262,7 +281,7 @@ def _progress_printer(loaded: LoadedModel, line: ProgressLine) -> ProgressCallba
         line.update(
             f"{loaded.preset}: {progress.distinct_states:,} states  "
             f"{progress.transitions:,} transitions  queue {progress.queue:,}  "
-            f"depth {progress.depth}  {rate:,.0f} states/s"
+            f"depth {progress.depth}  {rate:,.0f} states/s  {progress.elapsed_s:,.0f} s"
         )
 
     return show
@@ -270,7 +289,6 @@ def _progress_printer(loaded: LoadedModel, line: ProgressLine) -> ProgressCallba
 
 def _print(loaded: LoadedModel, checked: CheckResult[Any], *, verbose: bool) -> None:
     result = checked.search
-    print(f"{loaded.preset}: {loaded.description}")
     for example in counterexamples(loaded.model, result):
         print(format_counterexample(loaded.model, example))
     for item in checked.liveness:

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from groupspec.cli import record_command, serve_command, workload_command
+from groupspec.cli.output import json_stdout
 
 # Commands that start without importing the checker and z3 (servers and proxies start fast).
 LIGHT_COMMANDS = {
@@ -18,6 +19,7 @@ LIGHT_COMMANDS = {
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a SIGINT: 128 + 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -87,9 +89,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # argparse exits 2 on usage errors and 0 for --help; keep its code.
         return int(exit_request.code or 0)
     try:
-        return int(args.run(args))
+        with json_stdout(args):
+            return int(args.run(args))
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:
+        # Commands that can say what they did so far (check) catch Ctrl-C themselves.
+        print(f"groupspec {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def console_main() -> None:

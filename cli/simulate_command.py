@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from groupspec.checker.walk import WalkReport, random_walks
@@ -16,7 +14,8 @@ from groupspec.cli.check_spark import (
     add_engine_options,
     spark_walks,
 )
-from groupspec.cli.output import ProgressLine, write_atomically
+from groupspec.cli.model_header import header_lines
+from groupspec.cli.output import ProgressLine, add_json_option, write_json
 from groupspec.models.catalog import (
     LoadedModel,
     ModelLoadError,
@@ -61,7 +60,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="collect every violation instead of stopping at the first",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the result as JSON")
+    add_json_option(parser, "the result")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_engine_options(
         parser,
@@ -117,6 +116,10 @@ def walk_presets(args: argparse.Namespace) -> int:
     for loaded, report in zip(models, reports, strict=True):
         rate = report.steps / report.elapsed_s if report.elapsed_s > 0 else 0.0
         verdict = f"{len(report.violations)} violation(s)" if report.violations else "ok"
+        if loaded.overrides:
+            # What was walked is not the preset as shipped: say how it differs.
+            for header_line in header_lines(loaded):
+                print(header_line)
         print(
             f"{loaded.preset:16} {report.runs} walks  {report.steps:7} steps  "
             f"{report.distinct_states:7} distinct states  {rate:8.0f} steps/s  {verdict}"
@@ -150,7 +153,7 @@ def walk_presets(args: argparse.Namespace) -> int:
     print(_coverage_line(reports))
     if args.json is not None:
         result = {"seed": args.seed, "verdict": "fail" if failed else "pass", "presets": documents}
-        write_atomically(args.json, json.dumps(result, indent=2) + "\n")
+        write_json(args, result)
     return 1 if failed else 0
 
 

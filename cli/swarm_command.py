@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 
 from groupspec.cli import check_spark
-from groupspec.cli.output import write_atomically
+from groupspec.cli.main import EXIT_INTERRUPTED
+from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.presets import PresetError
 from groupspec.models.swarm_space import DEFAULT_SPACE, Budget, read_space, space_names
 from groupspec.swarm.draw import draw
@@ -81,7 +80,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print the configurations drawn and check none",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
+    add_json_option(parser, "the report")
     parser.add_argument(
         "--verbose", action="store_true", help="list every rule no configuration reached"
     )
@@ -129,15 +128,22 @@ def run_swarm(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(COLUMNS, flush=True)
     started = time.perf_counter()
+    finished: list[ConfigResult] = []
+    interrupted = False
     try:
-        results = _check(plan, args)
+        _check(plan, args, finished)
     except check_spark.SparkRunError as error:
         return _usage(str(error))
-    report = SwarmReport(plan, tuple(results), time.perf_counter() - started)
+    except KeyboardInterrupt:
+        # Ctrl-C: report (and write) the configurations checked so far, marked incomplete.
+        interrupted = True
+    report = SwarmReport(plan, tuple(finished), time.perf_counter() - started, interrupted)
     for line in report_lines(report, verbose=args.verbose):
         print(line)
     if args.json is not None:
-        write_atomically(args.json, json.dumps(report_json(report), indent=2) + "\n")
+        write_json(args, report_json(report))
+    if interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_VIOLATION if report.verdict == "fail" else EXIT_OK
 
 
@@ -174,18 +180,20 @@ def _engine_name(args: argparse.Namespace) -> str:
     return f"local, {args.workers} process" + ("es" if args.workers > 1 else "")
 
 
-def _check(plan: Plan, args: argparse.Namespace) -> list[ConfigResult]:
-    """Every configuration's result, its line printed as soon as it is known."""
+def _check(plan: Plan, args: argparse.Namespace, finished: list[ConfigResult]) -> None:
+    """Check every configuration: each result is printed as soon as it is known and appended
+    to `finished` (which keeps them when Ctrl-C stops the swarm)."""
 
     def show(result: ConfigResult) -> None:
+        finished.append(result)
         print(configuration_line(result), flush=True)
 
     configurations = plan.drawn.configurations
     if args.engine != SPARK:
-        return check_locally(configurations, workers=args.workers, on_result=show)
+        check_locally(configurations, workers=args.workers, on_result=show)
+        return
     print(f"checking {len(configurations)} configurations on Spark ...", file=sys.stderr)
     with check_spark.spark_session_for(args) as context:
         results = check_on_spark(context, configurations)
     for result in results:
         show(result)
-    return results

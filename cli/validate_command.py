@@ -13,7 +13,7 @@ from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, TraceInputError, Verdict, validate_trace
 
 from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
-from .output import write_atomically
+from .output import add_json_option, write_json
 
 EXIT_PASS, EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 
@@ -37,9 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "traces", nargs="+", type=Path, metavar="FILE", help="trace files (JSON Lines)"
     )
-    parser.add_argument(
-        "--json", type=Path, metavar="REPORT", help="also write the verdicts as JSON"
-    )
+    add_json_option(parser, "the verdicts")
     parser.add_argument(
         "--set",
         action="append",
@@ -98,6 +96,10 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.out is not None or args.master is not None:
         print("groupspec validate: --out and --master need --engine spark", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if overrides:
+        # The header of every trace names its coordinator's settings; say which were replaced.
+        given = " ".join(f"{name}={value}" for name, value in overrides.items())
+        print(f"coordinator settings from --set, over each trace header's: {given}")
     verdicts: list[Verdict] = []
     worst = EXIT_PASS
     for path in args.traces:
@@ -113,7 +115,7 @@ def run_validate(args: argparse.Namespace) -> int:
         worst = _worse(worst, code)
     if args.json is not None:
         document = {"verdicts": [v.to_json() for v in verdicts]}
-        write_atomically(args.json, json.dumps(document, indent=2) + "\n")
+        write_json(args, document)
     return worst
 
 
@@ -144,7 +146,7 @@ def _run_spark(
     for trace, line, api in summary.diverged:
         print(f"  diverged: {trace} line {line} ({api})")
     if args.json is not None:
-        write_atomically(args.json, json.dumps(summary.to_json(), indent=2) + "\n")
+        write_json(args, summary.to_json())
     worst = EXIT_PASS
     for status, code in (
         ("undecided", EXIT_UNDECIDED),

@@ -28,7 +28,7 @@ from groupspec.models.catalog import (
     model_names,
 )
 
-from .output import ProgressLine, write_atomically
+from .output import ProgressLine, add_json_option, write_json
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -72,7 +72,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--gzip", action="store_true", help="with --out: write PRESET.jsonl.gz (gzip-compressed)"
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="with --run: write a report")
+    add_json_option(parser, "a report (with --run)")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.set_defaults(run=run_vectors_command)
 
@@ -186,7 +186,7 @@ def _run(args: argparse.Namespace) -> int:
         reports.append(report)
         _print(vectors.path, report)
     if args.json is not None:
-        write_atomically(args.json, json.dumps([_document(r) for r in reports], indent=2) + "\n")
+        write_json(args, [_document(r) for r in reports])
     return EXIT_OK if all(report.passed for report in reports) else EXIT_FAILED
 
 

@@ -53,9 +53,10 @@ from .graphs import (
     group_node,
     tally,
 )
+from .member_names import as_people_see_it
 from .render import machine_dot, render
 from .scenarios import SCENARIOS, Scenario, find_run, scenario_named
-from .sequence_diagram import render_svg
+from .sequence_diagram import SequenceDiagram, render_svg
 from .sequence_events import counterexample_diagram, world_sequence
 from .style import FAULT_COLOUR, FONT, colour_of
 
@@ -315,7 +316,13 @@ def state_graph_dot(source: DiagramSource) -> str:
 
 
 def scenario_svg(scenario: Scenario) -> str:
-    """The sequence diagram of one canonical scenario, milestones marked where reached."""
+    """The sequence diagram of one canonical scenario, as an SVG."""
+    return render_svg(scenario_diagram(scenario))
+
+
+def scenario_diagram(scenario: Scenario) -> SequenceDiagram:
+    """The sequence diagram of one canonical scenario, milestones marked where reached, drawn
+    with the member ids a coordinator would hand out (`member_names`)."""
     found = find_run(scenario)
     milestones = "; ".join(
         f"({number}) {m.description}" for number, m in enumerate(scenario.milestones, start=1)
@@ -329,15 +336,10 @@ def scenario_svg(scenario: Scenario) -> str:
         (steps - 1, f"milestone {number} reached")
         for number, steps in enumerate(found.milestone_steps, start=1)
     ]
-    diagram = world_sequence(
-        found.world,
-        found.run.initial,
-        found.run.steps,
-        title=scenario.title,
-        subtitle=subtitle,
-        marks=marks,
+    world, steps = as_people_see_it(found.world, found.run.initial, found.run.steps)
+    return world_sequence(
+        world, found.run.initial, steps, title=scenario.title, subtitle=subtitle, marks=marks
     )
-    return render_svg(diagram)
 
 
 # -- all of them ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 
 from groupspec.checker.bfs import SearchResult
 from groupspec.checker.check_report import counterexamples
-from groupspec.checker.counterexample import reconstruct_lasso
+from groupspec.checker.counterexample import concrete_detail, reconstruct_lasso
 from groupspec.checker.liveness import LivenessResult
 from groupspec.checker.model import Transition
 from groupspec.models.group_world import GroupWorld
@@ -24,6 +24,7 @@ from groupspec.models.world_state import GROUP_ID, ClientSlot, WorldState
 from groupspec.spec.consumer import phase
 
 from .graphs import group_hops, group_node
+from .member_names import as_people_see_it
 from .sequence_diagram import (
     FAULT,
     LOCAL,
@@ -219,7 +220,8 @@ def counterexample_diagram(
     *,
     title: str,
 ) -> SequenceDiagram | None:
-    """The shortest counterexample of a check as a sequence diagram (None when all held).
+    """The shortest counterexample of a check as a sequence diagram (None when all held), drawn
+    with the member ids a coordinator would hand out (`member_names`).
 
     A safety violation is preferred (the shortest of them); otherwise the first liveness
     violation is drawn as its stem followed by the cycle that repeats forever.
@@ -227,11 +229,15 @@ def counterexample_diagram(
     examples = counterexamples(model, result)
     if examples:
         example = min(examples, key=lambda item: len(item.steps))
-        outcome = f"{example.kind} {example.property_name} violated: {example.detail}"
+        drawn, steps = as_people_see_it(model, example.initial, example.steps)
+        detail = concrete_detail(
+            drawn, example.kind, example.property_name, example.detail, example.initial, steps
+        )
+        outcome = f"{example.kind} {example.property_name} violated: {detail}"
         return run_sequence(
-            model,
+            drawn,
             example.initial,
-            example.steps,
+            steps,
             title=title,
             subtitle=[f"shortest counterexample: {len(example.steps)} steps"],
             outcome=outcome,
@@ -246,10 +252,11 @@ def counterexample_diagram(
                 )
             else:
                 shape = f"the shortest run ({len(lasso.stem)} steps) to a state from which the goal is unreachable"
+            drawn, steps = as_people_see_it(model, lasso.initial, (*lasso.stem, *lasso.cycle))
             return run_sequence(
-                model,
+                drawn,
                 lasso.initial,
-                (*lasso.stem, *lasso.cycle),
+                steps,
                 title=title,
                 subtitle=[f"liveness {item.property_name} violated ({violation.kind}): {shape}"],
                 outcome=f"liveness {item.property_name} violated: {violation.detail}",

@@ -19,6 +19,7 @@ from groupspec.checker.model import Model
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
 
+from .faults import FAULTS
 from .presets import (
     CLIENTS_KIND,
     GROUP_KIND,
@@ -62,6 +63,34 @@ class LoadedModel:
     kind: str = GROUP_KIND
     # Whether `check` can explore it all (random-clients worlds are for `simulate` only).
     exhaustive: bool = True
+
+
+@dataclass(frozen=True)
+class ParameterChange:
+    """A parameter that `--set` or `--fault` gave: its value, the preset's own, its meaning."""
+
+    name: str
+    value: object
+    preset_value: object
+    meaning: str
+
+
+def parameter_changes(loaded: LoadedModel) -> list[ParameterChange]:
+    """The parameters the overrides set, in the order given, each with the preset's own value
+    and what it means (for `fault`, what the named bug does)."""
+    if not loaded.overrides:
+        return []
+    own = asdict(read_preset(loaded.path).parameters)
+    declared = KINDS[loaded.kind].parameters
+    changes = []
+    for name in loaded.overrides:
+        value = loaded.parameters.get(name)
+        if name == "fault":
+            meaning = FAULTS.get(str(value), "no fault: the correct protocol")
+        else:
+            meaning = declared[name].doc if name in declared else ""
+        changes.append(ParameterChange(name, value, own.get(name), meaning))
+    return changes
 
 
 def model_names() -> tuple[str, ...]:

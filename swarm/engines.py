@@ -8,8 +8,8 @@ coverage; only the seconds differ.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from .configuration import Configuration
@@ -36,13 +36,21 @@ def check_locally(
                 on_result(results[-1])
         return results
     # Forked like the search's own workers (checker/bfs.py): they start with the loaded code.
+    # They ignore Ctrl-C: this process hears it and, leaving the block, terminates them all,
+    # so that no configuration already queued for a worker starts after it.
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(min(workers, len(configurations)), mp_context=context) as pool:
-        for result in pool.map(check_configuration, configurations):
+    processes = min(workers, len(configurations))
+    with context.Pool(processes, initializer=_ignore_interrupts) as pool:
+        for result in pool.imap(check_configuration, configurations):
             results.append(result)
             if on_result is not None:
                 on_result(result)
     return results
+
+
+def _ignore_interrupts() -> None:
+    """A worker process's start: Ctrl-C is for the process that started it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def check_on_spark(context: Any, configurations: Sequence[Configuration]) -> list[ConfigResult]:

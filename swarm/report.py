@@ -46,6 +46,8 @@ class SwarmReport:
     plan: Plan
     results: tuple[ConfigResult, ...]
     elapsed_s: float
+    # Ctrl-C stopped the swarm: `results` are the configurations checked before it.
+    interrupted: bool = False
 
     @property
     def matrix(self) -> Matrix:
@@ -61,6 +63,8 @@ class SwarmReport:
         """ "fail" when a configuration failed, else "incomplete" when a budget stopped one,
         else "pass"."""
         verdicts = {result.verdict for result in self.results}
+        if self.interrupted:
+            verdicts.add("incomplete")
         for verdict in ("fail", "incomplete"):
             if verdict in verdicts:
                 return verdict
@@ -171,9 +175,13 @@ def summary_lines(report: SwarmReport) -> list[str]:
         counts[result.verdict] += 1
     spent = sum(result.elapsed_s for result in report.results)
     states = sum(result.distinct_states for result in report.results)
+    checked = f"{len(report.results)} configurations"
+    if report.interrupted:
+        drawn = len(report.plan.drawn.configurations)
+        checked = f"{len(report.results)} of {drawn} configurations: interrupted (Ctrl-C)"
     return [
         f"verdict: {report.verdict} ({counts['fail']} failed, {counts['incomplete']} incomplete, "
-        f"{counts['pass']} passed of {len(report.results)} configurations)",
+        f"{counts['pass']} passed of {checked})",
         f"distinct states: {states:,} in all   elapsed: {report.elapsed_s:.2f} s "
         f"({spent:.2f} s of checks) on {report.plan.engine}",
     ]
@@ -236,6 +244,7 @@ def report_json(report: SwarmReport) -> dict[str, Any]:
         "liveness": plan.liveness,
         "engine": plan.engine,
         "verdict": report.verdict,
+        "interrupted": report.interrupted,
         "elapsed_s": round(report.elapsed_s, 3),
         "configurations": [_configuration_json(result) for result in report.results],
         "coverage": {

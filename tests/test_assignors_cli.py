@@ -28,7 +28,7 @@ def full_json() -> dict:
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main(["assignors", "--json"])
+        code = main(["assignors", "--json", "-"])
     assert code == 0
     return json.loads(out.getvalue())
 
@@ -114,7 +114,8 @@ def test_bad_flags_are_usage_errors(capsys):
 
 
 def test_one_scenario_ours_only(capsys):
-    assert main(["assignors", "--no-third-party", "--scenario", "scale-out", "--json"]) == 0
+    argv = ["assignors", "--no-third-party", "--scenario", "scale-out", "--json", "-"]
+    assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["scenarios"] == ["scale-out"]
     assert data["assignors"] == list(OURS)

@@ -1,9 +1,10 @@
 """KAFKA-12890: no pending-sync timer, and a follower's SyncGroup may be lost.
 
 Before the fix, the coordinator had no timer for members that joined but never sent SyncGroup.
-A follower stuck between JoinGroup and SyncGroup (while its heartbeat thread kept it alive) left
-the group in CompletingRebalance forever. The world drops the pending-sync timer and lets a
-follower's SyncGroup be lost on its way.
+A follower stuck between JoinGroup and SyncGroup (while its heartbeat thread kept it alive) was
+never removed. The world drops the pending-sync timer and lets a follower's SyncGroup be lost on
+its way: the leader's SyncGroup still moves the group to Stable, but the follower waits for its
+assignment forever and the group never converges.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ class NoSyncTimer(FaultSwitch):
     bug = Bug(
         "KAFKA-12890",
         "KAFKA-12890",
-        "no pending-sync timer: a follower that never sends SyncGroup leaves the group in "
-        "CompletingRebalance forever",
+        "no pending-sync timer: a follower whose SyncGroup is lost is never removed, and waits "
+        "for its assignment forever",
         NAME,
         "Convergence",
         "eager-2",
