@@ -224,6 +224,7 @@ def test_a_named_broken_assignor_is_judged_beside_ours(broken_module, capsys):
             "--assignor",
             f"{broken_module}:both",
             "--json",
+            "-",
         ]
     )
     assert code == 0  # third-party violations are findings, not failures
@@ -303,7 +304,7 @@ def test_random_groups_are_summarised_and_reproducible(capsys):
 
 def test_random_json_names_each_group_by_its_seed(capsys):
     assert main(["assignors", "--no-third-party", "--scenario", "start-up",
-                 "--random", "2", "--seed", "5", "--json"]) == 0  # fmt: skip
+                 "--random", "2", "--seed", "5", "--json", "-"]) == 0  # fmt: skip
     data = json.loads(capsys.readouterr().out)
     assert data["scenarios"] == ["start-up", "random-5", "random-6"]
 
