@@ -10,7 +10,14 @@ from typing import Any
 
 from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.tracker import OracleSettings
-from groupspec.oracle.trace.validate import DIVERGED, PASS, TraceInputError, Verdict, validate_trace
+from groupspec.oracle.trace.validate import (
+    DIVERGED,
+    PASS,
+    DivergenceGroup,
+    TraceInputError,
+    Verdict,
+    validate_trace,
+)
 
 from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
 from .output import write_atomically
@@ -27,9 +34,10 @@ def register(commands: argparse._SubParsersAction) -> None:
             "Replay each trace against the specification, keeping every specification state "
             "consistent with what was observed (requests race across connections, timers fire "
             "late, implementations choose leaders and spell member ids their own way). Reports "
-            "a pass, or the first response the specification does not allow with the responses "
-            "it does allow, the group as the specification holds it, and the shortest excerpt "
-            "of the trace that still leads there. Exit 0 when every trace passes, 1 on a "
+            "a pass, or every divergence grouped by kind (the first of each with the responses "
+            "the specification allows, the group as it holds it, and the shortest excerpt of the "
+            "trace that still leads there), resynchronizing with what was observed after each; "
+            "and the share of events judged. Exit 0 when every trace passes, 1 on a "
             "divergence, 2 on bad input (the error names the file and line), 3 when a trace is "
             "too ambiguous to decide within --max-hypotheses."
         ),
@@ -59,6 +67,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=int,
         default=OracleSettings.reorder_window_ms,
         help="how long after it was seen a request may take effect (default %(default)s)",
+    )
+    parser.add_argument(
+        "--late-response-ms",
+        type=int,
+        default=OracleSettings.late_response_ms,
+        help="a response seen this long after the specification sent it is late, a request due "
+        "an answer this long before the trace ends was never answered (default %(default)s)",
     )
     parser.add_argument(
         "--max-hypotheses",
@@ -182,18 +197,21 @@ def _settings(options: list[str]) -> dict[str, Any]:
 
 
 def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
-    for name in ("timer_slack_ms", "reorder_window_ms"):
+    for name in ("timer_slack_ms", "reorder_window_ms", "late_response_ms"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} cannot be negative")
     if args.max_hypotheses < 1:
         raise ValueError("--max-hypotheses must be at least 1")
-    return OracleSettings(args.timer_slack_ms, args.reorder_window_ms, args.max_hypotheses)
+    return OracleSettings(
+        args.timer_slack_ms, args.reorder_window_ms, args.max_hypotheses, args.late_response_ms
+    )
 
 
 def _print(verdict: Verdict) -> None:
     counts = verdict.counts
     summary = (
-        f"{counts.events} events, {counts.responses_checked} responses checked, "
+        f"{counts.events} events, {verdict.judged_fraction:.1%} judged ({counts.judged}), "
+        f"{counts.responses_checked} responses checked, "
         f"{counts.skipped} requests not modelled, at most {counts.max_hypotheses} hypotheses, "
         f"{verdict.elapsed_s:.2f} s"
     )
@@ -201,23 +219,40 @@ def _print(verdict: Verdict) -> None:
     print(f"{verdict.source}: {verdict.status.upper()}{cut} — {summary}")
     if verdict.note:
         print(f"  {verdict.note}")
-    divergence = verdict.divergence
-    if divergence is None:
-        return
+    if verdict.divergences:
+        print(f"  {len(verdict.divergences)} divergences of {len(verdict.groups)} kinds:")
+    for number, group in enumerate(verdict.groups, start=1):
+        _print_group(number, group)
+
+
+def _print_group(number: int, group: DivergenceGroup) -> None:
+    divergence = group.first
+    api, kind, field, rule = divergence.group_key
+    where = ", ".join(str(line) for line in group.lines[:10])
+    more = f", … ({group.count - 10} more)" if group.count > 10 else ""
     print(
-        f"  line {divergence.line}: {divergence.api} v{divergence.version} response to "
+        f"  [{number}] {api} {kind}"
+        + (f", field {field}" if field else "")
+        + (f", rule {rule}" if rule else "")
+        + f": × {group.count} (lines {where}{more})"
+    )
+    print(
+        f"    line {divergence.line}: {divergence.api} v{divergence.version} response to "
         f"{divergence.connection}#{divergence.correlation_id}: {divergence.reason}"
     )
-    print(f"  observed: {json.dumps(divergence.observed)}  {_names(divergence.observed)}")
+    if divergence.observed is not None:
+        print(f"    observed: {json.dumps(divergence.observed)}  {_names(divergence.observed)}")
     for allowed in divergence.allowed:
-        print(f"  allowed:  {json.dumps(allowed)}  {_names(allowed)}")
+        print(f"    allowed:  {json.dumps(allowed)}  {_names(allowed)}")
     if divergence.state:
-        print("  the specification's state before the response:")
+        print("    the specification's state before the response:")
         for line in divergence.state.splitlines():
-            print(f"    {line}")
-    print(f"  shortest excerpt found ({len(verdict.excerpt)} lines):")
-    for line in verdict.excerpt:
-        print(f"    {line}")
+            print(f"      {line}")
+    if divergence.resync:
+        print(f"    resynchronized: {divergence.resync}")
+    print(f"    shortest excerpt found ({len(group.excerpt)} lines):")
+    for line in group.excerpt:
+        print(f"      {line}")
 
 
 def _names(body: Any) -> str:

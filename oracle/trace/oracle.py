@@ -5,8 +5,9 @@
     divergence = oracle.response("10.0.0.7:53122", 4, JOIN_GROUP, 9, response_body, ts_ms=now_ms())
 
 An implementation calls it as it serves (in process), or `validate_trace` replays a trace file.
-Bodies are Kafka-shaped dicts as in docs/trace-format.md. The first divergence is kept; later
-observations are ignored, since what follows depends on a state the specification never had.
+Bodies are Kafka-shaped dicts as in docs/trace-format.md. Every divergence is kept: after one,
+the oracle resynchronizes with what was observed (`adopt`) and goes on judging. `finish` at the
+end flags requests that were due an answer long before and never got one.
 """
 
 from __future__ import annotations
@@ -18,11 +19,19 @@ from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.responses import ResponseBody
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
+from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_facts
 from .binding import Binding
 from .comparison import comparable
-from .divergence_text import render_response, render_state
+from .divergence_text import error_names, first_difference, render_response, render_state
 from .kafka_shape import BodyError, UnmodelledRequest, response_body, spec_requests
 from .tracker import Hypothesis, OracleSettings, Pending, Ref, Tracker
+
+# What kind of departure a divergence is (its `kind`).
+NOT_ALLOWED = "response"  # a response the specification does not allow
+EARLY = "early"  # a response the specification would not have sent yet
+UNDECODABLE = "undecodable"  # a response the recorder could not decode
+UNANSWERED = "unanswered"  # a request never answered, its connection open
+LATE = "late"  # an allowed response, but later than `late_response_ms`
 
 
 class ObservationError(Exception):
@@ -43,10 +52,23 @@ class Divergence:
     observed: dict[str, Any] | None
     allowed: tuple[dict[str, Any], ...]
     state: str
+    kind: str = NOT_ALLOWED
+    field: str = ""
+    rule: str = ""
+    resync: str = ""
+
+    @property
+    def group_key(self) -> tuple[str, str, str, str]:
+        """What divergences of one kind share: the API, the kind, the field, the rule."""
+        return (self.api, self.kind, self.field, self.rule)
 
     def to_json(self) -> dict[str, Any]:
         """The divergence as a JSON object."""
         return {
+            "kind": self.kind,
+            "field": self.field,
+            "rule": self.rule,
+            "resync": self.resync,
             "line": self.line,
             "ts": self.ts_ms,
             "conn": self.connection,
@@ -65,6 +87,7 @@ class OracleCounts:
     """What an oracle has seen so far."""
 
     events: int = 0
+    judged: int = 0
     requests: int = 0
     responses_checked: int = 0
     skipped: int = 0
@@ -82,10 +105,22 @@ class Oracle:
     ) -> None:
         self.tracker = Tracker(config or CoordinatorConfig(), settings or OracleSettings())
         self.counts = OracleCounts()
-        self.divergence: Divergence | None = None
+        self.divergences: list[Divergence] = []
         self._origin: float | None = None
         self._skipped: set[Ref] = set()
         self._requests: dict[Ref, Pending] = {}
+        self._closed: set[str] = set()
+        self._last = 0
+
+    @property
+    def divergence(self) -> Divergence | None:
+        """The first divergence, if any."""
+        return self.divergences[0] if self.divergences else None
+
+    @property
+    def judged_fraction(self) -> float:
+        """The share of events judged against a specification state (1.0 with no events)."""
+        return self.counts.judged / self.counts.events if self.counts.events else 1.0
 
     # -- observations -------------------------------------------------------------------------
 
@@ -106,6 +141,16 @@ class Oracle:
         if event.direction == CLOSE:
             self.close(event.connection, event.ts_ms)
             return None
+        if event.undecodable is not None:
+            return self.undecodable_response(
+                event.connection,
+                event.correlation_id,
+                event.api_key,
+                event.api_version,
+                event.undecodable,
+                event.ts_ms,
+                line,
+            )
         return self.response(
             event.connection,
             event.correlation_id,
@@ -129,8 +174,6 @@ class Oracle:
     ) -> None:
         """A client sent a request."""
         self.counts.events += 1
-        if self.divergence is not None:
-            return
         ref = (connection, correlation_id)
         try:
             requests = spec_requests(api_key, version, body, client_id, connection)
@@ -145,6 +188,8 @@ class Oracle:
                 f"{API_NAMES.get(api_key, api_key)} v{version} request: {error}"
             ) from None
         self.counts.requests += 1
+        self.counts.judged += 1
+        self._closed.discard(connection)
         pending = Pending(ref, api_key, version, requests, self._time(ts_ms), line)
         self._requests[ref] = pending
         self.tracker.on_request(pending)
@@ -159,10 +204,146 @@ class Oracle:
         ts_ms: float,
         line: int = 0,
     ) -> Divergence | None:
-        """The coordinator answered; returns the divergence if the answer is not allowed."""
-        self.counts.events += 1
-        if self.divergence is not None:
+        """The coordinator answered; returns the divergence if the answer is not allowed (the
+        oracle then resynchronizes with it and goes on)."""
+        pending = self._answered(connection, correlation_id, ts_ms, line)
+        if pending is None:
             return None
+        try:
+            observed = comparable(api_key, version, body)
+        except BodyError as error:
+            raise ObservationError(
+                f"{API_NAMES.get(api_key, api_key)} v{version} response: {error}"
+            ) from None
+        ref = pending.ref
+        now = self._time(ts_ms)
+        candidates = self.tracker.explain_response(ref, now)
+        survivors: list[Hypothesis] = []
+        allowed: dict[Any, tuple[Binding, tuple[ResponseBody, ...], Any]] = {}
+        for hypothesis, bodies in candidates:
+            expected = comparable(
+                api_key, version, response_body(bodies, version, pending.requests)
+            )
+            extended = list(hypothesis.binding.unify(expected, observed))
+            if not extended:
+                allowed.setdefault(expected, (hypothesis.binding, bodies, hypothesis))
+            survivors.extend(_rebind(hypothesis, b) for b in extended)
+        self.counts.responses_checked += 1
+        if survivors:
+            late = self._late(pending, survivors, now, ts_ms, body, line)
+            self.tracker.keep(ref, survivors)
+            self.counts.max_hypotheses = max(
+                self.counts.max_hypotheses, len(self.tracker.hypotheses)
+            )
+            return late
+        if candidates:
+            reason = "the response is not one the specification allows here"
+            shown = tuple(
+                render_response(response_body(bodies, version, pending.requests), binding)
+                for binding, bodies, _ in allowed.values()
+            )
+            shown_hypothesis = candidates[0][0]
+            origin = shown_hypothesis.origin(ref)
+            rule = "+".join(origin[1]) if origin else ""
+            field = first_difference(shown[0], body) or "" if shown else ""
+            kind = NOT_ALLOWED
+        else:
+            reason = "the specification sends no response to this request by this time"
+            shown, rule, field, kind = (), "", "", EARLY
+            # Nothing answers the request: show the coordinator with everything due done.
+            self.tracker.settle(now)
+            shown_hypothesis = self.tracker.hypotheses[0]
+        state = render_state(shown_hypothesis.state, _group_ids(pending), shown_hypothesis.binding)
+        resync = self._resync(pending, candidates, body, observed)
+        return self._diverged(
+            Divergence(
+                line,
+                ts_ms,
+                connection,
+                correlation_id,
+                API_NAMES.get(api_key, str(api_key)),
+                version,
+                reason,
+                body,
+                shown,
+                state,
+                kind,
+                field,
+                rule,
+                resync,
+            )
+        )
+
+    def undecodable_response(
+        self,
+        connection: str,
+        correlation_id: int,
+        api_key: int,
+        version: int,
+        problem: str,
+        ts_ms: float,
+        line: int = 0,
+    ) -> Divergence | None:
+        """The coordinator answered with bytes that do not decode as the request's response: a
+        divergence (no client can act on it); the request counts as answered."""
+        pending = self._answered(connection, correlation_id, ts_ms, line)
+        if pending is None:
+            return None
+        self._time(ts_ms)
+        self.counts.responses_checked += 1
+        self.tracker.abandon(pending.ref)
+        return self._diverged(
+            Divergence(
+                line,
+                ts_ms,
+                connection,
+                correlation_id,
+                API_NAMES.get(api_key, str(api_key)),
+                version,
+                f"the response does not decode: {problem}",
+                None,
+                (),
+                "",
+                UNDECODABLE,
+                "(undecodable)",
+                "",
+                f"{ADOPT_EARLY}: the specification's response to it is dropped",
+            )
+        )
+
+    def finish(self, ts_ms: float | None = None) -> list[Divergence]:
+        """The trace ended (at `ts_ms`, or at its last observation): each request on an open
+        connection whose response the specification had produced `late_response_ms` before
+        the end, in every state, was never answered. Returns those divergences."""
+        if self._origin is None:
+            return []
+        end = self._time(ts_ms) if ts_ms is not None else None
+        found = []
+        open_requests = [p for p in self._requests.values() if p.ref[0] not in self._closed]
+        if not open_requests:
+            return []
+        now = end if end is not None else max(p.ts for p in open_requests)
+        now = max(now, self._last)
+        self.tracker.settle(now)
+        bound = self.tracker.settings.late_response_ms
+        for pending in open_requests:
+            produced = [h.origin(pending.ref) for h in self.tracker.hypotheses]
+            if not produced or any(origin is None for origin in produced):
+                continue
+            due = max(origin[0] for origin in produced if origin is not None)
+            if now - due <= bound:
+                continue
+            found.append(self._unanswered(pending, f"due at {due} ms, the trace ends at {now} ms"))
+        return found
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _answered(
+        self, connection: str, correlation_id: int, ts_ms: float, line: int
+    ) -> Pending | None:
+        """The request a response answers (None for an unmodelled one); requests before it on
+        its connection were never answered (Kafka answers a connection's requests in order)."""
+        self.counts.events += 1
         ref = (connection, correlation_id)
         if ref in self._skipped:
             self._skipped.discard(ref)
@@ -172,73 +353,127 @@ class Oracle:
             raise ObservationError(
                 f"a response to {connection}#{correlation_id} with no request before it"
             )
-        try:
-            observed = comparable(api_key, version, body)
-        except BodyError as error:
-            raise ObservationError(
-                f"{API_NAMES.get(api_key, api_key)} v{version} response: {error}"
-            ) from None
-        now = self._time(ts_ms)
-        candidates = self.tracker.explain_response(ref, now)
-        survivors: list[Hypothesis] = []
-        allowed: dict[Any, tuple[Binding, tuple[ResponseBody, ...]]] = {}
-        for hypothesis, bodies in candidates:
-            expected = comparable(
-                api_key, version, response_body(bodies, version, pending.requests)
+        self.counts.judged += 1
+        for earlier in [p for r, p in self._requests.items() if r[0] == connection]:
+            if earlier.line < pending.line:
+                self._time(ts_ms)
+                self._unanswered(
+                    earlier, f"a later request on its connection was answered on line {line}"
+                )
+        return pending
+
+    def _unanswered(self, pending: Pending, why: str) -> Divergence:
+        self._requests.pop(pending.ref, None)
+        self.tracker.abandon(pending.ref)
+        return self._diverged(
+            Divergence(
+                pending.line,
+                pending.ts + (self._origin or 0),
+                pending.ref[0],
+                pending.ref[1],
+                API_NAMES.get(pending.api_key, str(pending.api_key)),
+                pending.version,
+                f"the request was never answered, its connection open ({why})",
+                None,
+                (),
+                "",
+                UNANSWERED,
+                "(no response)",
+                "",
+                f"{ADOPT_EARLY}: the specification's response to it is dropped",
             )
-            extended = list(hypothesis.binding.unify(expected, observed))
-            if not extended:
-                allowed.setdefault(expected, (hypothesis.binding, bodies))
-            survivors.extend(_rebind(hypothesis, b) for b in extended)
-        self.counts.responses_checked += 1
-        if survivors:
-            self.tracker.keep(ref, survivors)
-            self.counts.max_hypotheses = max(
-                self.counts.max_hypotheses, len(self.tracker.hypotheses)
-            )
-            return None
-        if candidates:
-            reason = "the response is not one the specification allows here"
-            shown = tuple(
-                render_response(response_body(bodies, version, pending.requests), binding)
-                for binding, bodies in allowed.values()
-            )
-        else:
-            reason = "the specification sends no response to this request by this time"
-            shown = ()
-        if candidates:
-            shown_hypothesis = candidates[0][0]
-        else:
-            # Nothing answers the request: show the coordinator with everything due done.
-            self.tracker.settle(now)
-            shown_hypothesis = self.tracker.hypotheses[0]
-        group_ids = _group_ids(pending)
-        self.divergence = Divergence(
-            line,
-            ts_ms,
-            connection,
-            correlation_id,
-            API_NAMES.get(api_key, str(api_key)),
-            version,
-            reason,
-            body,
-            shown,
-            render_state(shown_hypothesis.state, group_ids, shown_hypothesis.binding),
         )
-        return self.divergence
+
+    def _late(
+        self,
+        pending: Pending,
+        survivors: list[Hypothesis],
+        now: int,
+        ts_ms: float,
+        body: dict[str, Any],
+        line: int,
+    ) -> Divergence | None:
+        """A divergence if the allowed response came later than the bound after the
+        specification produced it, in every surviving state."""
+        bound = self.tracker.settings.late_response_ms
+        latest = max(
+            (origin[0] for h in survivors if (origin := h.origin(pending.ref)) is not None),
+            default=now,
+        )
+        if now - latest <= bound:
+            return None
+        return self._diverged(
+            Divergence(
+                line,
+                ts_ms,
+                pending.ref[0],
+                pending.ref[1],
+                API_NAMES.get(pending.api_key, str(pending.api_key)),
+                pending.version,
+                f"the response came {now - latest} ms after the specification sent it "
+                f"(more than --late-response-ms {bound})",
+                body,
+                (),
+                "",
+                LATE,
+                "(late)",
+            )
+        )
+
+    def _resync(
+        self,
+        pending: Pending,
+        candidates: list[tuple[Hypothesis, tuple[ResponseBody, ...]]],
+        body: dict[str, Any],
+        observed: Any,
+    ) -> str:
+        """Resynchronize with an observed response no state allowed; says how (see `adopt`)."""
+        if not candidates:
+            self.tracker.abandon(pending.ref)
+            return f"{ADOPT_EARLY}: the response is taken as sent; the specification's is dropped"
+        shaped = [
+            (h, response_body(bodies, pending.version, pending.requests))
+            for h, bodies in candidates
+        ]
+        errors = error_names(body)
+        agreeing = [(h, b) for h, b in shaped if error_names(b) == errors]
+        kept = agreeing or shaped
+        steps: set[str] = set() if agreeing else {ADOPT_ERROR}
+        adopted = []
+        for hypothesis, expected in kept:
+            binding = hypothesis.binding.adopt(
+                comparable(pending.api_key, pending.version, expected), observed
+            )
+            if len(binding) > len(hypothesis.binding):
+                steps.add(ADOPT_MEMBER_ID)
+            state, taken = adopt_facts(
+                hypothesis.state, pending.api_key, pending.requests, body, binding
+            )
+            steps.update(taken)
+            adopted.append(replace(hypothesis, state=state, binding=binding))
+        self.tracker.keep(pending.ref, adopted)
+        what = "agreeing on the error codes" if agreeing else "(none agrees on the error codes)"
+        adopted_steps = ", ".join(sorted(steps)) or "nothing else to adopt"
+        return f"kept {len(kept)} of {len(shaped)} states {what}; {adopted_steps}"
+
+    def _diverged(self, divergence: Divergence) -> Divergence:
+        self.divergences.append(divergence)
+        return divergence
 
     def close(self, connection: str, ts_ms: float) -> None:
         """A client connection closed."""
         self.counts.events += 1
-        if self.divergence is None:
-            self._time(ts_ms)
-            self.tracker.on_close(connection)
+        self.counts.judged += 1
+        self._time(ts_ms)
+        self._closed.add(connection)
+        self.tracker.on_close(connection)
 
     def _time(self, ts_ms: float) -> int:
         """Milliseconds since the first observation: the specification's clock starts at 0."""
         if self._origin is None:
             self._origin = ts_ms
-        return int(ts_ms - self._origin)
+        self._last = int(ts_ms - self._origin)
+        return self._last
 
 
 def _rebind(hypothesis: Hypothesis, binding: Binding) -> Hypothesis:

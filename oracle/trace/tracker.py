@@ -45,6 +45,9 @@ class OracleSettings:
     timer_slack_ms: int = 1_000
     reorder_window_ms: int = 1_000
     max_hypotheses: int = 20_000
+    # A response seen more than this long after the specification produced it is late, and a
+    # request whose response was due this long before the trace ended was never answered.
+    late_response_ms: int = 30_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +67,9 @@ class Hypothesis:
     """One way the coordinator may stand: its state, what it has not yet done, and its ids.
 
     `queues` are the requests not yet taken, per connection in arrival order; `outbox` the
-    responses produced but not yet observed (a batched request has one body per key).
+    responses produced but not yet observed (a batched request has one body per key);
+    `origins` when and by which rules each response in the outbox was produced (reporting only:
+    not part of `key`, so hypotheses differing only there merge).
     """
 
     state: CoordinatorState
@@ -72,6 +77,14 @@ class Hypothesis:
     outbox: tuple[tuple[Ref, tuple[ResponseBody, ...]], ...] = ()
     binding: Binding = field(default_factory=Binding)
     closed: frozenset[str] = frozenset()
+    origins: tuple[tuple[Ref, int, tuple[str, ...]], ...] = ()
+
+    def origin(self, ref: Ref) -> tuple[int, tuple[str, ...]] | None:
+        """When, and by which specification rules, the response to `ref` was produced."""
+        for key, at, rules in self.origins:
+            if key == ref:
+                return at, rules
+        return None
 
     def produced(self, ref: Ref) -> tuple[ResponseBody, ...] | None:
         """The response produced for `ref`, if any."""
@@ -104,6 +117,9 @@ class Tracker:
         self.spec = GroupCoordinatorSpec(config)
         self.settings = settings
         self.hypotheses: list[Hypothesis] = [Hypothesis(self.spec.initial_state())]
+        # Requests whose response the oracle stopped waiting for (answered out of turn, or
+        # never): a response the specification produces for one later is dropped.
+        self.abandoned: set[Ref] = set()
 
     # -- observations -----------------------------------------------------------------------
 
@@ -124,6 +140,7 @@ class Tracker:
                 h,
                 closed=h.closed | {connection},
                 outbox=tuple(entry for entry in h.outbox if entry[0][0] != connection),
+                origins=tuple(entry for entry in h.origins if entry[0][0] != connection),
             )
             for h in self.hypotheses
         )
@@ -142,8 +159,20 @@ class Tracker:
 
     def keep(self, ref: Ref, survivors: list[Hypothesis]) -> None:
         """The hypotheses left after the response to `ref` was observed."""
-        left = [replace(h, outbox=tuple(e for e in h.outbox if e[0] != ref)) for h in survivors]
+        left = [
+            replace(
+                h,
+                outbox=tuple(e for e in h.outbox if e[0] != ref),
+                origins=tuple(e for e in h.origins if e[0] != ref),
+            )
+            for h in survivors
+        ]
         self.hypotheses = _unique(left) if len(left) > 1 else left
+
+    def abandon(self, ref: Ref) -> None:
+        """Stop waiting for the response to `ref`: dropped where produced, and when produced."""
+        self.abandoned.add(ref)
+        self.keep(ref, self.hypotheses)
 
     # -- the search ---------------------------------------------------------------------------
 
@@ -216,12 +245,17 @@ class Tracker:
         binding = hypothesis.binding
         requests = [rename_request_member_ids(r, binding.to_spec) for r in head.requests]
         runs: list[
-            tuple[CoordinatorState, tuple[ResponseBody, ...], tuple[tuple[Ref, ResponseBody], ...]]
-        ] = [(hypothesis.state, (), ())]
+            tuple[
+                CoordinatorState,
+                tuple[ResponseBody, ...],
+                tuple[tuple[Ref, ResponseBody], ...],
+                tuple[str, ...],
+            ]
+        ] = [(hypothesis.state, (), (), ())]
         spec_ref = rq.RequestRef(*head.ref)
         for request in requests:
             following = []
-            for state, own, others in runs:
+            for state, own, others, _ in runs:
                 for outcome in self.spec.step(state, rq.Received(spec_ref, request), at):
                     mine = tuple(
                         r.body
@@ -233,13 +267,13 @@ class Tracker:
                         for r in outcome.responses
                         if (r.ref.connection, r.ref.correlation_id) != head.ref
                     )
-                    following.append((outcome.state, own + mine, others + rest))
+                    following.append((outcome.state, own + mine, others + rest, outcome.rules))
             runs = following
-        for state, own, others in runs:
+        for state, own, others, rules in runs:
             produced = list(others)
             if own:
                 produced.append((head.ref, own[0]) if len(own) == 1 else (head.ref, own))  # type: ignore[arg-type]
-            yield self._after(hypothesis, state, queues, produced)
+            yield self._after(hypothesis, state, queues, produced, at, rules)
 
     def _fire(
         self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
@@ -248,7 +282,9 @@ class Tracker:
             produced = [
                 ((r.ref.connection, r.ref.correlation_id), r.body) for r in outcome.responses
             ]
-            yield self._after(hypothesis, outcome.state, hypothesis.queues, produced)
+            yield self._after(
+                hypothesis, outcome.state, hypothesis.queues, produced, deadline, outcome.rules
+            )
 
     def _after(
         self,
@@ -256,14 +292,20 @@ class Tracker:
         state: CoordinatorState,
         queues: tuple[tuple[str, tuple[Pending, ...]], ...],
         produced: Iterable[tuple[Ref, Any]],
+        at: int,
+        rules: tuple[str, ...],
     ) -> Hypothesis:
         outbox = list(hypothesis.outbox)
+        origins = list(hypothesis.origins)
         for ref, body in produced:
-            if ref[0] in hypothesis.closed:
+            if ref[0] in hypothesis.closed or ref in self.abandoned:
                 continue
             bodies = body if isinstance(body, tuple) else (body,)
             outbox.append((ref, bodies))
-        return Hypothesis(state, queues, tuple(outbox), hypothesis.binding, hypothesis.closed)
+            origins.append((ref, at, rules))
+        return Hypothesis(
+            state, queues, tuple(outbox), hypothesis.binding, hypothesis.closed, tuple(origins)
+        )
 
 
 def _unique(hypotheses: Iterable[Hypothesis]) -> list[Hypothesis]:

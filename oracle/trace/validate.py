@@ -1,5 +1,6 @@
-"""Validate a trace file against the specification: a verdict, and the first divergence shown
-with the shortest excerpt of the trace that still leads to it."""
+"""Validate a trace file against the specification: a verdict, every divergence grouped by kind
+(the first of each shown with the shortest excerpt of the trace that still leads to it), and
+the share of events judged."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from groupspec.wire.trace_format import (
     parse_lines,
 )
 
-from .oracle import Divergence, ObservationError, Oracle, OracleCounts
+from .oracle import LATE, UNANSWERED, Divergence, ObservationError, Oracle, OracleCounts
 from .tracker import OracleSettings, TooAmbiguous
 
 PASS = "pass"
@@ -38,14 +39,44 @@ class TraceInputError(Exception):
 
 
 @dataclass(frozen=True)
+class DivergenceGroup:
+    """Divergences of one kind (API, kind, field, rule): how many, where, the first in full,
+    and the shortest excerpt found leading to the first."""
+
+    first: Divergence
+    lines: tuple[int, ...]
+    excerpt: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        """How many divergences of this kind."""
+        return len(self.lines)
+
+    def to_json(self) -> dict[str, Any]:
+        """The group as a JSON object."""
+        api, kind, field, rule = self.first.group_key
+        return {
+            "api": api,
+            "kind": kind,
+            "field": field,
+            "rule": rule,
+            "count": self.count,
+            "first_line": self.first.line,
+            "lines": list(self.lines),
+            "first": self.first.to_json(),
+            "excerpt": list(self.excerpt),
+        }
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The judgement of one trace."""
 
     source: str
     status: str
     counts: OracleCounts
-    divergence: Divergence | None
-    excerpt: tuple[str, ...]
+    divergences: tuple[Divergence, ...]
+    groups: tuple[DivergenceGroup, ...]
     cut_at_line: int | None
     elapsed_s: float
     note: str = ""
@@ -55,12 +86,30 @@ class Verdict:
         """Whether every response was one the specification allows."""
         return self.status == PASS
 
+    @property
+    def divergence(self) -> Divergence | None:
+        """The first divergence, if any."""
+        return self.divergences[0] if self.divergences else None
+
+    @property
+    def excerpt(self) -> tuple[str, ...]:
+        """The excerpt leading to the first divergence."""
+        return self.groups[0].excerpt if self.groups else ()
+
+    @property
+    def judged_fraction(self) -> float:
+        """The share of the trace's events judged against a specification state."""
+        return self.counts.judged / self.counts.events if self.counts.events else 1.0
+
     def to_json(self) -> dict[str, Any]:
         """The verdict as a JSON object."""
         return {
             "trace": self.source,
             "status": self.status,
             "events": self.counts.events,
+            "judged_events": self.counts.judged,
+            "judged_fraction": round(self.judged_fraction, 4),
+            "divergence_count": len(self.divergences),
             "requests": self.counts.requests,
             "responses_checked": self.counts.responses_checked,
             "skipped_requests": self.counts.skipped,
@@ -70,6 +119,8 @@ class Verdict:
             "elapsed_s": round(self.elapsed_s, 3),
             "divergence": self.divergence.to_json() if self.divergence else None,
             "excerpt": list(self.excerpt),
+            "divergence_groups": [g.to_json() for g in self.groups],
+            "divergences": [d.to_json() for d in self.divergences],
             "note": self.note,
         }
 
@@ -136,10 +187,12 @@ def validate_lines(
         first = next(events, None)
         config = coordinator_config(reading.header, overrides or {}, source)
         oracle = Oracle(config, settings)
+        last_ts = None
         for event in _chain(first, events):
             line += 1
-            if oracle.observe(event, line) is not None:
-                break
+            oracle.observe(event, line)
+            last_ts = event.ts_ms
+        oracle.finish(last_ts)
     except TraceFormatError as error:
         raise TraceInputError(str(error)) from None
     except ObservationError as error:
@@ -149,26 +202,23 @@ def validate_lines(
             source,
             UNDECIDED,
             oracle.counts,
-            None,
+            tuple(oracle.divergences),
             (),
             reading.cut_at_line,
             time.perf_counter() - started,
             str(error),
         )
-    excerpt: tuple[str, ...] = ()
-    divergence = oracle.divergence
-    if divergence is not None:
-        try:
-            excerpt = _excerpt(open_lines, source, divergence, config, settings, shrink)
-        except TraceFormatError as error:
-            raise TraceInputError(str(error)) from None
-    status = PASS if divergence is None else DIVERGED
+    try:
+        groups = _groups(open_lines, source, oracle.divergences, config, settings, shrink)
+    except TraceFormatError as error:
+        raise TraceInputError(str(error)) from None
+    status = DIVERGED if oracle.divergences else PASS
     return Verdict(
         source,
         status,
         oracle.counts,
-        divergence,
-        excerpt,
+        tuple(oracle.divergences),
+        groups,
         reading.cut_at_line,
         time.perf_counter() - started,
     )
@@ -181,7 +231,31 @@ def _chain(first: TraceEvent | None, rest: Iterable[TraceEvent]) -> Iterable[Tra
     yield from rest
 
 
-# -- the excerpt ----------------------------------------------------------------------------
+# -- the excerpts ---------------------------------------------------------------------------
+
+
+def _groups(
+    open_lines: Callable[[], Iterator[str]],
+    source: str,
+    divergences: Sequence[Divergence],
+    config: CoordinatorConfig,
+    settings: OracleSettings,
+    shrink: bool,
+) -> tuple[DivergenceGroup, ...]:
+    """The divergences grouped by kind, in order of first occurrence, each with the excerpt
+    leading to its first (the shrinking budget shared between the groups)."""
+    by_kind: dict[tuple[str, str, str, str], list[Divergence]] = {}
+    for divergence in divergences:
+        by_kind.setdefault(divergence.group_key, []).append(divergence)
+    budget = max(SHRINK_BUDGET // max(len(by_kind), 1), SHRINK_BUDGET // 8)
+    groups = []
+    for members in by_kind.values():
+        first = members[0]
+        # A missing or late answer is not reproduced by a shorter excerpt: shown unshrunk.
+        shrinkable = shrink and first.kind not in (UNANSWERED, LATE)
+        excerpt = _excerpt(open_lines, source, first, config, settings, shrinkable, budget)
+        groups.append(DivergenceGroup(first, tuple(d.line for d in members), excerpt))
+    return tuple(groups)
 
 
 def _excerpt(
@@ -191,6 +265,7 @@ def _excerpt(
     config: CoordinatorConfig,
     settings: OracleSettings,
     shrink: bool,
+    budget: int = SHRINK_BUDGET,
 ) -> tuple[str, ...]:
     """The trace lines up to the divergence that touch its group, shrunk while it still diverges."""
     lines: list[tuple[int, TraceEvent]] = []
@@ -203,7 +278,7 @@ def _excerpt(
     groups = _groups_of_connection(lines, target.connection, divergence.line)
     chosen = _paired([(n, e) for n, e in lines if _touches(e, groups)], divergence)
     if shrink:
-        chosen = _shrink(chosen, divergence, config, settings)
+        chosen = _shrink(chosen, divergence, config, settings, budget)
     return tuple(json.dumps({"line": n, **e.to_json()}, separators=(",", ":")) for n, e in chosen)
 
 
@@ -247,11 +322,11 @@ def _shrink(
     divergence: Divergence,
     config: CoordinatorConfig,
     settings: OracleSettings,
+    budget: int,
 ) -> list[tuple[int, TraceEvent]]:
     """Drop request/response pairs while the excerpt still diverges at the same response:
     chunks of pairs first, then smaller ones (delta debugging), within a budget of replays."""
     current = chosen
-    budget = SHRINK_BUDGET
     size = max(1, len(_removable(current, divergence)) // 2)
     while budget > 0:
         removable = _removable(current, divergence)
@@ -310,12 +385,11 @@ def _diverges_at(
     oracle = Oracle(config, settings)
     try:
         for number, event in candidate:
-            found = oracle.observe(event, number)
-            if found is not None:
-                return number == divergence.line and (found.reason, found.allowed) == (
-                    divergence.reason,
-                    divergence.allowed,
-                )
+            oracle.observe(event, number)
     except (ObservationError, TooAmbiguous):
         return False
-    return False
+    return any(
+        (found.line, found.reason, found.allowed)
+        == (divergence.line, divergence.reason, divergence.allowed)
+        for found in oracle.divergences
+    )
