@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from groupspec.wire import codec
 from groupspec.wire.codec import FrameError
@@ -122,10 +123,12 @@ class ConnectionRecorder:
         if request is None or request.api_key not in API_NAMES:
             return request
         ts = self._sink.now_ms()
+        body: dict[str, Any] | None = None
+        undecodable = None
         try:
-            message = codec.decode_response(request.api_key, request.api_version, frame)
-            body = body_of(message)
+            body = body_of(codec.decode_response(request.api_key, request.api_version, frame))
         except Exception as error:  # FrameError, or a body kafka-python decoded oddly
+            undecodable = f"{type(error).__name__}: {error}"
             self._sink.undecodable[f"{API_NAMES[request.api_key]} response"] += 1
             LOGGER.warning(
                 "%s: %s response v%d (correlation id %d) forwarded, recorded as undecodable: %s",
@@ -135,18 +138,6 @@ class ConnectionRecorder:
                 correlation_id,
                 error,
             )
-            self._write(
-                TraceEvent(
-                    ts,
-                    self.name,
-                    RESPONSE,
-                    request.api_key,
-                    request.api_version,
-                    correlation_id,
-                    undecodable=f"{type(error).__name__}: {error}",
-                )
-            )
-            return request
         self._write(
             TraceEvent(
                 ts,
@@ -156,6 +147,7 @@ class ConnectionRecorder:
                 request.api_version,
                 correlation_id,
                 body=body,
+                undecodable=undecodable,
             )
         )
         return request

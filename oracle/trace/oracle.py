@@ -32,6 +32,7 @@ EARLY = "early"  # a response the specification would not have sent yet
 UNDECODABLE = "undecodable"  # a response the recorder could not decode
 UNANSWERED = "unanswered"  # a request never answered, its connection open
 LATE = "late"  # an allowed response, but later than `late_response_ms`
+DROPPED = f"{ADOPT_EARLY}: the specification's response to it is dropped"
 
 
 class ObservationError(Exception):
@@ -255,23 +256,8 @@ class Oracle:
             shown_hypothesis = self.tracker.hypotheses[0]
         state = render_state(shown_hypothesis.state, _group_ids(pending), shown_hypothesis.binding)
         resync = self._resync(pending, candidates, body, observed)
-        return self._diverged(
-            Divergence(
-                line,
-                ts_ms,
-                connection,
-                correlation_id,
-                API_NAMES.get(api_key, str(api_key)),
-                version,
-                reason,
-                body,
-                shown,
-                state,
-                kind,
-                field,
-                rule,
-                resync,
-            )
+        return self._report(
+            pending, line, ts_ms, reason, body, kind, field, shown, state, rule, resync
         )
 
     def undecodable_response(
@@ -292,23 +278,15 @@ class Oracle:
         self._time(ts_ms)
         self.counts.responses_checked += 1
         self.tracker.abandon(pending.ref)
-        return self._diverged(
-            Divergence(
-                line,
-                ts_ms,
-                connection,
-                correlation_id,
-                API_NAMES.get(api_key, str(api_key)),
-                version,
-                f"the response does not decode: {problem}",
-                None,
-                (),
-                "",
-                UNDECODABLE,
-                "(undecodable)",
-                "",
-                f"{ADOPT_EARLY}: the specification's response to it is dropped",
-            )
+        return self._report(
+            pending,
+            line,
+            ts_ms,
+            f"the response does not decode: {problem}",
+            None,
+            UNDECODABLE,
+            "(undecodable)",
+            resync=DROPPED,
         )
 
     def finish(self, ts_ms: float | None = None) -> list[Divergence]:
@@ -365,23 +343,15 @@ class Oracle:
     def _unanswered(self, pending: Pending, why: str) -> Divergence:
         self._requests.pop(pending.ref, None)
         self.tracker.abandon(pending.ref)
-        return self._diverged(
-            Divergence(
-                pending.line,
-                pending.ts + (self._origin or 0),
-                pending.ref[0],
-                pending.ref[1],
-                API_NAMES.get(pending.api_key, str(pending.api_key)),
-                pending.version,
-                f"the request was never answered, its connection open ({why})",
-                None,
-                (),
-                "",
-                UNANSWERED,
-                "(no response)",
-                "",
-                f"{ADOPT_EARLY}: the specification's response to it is dropped",
-            )
+        return self._report(
+            pending,
+            pending.line,
+            pending.ts + (self._origin or 0),
+            f"the request was never answered, its connection open ({why})",
+            None,
+            UNANSWERED,
+            "(no response)",
+            resync=DROPPED,
         )
 
     def _late(
@@ -402,22 +372,15 @@ class Oracle:
         )
         if now - latest <= bound:
             return None
-        return self._diverged(
-            Divergence(
-                line,
-                ts_ms,
-                pending.ref[0],
-                pending.ref[1],
-                API_NAMES.get(pending.api_key, str(pending.api_key)),
-                pending.version,
-                f"the response came {now - latest} ms after the specification sent it "
-                f"(more than --late-response-ms {bound})",
-                body,
-                (),
-                "",
-                LATE,
-                "(late)",
-            )
+        return self._report(
+            pending,
+            line,
+            ts_ms,
+            f"the response came {now - latest} ms after the specification sent it "
+            f"(more than --late-response-ms {bound})",
+            body,
+            LATE,
+            "(late)",
         )
 
     def _resync(
@@ -456,7 +419,38 @@ class Oracle:
         adopted_steps = ", ".join(sorted(steps)) or "nothing else to adopt"
         return f"kept {len(kept)} of {len(shaped)} states {what}; {adopted_steps}"
 
-    def _diverged(self, divergence: Divergence) -> Divergence:
+    def _report(
+        self,
+        pending: Pending,
+        line: int,
+        ts_ms: float,
+        reason: str,
+        observed: dict[str, Any] | None,
+        kind: str,
+        field: str,
+        allowed: tuple[dict[str, Any], ...] = (),
+        state: str = "",
+        rule: str = "",
+        resync: str = "",
+    ) -> Divergence:
+        """Record a divergence about the request `pending`."""
+        connection, correlation_id = pending.ref
+        divergence = Divergence(
+            line,
+            ts_ms,
+            connection,
+            correlation_id,
+            API_NAMES.get(pending.api_key, str(pending.api_key)),
+            pending.version,
+            reason,
+            observed,
+            allowed,
+            state,
+            kind,
+            field,
+            rule,
+            resync,
+        )
         self.divergences.append(divergence)
         return divergence
 
