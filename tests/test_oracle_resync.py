@@ -1,0 +1,87 @@
+"""Judging past a divergence: every divergence is reported, grouped by kind, and the oracle
+resynchronizes with what was observed, so a trace is judged to its end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_impl_conformance import MUTATIONS
+
+from groupspec.cli.main import main
+from groupspec.conformance.impl_traces import write_impl_trace
+from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
+
+MINUTES = 60_000
+COMMIT = "commit skips the generation check"
+STATIC = "static replacement keeps the old member id"
+
+
+def impl_trace(path: Path, seed: int = 1) -> Path:
+    with path.open("w") as out:
+        write_impl_trace(out, seed=seed, duration_ms=10 * MINUTES, consumers=4)
+    return path
+
+
+def first_generation_zero(source: Path, target: Path) -> Path:
+    """The same trace from a coordinator that numbers generations from 0, not 1."""
+    with source.open() as lines, target.open("w") as out:
+        for number, line in enumerate(lines):
+            document = json.loads(line)
+            body = document.get("body") if number else None
+            for name in ("generation_id", "generation_id_or_member_epoch"):
+                if isinstance(body, dict) and isinstance(body.get(name), int) and body[name] > 0:
+                    body[name] -= 1
+            out.write(json.dumps(document) + "\n")
+    return target
+
+
+def test_two_independent_deviations_are_both_reported_and_the_rest_is_judged(tmp_path, monkeypatch):
+    for fault in (COMMIT, STATIC):
+        owner, attribute, replacement = MUTATIONS[fault]
+        monkeypatch.setattr(owner, attribute, replacement)
+    verdict = validate_trace(impl_trace(tmp_path / "t.jsonl"), shrink=False)
+    assert verdict.status == DIVERGED
+    kinds = {group.first.group_key[:3]: group.count for group in verdict.groups}
+    assert kinds.keys() == {
+        ("OffsetCommit", "response", "topics[].partitions[].error_code"),
+        ("JoinGroup", "response", "members"),
+    }
+    assert verdict.judged_fraction > 0.95
+    # Commits after the static replacement's divergence are judged, and diverge again.
+    static_first = next(g.first.line for g in verdict.groups if g.first.api == "JoinGroup")
+    commits = next(g for g in verdict.groups if g.first.api == "OffsetCommit")
+    assert commits.count > 2 and max(commits.lines) > static_first
+    assert verdict.counts.responses_checked >= verdict.counts.requests - 6
+
+
+def test_a_harmless_deviation_is_reported_once_and_the_trace_judged_past_it(tmp_path):
+    good = impl_trace(tmp_path / "good.jsonl")
+    assert validate_trace(good, shrink=False).status == PASS
+    verdict = validate_trace(first_generation_zero(good, tmp_path / "zero.jsonl"), shrink=False)
+    assert [(g.first.api, g.first.field, g.count) for g in verdict.groups] == [
+        ("JoinGroup", "generation_id", 1)
+    ]
+    assert "adopt.generation" in verdict.groups[0].first.resync
+    assert verdict.judged_fraction == 1.0
+
+
+def test_the_report_groups_divergences_and_states_the_share_judged(tmp_path, capsys, monkeypatch):
+    owner, attribute, replacement = MUTATIONS[COMMIT]
+    monkeypatch.setattr(owner, attribute, replacement)
+    trace = first_generation_zero(impl_trace(tmp_path / "t.jsonl"), tmp_path / "z.jsonl")
+    report = tmp_path / "report.json"
+    assert main(["validate", str(trace), "--json", str(report)]) == 1
+    out = capsys.readouterr().out
+    assert "% judged" in out and "divergences of 2 kinds" in out and "resynchronized:" in out
+    verdict = json.loads(report.read_text())["verdicts"][0]
+    assert verdict["judged_fraction"] > 0.95
+    groups = verdict["divergence_groups"]
+    assert [(g["api"], g["field"]) for g in groups] == [
+        ("JoinGroup", "generation_id"),
+        ("OffsetCommit", "topics[].partitions[].error_code"),
+    ]
+    assert sum(g["count"] for g in groups) == verdict["divergence_count"]
+    for group in groups:
+        # Each excerpt is a trace ending in its group's first divergence.
+        assert json.loads(group["excerpt"][-1])["line"] == group["first_line"] == group["lines"][0]
