@@ -9,6 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.oracle.trace.divergence_text import error_names
+from groupspec.oracle.trace.profiles import (
+    TOLERANCES,
+    DeviationProfile,
+    ProfileError,
+    read_profile,
+)
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import (
     DIVERGED,
@@ -69,6 +75,21 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="how long after it was seen a request may take effect (default %(default)s)",
     )
     parser.add_argument(
+        "--tolerate",
+        action="append",
+        default=[],
+        metavar="DEVIATION",
+        help="a deviation to tolerate, counted and listed, not a divergence: "
+        + "; ".join(f"{name} ({what})" for name, what in TOLERANCES.items())
+        + " (docs/oracle.md)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="a deviation profile (TOML: name, tolerate = [...], [coordinator] settings)",
+    )
+    parser.add_argument(
         "--late-response-ms",
         type=int,
         default=OracleSettings.late_response_ms,
@@ -105,7 +126,8 @@ def run_validate(args: argparse.Namespace) -> int:
     try:
         overrides = _settings(args.set)
         settings = _oracle_settings(args)
-    except ValueError as error:
+        profile = _profile(args)
+    except (ValueError, ProfileError) as error:
         print(f"groupspec validate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.engine == SPARK:
@@ -117,7 +139,9 @@ def run_validate(args: argparse.Namespace) -> int:
     worst = EXIT_PASS
     for path in args.traces:
         try:
-            verdict = validate_trace(path, overrides, settings, shrink=not args.no_shrink)
+            verdict = validate_trace(
+                path, overrides, settings, shrink=not args.no_shrink, profile=profile
+            )
         except (TraceInputError, OSError) as error:
             print(f"groupspec validate: {_describe(error, path)}", file=sys.stderr)
             worst = _worse(worst, EXIT_BAD_INPUT)
@@ -196,6 +220,17 @@ def _settings(options: list[str]) -> dict[str, Any]:
     return settings
 
 
+def _profile(args: argparse.Namespace) -> DeviationProfile:
+    """The deviation profile of --profile and --tolerate (ProfileError, ValueError naming it)."""
+    profile = read_profile(args.profile) if args.profile is not None else DeviationProfile()
+    for name in args.tolerate:
+        try:
+            profile = profile.with_tolerance(name)
+        except ValueError as error:
+            raise ValueError(f"--tolerate {name}: {error}") from None
+    return profile
+
+
 def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
     for name in ("timer_slack_ms", "reorder_window_ms", "late_response_ms"):
         if getattr(args, name) < 0:
@@ -219,6 +254,17 @@ def _print(verdict: Verdict) -> None:
     print(f"{verdict.source}: {verdict.status.upper()}{cut} — {summary}")
     if verdict.note:
         print(f"  {verdict.note}")
+    tolerated = verdict.tolerated_by_name()
+    if verdict.profile.tolerances:
+        name = f" {verdict.profile.name!r}" if verdict.profile.name else ""
+        print(
+            f"  tolerated by profile{name} ({', '.join(verdict.profile.tolerances)}): "
+            f"{len(verdict.tolerated)} deviations"
+        )
+    for deviation, lines in tolerated.items():
+        where = ", ".join(str(line) for line in lines[:10])
+        more = f", … ({len(lines) - 10} more)" if len(lines) > 10 else ""
+        print(f"    {deviation}: × {len(lines)} (lines {where}{more})")
     if verdict.divergences:
         print(f"  {len(verdict.divergences)} divergences of {len(verdict.groups)} kinds:")
     for number, group in enumerate(verdict.groups, start=1):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.responses import ResponseBody
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
@@ -23,7 +24,14 @@ from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_facts
 from .binding import Binding
 from .comparison import comparable
 from .divergence_text import error_names, first_difference, render_response, render_state
-from .kafka_shape import BodyError, UnmodelledRequest, response_body, spec_requests
+from .kafka_shape import (
+    JOIN_GROUP,
+    BodyError,
+    UnmodelledRequest,
+    response_body,
+    spec_requests,
+)
+from .profiles import FIRST_GENERATION, NO_MEMBER_ID_REQUIRED, DeviationProfile
 from .tracker import Hypothesis, OracleSettings, Pending, Ref, Tracker
 
 # What kind of departure a divergence is (its `kind`).
@@ -83,6 +91,15 @@ class Divergence:
         }
 
 
+@dataclass(frozen=True)
+class Tolerated:
+    """A deviation the profile tolerates, where it was seen."""
+
+    name: str
+    line: int
+    api: str
+
+
 @dataclass
 class OracleCounts:
     """What an oracle has seen so far."""
@@ -103,10 +120,13 @@ class Oracle:
         self,
         config: CoordinatorConfig | None = None,
         settings: OracleSettings | None = None,
+        profile: DeviationProfile | None = None,
     ) -> None:
         self.tracker = Tracker(config or CoordinatorConfig(), settings or OracleSettings())
+        self.profile = profile or DeviationProfile()
         self.counts = OracleCounts()
         self.divergences: list[Divergence] = []
+        self.tolerated: list[Tolerated] = []
         self._origin: float | None = None
         self._skipped: set[Ref] = set()
         self._requests: dict[Ref, Pending] = {}
@@ -191,7 +211,9 @@ class Oracle:
         self.counts.requests += 1
         self.counts.judged += 1
         self._closed.discard(connection)
-        pending = Pending(ref, api_key, version, requests, self._time(ts_ms), line)
+        pending = Pending(
+            ref, api_key, version, requests, self._time(ts_ms), line, self._alternative(requests)
+        )
         self._requests[ref] = pending
         self.tracker.on_request(pending)
 
@@ -231,12 +253,16 @@ class Oracle:
             survivors.extend(_rebind(hypothesis, b) for b in extended)
         self.counts.responses_checked += 1
         if survivors:
+            if pending.alternative is not None:
+                self._note_alternative(pending, survivors, line)
             late = self._late(pending, survivors, now, ts_ms, body, line)
             self.tracker.keep(ref, survivors)
             self.counts.max_hypotheses = max(
                 self.counts.max_hypotheses, len(self.tracker.hypotheses)
             )
             return late
+        if candidates and self._tolerate(pending, candidates, body, observed, line):
+            return None
         if candidates:
             reason = "the response is not one the specification allows here"
             shown = tuple(
@@ -418,6 +444,85 @@ class Oracle:
         what = "agreeing on the error codes" if agreeing else "(none agrees on the error codes)"
         adopted_steps = ", ".join(sorted(steps)) or "nothing else to adopt"
         return f"kept {len(kept)} of {len(shaped)} states {what}; {adopted_steps}"
+
+    # -- deviation profiles -------------------------------------------------------------------
+
+    def _alternative(
+        self, requests: tuple[rq.Request, ...]
+    ) -> tuple[tuple[rq.Request, ...], str] | None:
+        """What the profile lets an observed request be handled as instead (see `profiles`)."""
+        if not self.profile.no_member_id_required or len(requests) != 1:
+            return None
+        request = requests[0]
+        if (
+            isinstance(request, rq.JoinGroupRequest)
+            and request.api_version >= 4
+            and request.member_id == ""
+            and request.group_instance_id is None
+        ):
+            return (replace(request, api_version=3),), NO_MEMBER_ID_REQUIRED
+        return None
+
+    def _note_alternative(self, pending: Pending, survivors: list[Hypothesis], line: int) -> None:
+        """Count the tolerated deviation if only its alternative explains the response."""
+        assert pending.alternative is not None
+        if all(pending.ref in h.deviated for h in survivors):
+            self._tolerated(pending.alternative[1], line, pending)
+
+    def _tolerate(
+        self,
+        pending: Pending,
+        candidates: list[tuple[Hypothesis, tuple[ResponseBody, ...]]],
+        body: dict[str, Any],
+        observed: Any,
+        line: int,
+    ) -> bool:
+        """Whether the profile tolerates the observed response no state allowed; if so the
+        deviation is counted and the states take on what it stated (as after a divergence)."""
+        kept: list[Hypothesis] = []
+        names: set[str] = set()
+        for hypothesis, bodies in candidates:
+            expected = response_body(bodies, pending.version, pending.requests)
+            for name, rewritten in self._rewrites(pending.api_key, expected, body):
+                shaped = comparable(pending.api_key, pending.version, rewritten)
+                for binding in hypothesis.binding.unify(shaped, observed):
+                    state, _ = adopt_facts(
+                        hypothesis.state, pending.api_key, pending.requests, body, binding
+                    )
+                    kept.append(replace(hypothesis, state=state, binding=binding))
+                    names.add(name)
+        if not kept:
+            return False
+        self.tracker.keep(pending.ref, kept)
+        self._tolerated("/".join(sorted(names)), line, pending)
+        return True
+
+    def _rewrites(
+        self, api_key: int, expected: dict[str, Any], body: dict[str, Any]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The specification's response as each tolerance in force would let it differ."""
+        found = []
+        generation = body.get("generation_id")
+        if (
+            self.profile.first_generation
+            and api_key == JOIN_GROUP
+            and expected.get("error_code") == 0
+            and expected.get("generation_id") == 1
+            and isinstance(generation, int)
+        ):
+            found.append((FIRST_GENERATION, {**expected, "generation_id": generation}))
+        for error in self.profile.errors:
+            if (
+                error.api_key == api_key
+                and expected.get("error_code") == error.kafka
+                and body.get("error_code") == error.sent
+            ):
+                found.append((error.name, {**expected, "error_code": error.sent}))
+        return found
+
+    def _tolerated(self, name: str, line: int, pending: Pending) -> None:
+        api = API_NAMES.get(pending.api_key, str(pending.api_key))
+        self.tolerated.append(Tolerated(name, line, api))
 
     def _report(
         self,

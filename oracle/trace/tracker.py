@@ -60,6 +60,8 @@ class Pending:
     requests: tuple[rq.Request, ...]
     ts: int
     line: int
+    # What a tolerated deviation makes of the request instead, and the tolerance's name.
+    alternative: tuple[tuple[rq.Request, ...], str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +70,9 @@ class Hypothesis:
 
     `queues` are the requests not yet taken, per connection in arrival order; `outbox` the
     responses produced but not yet observed (a batched request has one body per key);
-    `origins` when and by which rules each response in the outbox was produced (reporting only:
-    not part of `key`, so hypotheses differing only there merge).
+    `origins` when and by which rules each response in the outbox was produced, and `deviated`
+    the requests taken as a tolerated deviation makes them (reporting only: not part of `key`,
+    so hypotheses differing only there merge).
     """
 
     state: CoordinatorState
@@ -78,6 +81,8 @@ class Hypothesis:
     binding: Binding = field(default_factory=Binding)
     closed: frozenset[str] = frozenset()
     origins: tuple[tuple[Ref, int, tuple[str, ...]], ...] = ()
+    # Requests taken as a tolerated deviation makes them (`Pending.alternative`), until answered.
+    deviated: tuple[Ref, ...] = ()
 
     def origin(self, ref: Ref) -> tuple[int, tuple[str, ...]] | None:
         """When, and by which specification rules, the response to `ref` was produced."""
@@ -164,6 +169,7 @@ class Tracker:
                 h,
                 outbox=tuple(e for e in h.outbox if e[0] != ref),
                 origins=tuple(e for e in h.origins if e[0] != ref),
+                deviated=tuple(r for r in h.deviated if r != ref) if h.deviated else (),
             )
             for h in survivors
         ]
@@ -242,8 +248,19 @@ class Tracker:
             for c, q in hypothesis.queues
             if c != connection or len(q) > 1
         )
+        for state, produced, rules in self._run(hypothesis, head, head.requests, at):
+            yield self._after(hypothesis, state, queues, produced, at, rules)
+        if head.alternative is not None:
+            for state, produced, rules in self._run(hypothesis, head, head.alternative[0], at):
+                taken = self._after(hypothesis, state, queues, produced, at, rules)
+                yield replace(taken, deviated=(*taken.deviated, head.ref))
+
+    def _run(
+        self, hypothesis: Hypothesis, head: Pending, observed: tuple[rq.Request, ...], at: int
+    ) -> Iterator[tuple[CoordinatorState, list[tuple[Ref, Any]], tuple[str, ...]]]:
+        """Every outcome of the requests `observed` (one observed request's) taking effect."""
         binding = hypothesis.binding
-        requests = [rename_request_member_ids(r, binding.to_spec) for r in head.requests]
+        requests = [rename_request_member_ids(r, binding.to_spec) for r in observed]
         runs: list[
             tuple[
                 CoordinatorState,
@@ -270,10 +287,10 @@ class Tracker:
                     following.append((outcome.state, own + mine, others + rest, outcome.rules))
             runs = following
         for state, own, others, rules in runs:
-            produced = list(others)
+            produced: list[tuple[Ref, Any]] = list(others)
             if own:
-                produced.append((head.ref, own[0]) if len(own) == 1 else (head.ref, own))  # type: ignore[arg-type]
-            yield self._after(hypothesis, state, queues, produced, at, rules)
+                produced.append((head.ref, own[0]) if len(own) == 1 else (head.ref, own))
+            yield state, produced, rules
 
     def _fire(
         self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
@@ -304,7 +321,13 @@ class Tracker:
             outbox.append((ref, bodies))
             origins.append((ref, at, rules))
         return Hypothesis(
-            state, queues, tuple(outbox), hypothesis.binding, hypothesis.closed, tuple(origins)
+            state,
+            queues,
+            tuple(outbox),
+            hypothesis.binding,
+            hypothesis.closed,
+            tuple(origins),
+            hypothesis.deviated,
         )
 
 

@@ -4,11 +4,10 @@ the share of events judged."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,16 @@ from groupspec.wire.trace_format import (
     parse_lines,
 )
 
-from .oracle import LATE, UNANSWERED, Divergence, ObservationError, Oracle, OracleCounts
+from .oracle import (
+    LATE,
+    UNANSWERED,
+    Divergence,
+    ObservationError,
+    Oracle,
+    OracleCounts,
+    Tolerated,
+)
+from .profiles import DeviationProfile, coordinator_setting_names
 from .tracker import OracleSettings, TooAmbiguous
 
 PASS = "pass"
@@ -80,6 +88,8 @@ class Verdict:
     cut_at_line: int | None
     elapsed_s: float
     note: str = ""
+    tolerated: tuple[Tolerated, ...] = ()
+    profile: DeviationProfile = field(default_factory=DeviationProfile)
 
     @property
     def passed(self) -> bool:
@@ -95,6 +105,13 @@ class Verdict:
     def excerpt(self) -> tuple[str, ...]:
         """The excerpt leading to the first divergence."""
         return self.groups[0].excerpt if self.groups else ()
+
+    def tolerated_by_name(self) -> dict[str, list[int]]:
+        """The lines of the tolerated deviations, per tolerance, in order of first occurrence."""
+        found: dict[str, list[int]] = {}
+        for tolerated in self.tolerated:
+            found.setdefault(tolerated.name, []).append(tolerated.line)
+        return found
 
     @property
     def judged_fraction(self) -> float:
@@ -121,6 +138,11 @@ class Verdict:
             "excerpt": list(self.excerpt),
             "divergence_groups": [g.to_json() for g in self.groups],
             "divergences": [d.to_json() for d in self.divergences],
+            "profile": self.profile.to_json(),
+            "tolerated": [
+                {"name": name, "count": len(lines), "lines": lines}
+                for name, lines in self.tolerated_by_name().items()
+            ],
             "note": self.note,
         }
 
@@ -130,7 +152,7 @@ def coordinator_config(
 ) -> CoordinatorConfig:
     """The broker settings to validate with: Kafka's defaults, the trace's, then `overrides`."""
     settings = {**header.coordinator, **overrides}
-    names = {f.name for f in dataclasses.fields(CoordinatorConfig)} - {"write_failures"}
+    names = coordinator_setting_names()
     unknown = sorted(set(settings) - names)
     if unknown:
         raise TraceInputError(
@@ -147,14 +169,17 @@ def validate_trace(
     overrides: dict[str, Any] | None = None,
     settings: OracleSettings | None = None,
     shrink: bool = True,
+    profile: DeviationProfile | None = None,
 ) -> Verdict:
-    """Replay the trace at `path` against the specification.
+    """Replay the trace at `path` against the specification, tolerating `profile`'s deviations.
 
     Raises `TraceInputError` for a trace that is not in the format (naming the line), or that
     cannot be read; a trace cut while being written validates up to the cut.
     """
     trace = Path(path)
-    return validate_lines(lambda: _file_lines(trace), str(trace), overrides, settings, shrink)
+    return validate_lines(
+        lambda: _file_lines(trace), str(trace), overrides, settings, shrink, profile
+    )
 
 
 def _file_lines(path: Path) -> Iterator[str]:
@@ -175,6 +200,7 @@ def validate_lines(
     overrides: dict[str, Any] | None = None,
     settings: OracleSettings | None = None,
     shrink: bool = True,
+    profile: DeviationProfile | None = None,
 ) -> Verdict:
     """Replay a trace given as lines (`open_lines()` reads them afresh each call) against the
     specification; `source` names it in messages. See `validate_trace`."""
@@ -185,8 +211,11 @@ def validate_lines(
     line = 1
     try:
         first = next(events, None)
-        config = coordinator_config(reading.header, overrides or {}, source)
-        oracle = Oracle(config, settings)
+        profile = profile or DeviationProfile()
+        config = coordinator_config(
+            reading.header, {**dict(profile.coordinator), **(overrides or {})}, source
+        )
+        oracle = Oracle(config, settings, profile)
         last_ts = None
         for event in _chain(first, events):
             line += 1
@@ -207,9 +236,17 @@ def validate_lines(
             reading.cut_at_line,
             time.perf_counter() - started,
             str(error),
+            tuple(oracle.tolerated),
+            oracle.profile,
         )
     try:
-        groups = _groups(open_lines, source, oracle.divergences, config, settings, shrink)
+        groups = _groups(
+            open_lines,
+            source,
+            oracle.divergences,
+            lambda: Oracle(config, settings, profile),
+            shrink,
+        )
     except TraceFormatError as error:
         raise TraceInputError(str(error)) from None
     status = DIVERGED if oracle.divergences else PASS
@@ -221,6 +258,9 @@ def validate_lines(
         groups,
         reading.cut_at_line,
         time.perf_counter() - started,
+        "",
+        tuple(oracle.tolerated),
+        profile,
     )
 
 
@@ -238,8 +278,7 @@ def _groups(
     open_lines: Callable[[], Iterator[str]],
     source: str,
     divergences: Sequence[Divergence],
-    config: CoordinatorConfig,
-    settings: OracleSettings,
+    make_oracle: Callable[[], Oracle],
     shrink: bool,
 ) -> tuple[DivergenceGroup, ...]:
     """The divergences grouped by kind, in order of first occurrence, each with the excerpt
@@ -253,7 +292,7 @@ def _groups(
         first = members[0]
         # A missing or late answer is not reproduced by a shorter excerpt: shown unshrunk.
         shrinkable = shrink and first.kind not in (UNANSWERED, LATE)
-        excerpt = _excerpt(open_lines, source, first, config, settings, shrinkable, budget)
+        excerpt = _excerpt(open_lines, source, first, make_oracle, shrinkable, budget)
         groups.append(DivergenceGroup(first, tuple(d.line for d in members), excerpt))
     return tuple(groups)
 
@@ -262,8 +301,7 @@ def _excerpt(
     open_lines: Callable[[], Iterator[str]],
     source: str,
     divergence: Divergence,
-    config: CoordinatorConfig,
-    settings: OracleSettings,
+    make_oracle: Callable[[], Oracle],
     shrink: bool,
     budget: int = SHRINK_BUDGET,
 ) -> tuple[str, ...]:
@@ -278,7 +316,7 @@ def _excerpt(
     groups = _groups_of_connection(lines, target.connection, divergence.line)
     chosen = _paired([(n, e) for n, e in lines if _touches(e, groups)], divergence)
     if shrink:
-        chosen = _shrink(chosen, divergence, config, settings, budget)
+        chosen = _shrink(chosen, divergence, make_oracle, budget)
     return tuple(json.dumps({"line": n, **e.to_json()}, separators=(",", ":")) for n, e in chosen)
 
 
@@ -320,8 +358,7 @@ def _touches(event: TraceEvent, groups: frozenset[str]) -> bool:
 def _shrink(
     chosen: list[tuple[int, TraceEvent]],
     divergence: Divergence,
-    config: CoordinatorConfig,
-    settings: OracleSettings,
+    make_oracle: Callable[[], Oracle],
     budget: int,
 ) -> list[tuple[int, TraceEvent]]:
     """Drop request/response pairs while the excerpt still diverges at the same response:
@@ -341,7 +378,7 @@ def _shrink(
                 if (e.connection, e.correlation_id, e.direction == "close") not in drop
             ]
             budget -= 1
-            if _diverges_at(candidate, divergence, config, settings):
+            if _diverges_at(candidate, divergence, make_oracle):
                 current, shrunk = candidate, True
                 break
         if not shrunk:
@@ -379,10 +416,9 @@ def _paired(
 def _diverges_at(
     candidate: list[tuple[int, TraceEvent]],
     divergence: Divergence,
-    config: CoordinatorConfig,
-    settings: OracleSettings,
+    make_oracle: Callable[[], Oracle],
 ) -> bool:
-    oracle = Oracle(config, settings)
+    oracle = make_oracle()
     try:
         for number, event in candidate:
             oracle.observe(event, number)
