@@ -15,7 +15,7 @@ from groupspec.oracle.trace.profiles import (
     ProfileError,
     read_profile,
 )
-from groupspec.oracle.trace.tracker import OracleSettings
+from groupspec.oracle.trace.tracker import IGNORE_FOREIGN, JUDGE_FOREIGN, OracleSettings
 from groupspec.oracle.trace.validate import (
     DIVERGED,
     PASS,
@@ -95,6 +95,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=OracleSettings.late_response_ms,
         help="a response seen this long after the specification sent it is late, a request due "
         "an answer this long before the trace ends was never answered (default %(default)s)",
+    )
+    parser.add_argument(
+        "--foreign-groups",
+        choices=(IGNORE_FOREIGN, JUDGE_FOREIGN),
+        default=IGNORE_FOREIGN,
+        help="groups a ListGroups response lists that no request of the trace named so far (a "
+        "shared broker's other groups): ignore them, counted (default), or judge them",
     )
     parser.add_argument(
         "--max-hypotheses",
@@ -238,7 +245,11 @@ def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
     if args.max_hypotheses < 1:
         raise ValueError("--max-hypotheses must be at least 1")
     return OracleSettings(
-        args.timer_slack_ms, args.reorder_window_ms, args.max_hypotheses, args.late_response_ms
+        args.timer_slack_ms,
+        args.reorder_window_ms,
+        args.max_hypotheses,
+        args.late_response_ms,
+        args.foreign_groups,
     )
 
 
@@ -254,6 +265,8 @@ def _print(verdict: Verdict) -> None:
     print(f"{verdict.source}: {verdict.status.upper()}{cut} — {summary}")
     if verdict.note:
         print(f"  {verdict.note}")
+    if counts.foreign_groups:
+        print(f"  {counts.foreign_groups} groups listed by ListGroups outside the trace, ignored")
     tolerated = verdict.tolerated_by_name()
     if verdict.profile.tolerances:
         name = f" {verdict.profile.name!r}" if verdict.profile.name else ""

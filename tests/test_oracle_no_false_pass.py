@@ -9,12 +9,16 @@ import json
 
 from kafka.protocol.consumer.group import OffsetFetchRequest
 from serve_support import ServerThread, serve_config
+from test_oracle import two_members_join
 
 from groupspec.cli.main import main
 from groupspec.impl.server.server import WireServer
-from groupspec.oracle.trace.oracle import LATE, UNANSWERED, UNDECODABLE
+from groupspec.oracle.trace.kafka_shape import LIST_GROUPS
+from groupspec.oracle.trace.oracle import LATE, UNANSWERED, UNDECODABLE, Oracle
+from groupspec.oracle.trace.tracker import JUDGE_FOREIGN, OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, validate_trace
 from groupspec.record.recording import ConnectionRecorder, TraceSink
+from groupspec.spec.config import CoordinatorConfig
 from groupspec.wire.trace_format import (
     RESPONSE,
     TraceHeader,
@@ -121,3 +125,25 @@ def test_probe_reports_a_malformed_answer_as_a_verdict(tmp_path, capsys, monkeyp
     verdict = validate_trace(tmp_path / "probe-offset-fetch-all.jsonl")
     assert verdict.status == DIVERGED and verdict.divergence is not None
     assert verdict.divergence.kind == UNDECODABLE and verdict.divergence.api == "OffsetFetch"
+
+
+# -- a shared broker: ListGroups lists groups the trace never named -----------------------------
+
+
+def list_groups_on_a_shared_broker(settings: OracleSettings) -> Oracle:
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0), settings)
+    two_members_join(oracle, "c-a-uuid")
+    oracle.request("admin", 1, LIST_GROUPS, 4, {"states_filter": []}, 10)
+    listed = [
+        {"group_id": group, "protocol_type": "consumer", "group_state": state}
+        for group, state in (("g", "CompletingRebalance"), ("other-run", "Stable"))
+    ]
+    oracle.response("admin", 1, LIST_GROUPS, 4, {"error_code": 0, "groups": listed}, 11)
+    return oracle
+
+
+def test_groups_outside_the_trace_do_not_fail_list_groups_unless_asked():
+    ignoring = list_groups_on_a_shared_broker(OracleSettings())
+    assert not ignoring.divergences and ignoring.counts.foreign_groups == 1
+    judging = list_groups_on_a_shared_broker(OracleSettings(foreign_groups=JUDGE_FOREIGN))
+    assert [d.api for d in judging.divergences] == ["ListGroups"]

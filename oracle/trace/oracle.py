@@ -26,13 +26,14 @@ from .comparison import comparable
 from .divergence_text import error_names, first_difference, render_response, render_state
 from .kafka_shape import (
     JOIN_GROUP,
+    LIST_GROUPS,
     BodyError,
     UnmodelledRequest,
     response_body,
     spec_requests,
 )
 from .profiles import FIRST_GENERATION, NO_MEMBER_ID_REQUIRED, DeviationProfile
-from .tracker import Hypothesis, OracleSettings, Pending, Ref, Tracker
+from .tracker import IGNORE_FOREIGN, Hypothesis, OracleSettings, Pending, Ref, Tracker
 
 # What kind of departure a divergence is (its `kind`).
 NOT_ALLOWED = "response"  # a response the specification does not allow
@@ -111,6 +112,7 @@ class OracleCounts:
     skipped: int = 0
     max_hypotheses: int = 1
     skipped_apis: dict[str, int] = field(default_factory=dict)
+    foreign_groups: int = 0
 
 
 class Oracle:
@@ -131,6 +133,7 @@ class Oracle:
         self._skipped: set[Ref] = set()
         self._requests: dict[Ref, Pending] = {}
         self._closed: set[str] = set()
+        self._named_groups: set[str] = set()
         self._last = 0
 
     @property
@@ -210,6 +213,7 @@ class Oracle:
             ) from None
         self.counts.requests += 1
         self.counts.judged += 1
+        self._named_groups.update(_group_ids(requests))
         self._closed.discard(connection)
         pending = Pending(
             ref, api_key, version, requests, self._time(ts_ms), line, self._alternative(requests)
@@ -232,6 +236,8 @@ class Oracle:
         pending = self._answered(connection, correlation_id, ts_ms, line)
         if pending is None:
             return None
+        if api_key == LIST_GROUPS and self.tracker.settings.foreign_groups == IGNORE_FOREIGN:
+            body = self._without_foreign_groups(body)
         try:
             observed = comparable(api_key, version, body)
         except BodyError as error:
@@ -280,7 +286,9 @@ class Oracle:
             # Nothing answers the request: show the coordinator with everything due done.
             self.tracker.settle(now)
             shown_hypothesis = self.tracker.hypotheses[0]
-        state = render_state(shown_hypothesis.state, _group_ids(pending), shown_hypothesis.binding)
+        state = render_state(
+            shown_hypothesis.state, _group_ids(pending.requests), shown_hypothesis.binding
+        )
         resync = self._resync(pending, candidates, body, observed)
         return self._report(
             pending, line, ts_ms, reason, body, kind, field, shown, state, rule, resync
@@ -445,6 +453,17 @@ class Oracle:
         adopted_steps = ", ".join(sorted(steps)) or "nothing else to adopt"
         return f"kept {len(kept)} of {len(shaped)} states {what}; {adopted_steps}"
 
+    def _without_foreign_groups(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A ListGroups response without the groups no request of the trace named so far."""
+        groups = body.get("groups")
+        if not isinstance(groups, list):
+            return body
+        kept = [
+            g for g in groups if not isinstance(g, dict) or g.get("group_id") in self._named_groups
+        ]
+        self.counts.foreign_groups += len(groups) - len(kept)
+        return {**body, "groups": kept} if len(kept) < len(groups) else body
+
     # -- deviation profiles -------------------------------------------------------------------
 
     def _alternative(
@@ -579,9 +598,9 @@ def _rebind(hypothesis: Hypothesis, binding: Binding) -> Hypothesis:
     return hypothesis if binding is hypothesis.binding else replace(hypothesis, binding=binding)
 
 
-def _group_ids(pending: Pending) -> frozenset[str]:
+def _group_ids(requests: tuple[rq.Request, ...]) -> frozenset[str]:
     found = set()
-    for request in pending.requests:
+    for request in requests:
         group_id = getattr(request, "group_id", None) or getattr(request, "key", None)
         if isinstance(group_id, str):
             found.add(group_id)

@@ -37,6 +37,10 @@ from .binding import Binding
 
 Ref = tuple[str, int]
 
+# `OracleSettings.foreign_groups`: leave groups the trace never named out of ListGroups, or not.
+IGNORE_FOREIGN = "ignore"
+JUDGE_FOREIGN = "judge"
+
 
 @dataclass(frozen=True)
 class OracleSettings:
@@ -48,6 +52,9 @@ class OracleSettings:
     # A response seen more than this long after the specification produced it is late, and a
     # request whose response was due this long before the trace ended was never answered.
     late_response_ms: int = 30_000
+    # Whether ListGroups may list groups no request of the trace named so far (a shared broker's
+    # other groups): "ignore" leaves them out of the comparison (counted), "judge" compares them.
+    foreign_groups: str = IGNORE_FOREIGN
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,6 +131,7 @@ class Verdict:
             "responses_checked": self.counts.responses_checked,
             "skipped_requests": self.counts.skipped,
             "skipped_apis": self.counts.skipped_apis,
+            "foreign_groups_ignored": self.counts.foreign_groups,
             "max_hypotheses": self.counts.max_hypotheses,
             "cut_at_line": self.cut_at_line,
             "elapsed_s": round(self.elapsed_s, 3),
