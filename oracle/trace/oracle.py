@@ -132,7 +132,6 @@ class Oracle:
         self._origin: float | None = None
         self._skipped: set[Ref] = set()
         self._requests: dict[Ref, Pending] = {}
-        self._closed: set[str] = set()
         self._named_groups: set[str] = set()
         self._last = 0
 
@@ -214,7 +213,6 @@ class Oracle:
         self.counts.requests += 1
         self.counts.judged += 1
         self._named_groups.update(_group_ids(requests))
-        self._closed.discard(connection)
         pending = Pending(
             ref, api_key, version, requests, self._time(ts_ms), line, self._alternative(requests)
         )
@@ -331,7 +329,7 @@ class Oracle:
             return []
         end = self._time(ts_ms) if ts_ms is not None else None
         found = []
-        open_requests = [p for p in self._requests.values() if p.ref[0] not in self._closed]
+        open_requests = list(self._requests.values())
         if not open_requests:
             return []
         now = end if end is not None else max(p.ts for p in open_requests)
@@ -360,18 +358,23 @@ class Oracle:
         if ref in self._skipped:
             self._skipped.discard(ref)
             return None
+        earlier = []
+        for key, waiting in self._requests.items():  # in the order the requests were seen
+            if key == ref:
+                break
+            if key[0] == connection:
+                earlier.append(waiting)
         pending = self._requests.pop(ref, None)
         if pending is None:
             raise ObservationError(
                 f"a response to {connection}#{correlation_id} with no request before it"
             )
         self.counts.judged += 1
-        for earlier in [p for r, p in self._requests.items() if r[0] == connection]:
-            if earlier.line < pending.line:
-                self._time(ts_ms)
-                self._unanswered(
-                    earlier, f"a later request on its connection was answered on line {line}"
-                )
+        for overtaken in earlier:
+            self._time(ts_ms)
+            self._unanswered(
+                overtaken, f"a later request on its connection was answered on line {line}"
+            )
         return pending
 
     def _unanswered(self, pending: Pending, why: str) -> Divergence:
@@ -583,7 +586,9 @@ class Oracle:
         self.counts.events += 1
         self.counts.judged += 1
         self._time(ts_ms)
-        self._closed.add(connection)
+        # Requests left on a closed connection are owed nothing (the client may have given up).
+        for ref in [r for r in self._requests if r[0] == connection]:
+            del self._requests[ref]
         self.tracker.on_close(connection)
 
     def _time(self, ts_ms: float) -> int:
