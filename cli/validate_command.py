@@ -104,6 +104,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         "shared broker's other groups): ignore them, counted (default), or judge them",
     )
     parser.add_argument(
+        "--max-divergences",
+        type=int,
+        default=OracleSettings.max_divergences,
+        metavar="N",
+        help="stop judging a trace after N divergences; the rest counts as not judged "
+        "(default: judge every trace to its end)",
+    )
+    parser.add_argument(
         "--max-hypotheses",
         type=int,
         default=OracleSettings.max_hypotheses,
@@ -239,7 +247,7 @@ def _profile(args: argparse.Namespace) -> DeviationProfile:
 
 
 def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
-    for name in ("timer_slack_ms", "reorder_window_ms", "late_response_ms"):
+    for name in ("timer_slack_ms", "reorder_window_ms", "late_response_ms", "max_divergences"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} cannot be negative")
     if args.max_hypotheses < 1:
@@ -250,6 +258,7 @@ def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
         args.max_hypotheses,
         args.late_response_ms,
         args.foreign_groups,
+        args.max_divergences,
     )
 
 
@@ -309,6 +318,9 @@ def _print_group(number: int, group: DivergenceGroup) -> None:
             print(f"      {line}")
     if divergence.resync:
         print(f"    resynchronized: {divergence.resync}")
+    if divergence.tolerable_by:
+        options = " ".join(f"--tolerate {name}" for name in divergence.tolerable_by.split(", "))
+        print(f"    a deviation profile may tolerate it: {options}")
     print(f"    shortest excerpt found ({len(group.excerpt)} lines):")
     for line in group.excerpt:
         print(f"      {line}")

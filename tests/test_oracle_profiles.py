@@ -28,8 +28,9 @@ def test_first_generation_is_tolerated_counted_and_listed(tmp_path, capsys):
     verdict = json.loads(report.read_text())["verdicts"][0]
     assert verdict["tolerated"] == [{"name": "first-generation", "count": 1, "lines": [9]}]
     assert verdict["profile"]["tolerate"] == ["first-generation"]
-    # Without the tolerance, the same trace diverges there.
+    # Without the tolerance, the same trace diverges there, and the report names it.
     assert main(argv) == 1
+    assert "may tolerate it: --tolerate first-generation" in capsys.readouterr().out
 
 
 def test_no_member_id_required_round_is_tolerated():
@@ -44,6 +45,9 @@ def test_no_member_id_required_round_is_tolerated():
         oracle.response("a", 2, HEARTBEAT, 4, {"error_code": 0}, 3)
         assert bool(oracle.divergences) is diverges
         assert [t.name for t in oracle.tolerated] == ([] if diverges else ["no-member-id-required"])
+        assert [d.tolerable_by for d in oracle.divergences][:1] == (
+            ["no-member-id-required"] if diverges else []
+        )
     # Tolerated, not required: a coordinator that does the round still passes.
     kept = Oracle(NO_DELAY, profile=DeviationProfile().with_tolerance("no-member-id-required"))
     two_members_join(kept, "c-a-uuid")
@@ -77,6 +81,8 @@ def test_an_error_substitution_is_tolerated_for_its_api_only():
     two_members_join(strict, "c-a-uuid")
     follower_sync(strict, invalid_request)
     assert [d.api for d in strict.divergences] == ["SyncGroup"] and not strict.tolerated
+    # The report names the tolerance that would accept it.
+    assert strict.divergences[0].tolerable_by == "error:SyncGroup:INVALID_REQUEST=NONE"
 
 
 def test_a_toml_profile_selects_tolerances_and_settings(tmp_path, capsys):

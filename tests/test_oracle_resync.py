@@ -10,6 +10,7 @@ from test_impl_conformance import MUTATIONS
 
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
+from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
 
 MINUTES = 60_000
@@ -85,3 +86,12 @@ def test_the_report_groups_divergences_and_states_the_share_judged(tmp_path, cap
     for group in groups:
         # Each excerpt is a trace ending in its group's first divergence.
         assert json.loads(group["excerpt"][-1])["line"] == group["first_line"] == group["lines"][0]
+
+
+def test_judging_may_stop_after_n_divergences_and_says_what_it_left(tmp_path, monkeypatch):
+    owner, attribute, replacement = MUTATIONS[COMMIT]
+    monkeypatch.setattr(owner, attribute, replacement)
+    trace = impl_trace(tmp_path / "t.jsonl")
+    verdict = validate_trace(trace, settings=OracleSettings(max_divergences=1), shrink=False)
+    assert len(verdict.divergences) == 1 and "--max-divergences" in verdict.note
+    assert verdict.counts.events == 1070 and verdict.judged_fraction < 0.1

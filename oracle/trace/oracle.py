@@ -13,16 +13,17 @@ end flags requests that were due an answer long before and never got one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.errors import ErrorCode
 from groupspec.spec.responses import ResponseBody
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
 from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_facts
 from .binding import Binding
-from .comparison import comparable
+from .comparison import MEMBER_ID_REQUIRED, comparable
 from .divergence_text import error_names, first_difference, render_response, render_state
 from .kafka_shape import (
     JOIN_GROUP,
@@ -32,7 +33,7 @@ from .kafka_shape import (
     response_body,
     spec_requests,
 )
-from .profiles import FIRST_GENERATION, NO_MEMBER_ID_REQUIRED, DeviationProfile
+from .profiles import ERROR_PREFIX, FIRST_GENERATION, NO_MEMBER_ID_REQUIRED, DeviationProfile
 from .tracker import IGNORE_FOREIGN, Hypothesis, OracleSettings, Pending, Ref, Tracker
 
 # What kind of departure a divergence is (its `kind`).
@@ -66,6 +67,7 @@ class Divergence:
     field: str = ""
     rule: str = ""
     resync: str = ""
+    tolerable_by: str = ""
 
     @property
     def group_key(self) -> tuple[str, str, str, str]:
@@ -79,6 +81,7 @@ class Divergence:
             "field": self.field,
             "rule": self.rule,
             "resync": self.resync,
+            "tolerable_by": self.tolerable_by,
             "line": self.line,
             "ts": self.ts_ms,
             "conn": self.connection,
@@ -113,6 +116,16 @@ class OracleCounts:
     max_hypotheses: int = 1
     skipped_apis: dict[str, int] = field(default_factory=dict)
     foreign_groups: int = 0
+
+
+class Unexplained(NamedTuple):
+    """An observed response no specification state allows: the request, the states that
+    answered it otherwise (with their responses), and the response as seen and as compared."""
+
+    pending: Pending
+    candidates: list[tuple[Hypothesis, tuple[ResponseBody, ...]]]
+    body: dict[str, Any]
+    observed: Any
 
 
 class Oracle:
@@ -265,7 +278,8 @@ class Oracle:
                 self.counts.max_hypotheses, len(self.tracker.hypotheses)
             )
             return late
-        if candidates and self._tolerate(pending, candidates, body, observed, line):
+        unexplained = Unexplained(pending, candidates, body, observed)
+        if candidates and self._tolerate(unexplained, line):
             return None
         if candidates:
             reason = "the response is not one the specification allows here"
@@ -278,18 +292,19 @@ class Oracle:
             rule = "+".join(origin[1]) if origin else ""
             field = first_difference(shown[0], body) or "" if shown else ""
             kind = NOT_ALLOWED
+            hint = self._tolerable_by(unexplained)
         else:
             reason = "the specification sends no response to this request by this time"
-            shown, rule, field, kind = (), "", "", EARLY
+            shown, rule, field, kind, hint = (), "", "", EARLY, ""
             # Nothing answers the request: show the coordinator with everything due done.
             self.tracker.settle(now)
             shown_hypothesis = self.tracker.hypotheses[0]
         state = render_state(
             shown_hypothesis.state, _group_ids(pending.requests), shown_hypothesis.binding
         )
-        resync = self._resync(pending, candidates, body, observed)
+        resync = self._resync(unexplained)
         return self._report(
-            pending, line, ts_ms, reason, body, kind, field, shown, state, rule, resync
+            pending, line, ts_ms, reason, body, kind, field, shown, state, rule, resync, hint
         )
 
     def undecodable_response(
@@ -420,21 +435,13 @@ class Oracle:
             "(late)",
         )
 
-    def _resync(
-        self,
-        pending: Pending,
-        candidates: list[tuple[Hypothesis, tuple[ResponseBody, ...]]],
-        body: dict[str, Any],
-        observed: Any,
-    ) -> str:
+    def _resync(self, unexplained: Unexplained) -> str:
         """Resynchronize with an observed response no state allowed; says how (see `adopt`)."""
+        pending, candidates, body, observed = unexplained
         if not candidates:
             self.tracker.abandon(pending.ref)
             return f"{ADOPT_EARLY}: the response is taken as sent; the specification's is dropped"
-        shaped = [
-            (h, response_body(bodies, pending.version, pending.requests))
-            for h, bodies in candidates
-        ]
+        shaped = _kafka_shaped(pending, candidates)
         errors = error_names(body)
         agreeing = [(h, b) for h, b in shaped if error_names(b) == errors]
         kept = agreeing or shaped
@@ -491,21 +498,14 @@ class Oracle:
         if all(pending.ref in h.deviated for h in survivors):
             self._tolerated(pending.alternative[1], line, pending)
 
-    def _tolerate(
-        self,
-        pending: Pending,
-        candidates: list[tuple[Hypothesis, tuple[ResponseBody, ...]]],
-        body: dict[str, Any],
-        observed: Any,
-        line: int,
-    ) -> bool:
+    def _tolerate(self, unexplained: Unexplained, line: int) -> bool:
         """Whether the profile tolerates the observed response no state allowed; if so the
         deviation is counted and the states take on what it stated (as after a divergence)."""
+        pending, candidates, body, observed = unexplained
         kept: list[Hypothesis] = []
         names: set[str] = set()
-        for hypothesis, bodies in candidates:
-            expected = response_body(bodies, pending.version, pending.requests)
-            for name, rewritten in self._rewrites(pending.api_key, expected, body):
+        for hypothesis, expected in _kafka_shaped(pending, candidates):
+            for name, rewritten in _rewrites(self.profile, pending.api_key, expected, body):
                 shaped = comparable(pending.api_key, pending.version, rewritten)
                 for binding in hypothesis.binding.unify(shaped, observed):
                     state, _ = adopt_facts(
@@ -519,28 +519,22 @@ class Oracle:
         self._tolerated("/".join(sorted(names)), line, pending)
         return True
 
-    def _rewrites(
-        self, api_key: int, expected: dict[str, Any], body: dict[str, Any]
-    ) -> list[tuple[str, dict[str, Any]]]:
-        """The specification's response as each tolerance in force would let it differ."""
-        found = []
-        generation = body.get("generation_id")
-        if (
-            self.profile.first_generation
-            and api_key == JOIN_GROUP
-            and expected.get("error_code") == 0
-            and expected.get("generation_id") == 1
-            and isinstance(generation, int)
-        ):
-            found.append((FIRST_GENERATION, {**expected, "generation_id": generation}))
-        for error in self.profile.errors:
-            if (
-                error.api_key == api_key
-                and expected.get("error_code") == error.kafka
-                and body.get("error_code") == error.sent
-            ):
-                found.append((error.name, {**expected, "error_code": error.sent}))
-        return found
+    def _tolerable_by(self, unexplained: Unexplained) -> str:
+        """The tolerances that would accept this divergence (a hint for the report; none is
+        applied unless the profile has it)."""
+        pending, candidates, body, observed = unexplained
+        api = API_NAMES.get(pending.api_key, str(pending.api_key))
+        names: set[str] = set()
+        shaped = _kafka_shaped(pending, candidates)
+        for hypothesis, expected in shaped:
+            guess = _guessed_profile(api, expected, body)
+            for name, rewritten in _rewrites(guess, pending.api_key, expected, body):
+                comparable_rewritten = comparable(pending.api_key, pending.version, rewritten)
+                if next(hypothesis.binding.unify(comparable_rewritten, observed), None):
+                    names.add(name)
+        if _skips_member_id_round(pending, [e for _, e in shaped], body):
+            names.add(NO_MEMBER_ID_REQUIRED)
+        return ", ".join(sorted(names))
 
     def _tolerated(self, name: str, line: int, pending: Pending) -> None:
         api = API_NAMES.get(pending.api_key, str(pending.api_key))
@@ -559,6 +553,7 @@ class Oracle:
         state: str = "",
         rule: str = "",
         resync: str = "",
+        tolerable_by: str = "",
     ) -> Divergence:
         """Record a divergence about the request `pending`."""
         connection, correlation_id = pending.ref
@@ -577,6 +572,7 @@ class Oracle:
             field,
             rule,
             resync,
+            tolerable_by,
         )
         self.divergences.append(divergence)
         return divergence
@@ -611,3 +607,62 @@ def _group_ids(requests: tuple[rq.Request, ...]) -> frozenset[str]:
             found.add(group_id)
         found.update(getattr(request, "group_ids", ()))
     return frozenset(found)
+
+
+def _rewrites(
+    profile: DeviationProfile, api_key: int, expected: dict[str, Any], body: dict[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The specification's response as each tolerance of `profile` would let it differ."""
+    found = []
+    generation = body.get("generation_id")
+    if (
+        profile.first_generation
+        and api_key == JOIN_GROUP
+        and expected.get("error_code") == 0
+        and expected.get("generation_id") == 1
+        and isinstance(generation, int)
+    ):
+        found.append((FIRST_GENERATION, {**expected, "generation_id": generation}))
+    for error in profile.errors:
+        if (
+            error.api_key == api_key
+            and expected.get("error_code") == error.kafka
+            and body.get("error_code") == error.sent
+        ):
+            found.append((error.name, {**expected, "error_code": error.sent}))
+    return found
+
+
+def _guessed_profile(api: str, expected: dict[str, Any], body: dict[str, Any]) -> DeviationProfile:
+    """Every tolerance that could be in play where `body` was sent and `expected` allowed."""
+    guess = DeviationProfile(first_generation=True)
+    sent, kafka = body.get("error_code"), expected.get("error_code")
+    if isinstance(sent, int) and isinstance(kafka, int) and sent != kafka:
+        try:
+            name = f"{ERROR_PREFIX}{api}:{ErrorCode(sent).name}={ErrorCode(kafka).name}"
+        except ValueError:  # a code the specification does not name
+            return guess
+        guess = guess.with_tolerance(name)
+    return guess
+
+
+def _skips_member_id_round(pending: Pending, expected: list[dict[str, Any]], body: Any) -> bool:
+    """Whether the response shows a MEMBER_ID_REQUIRED round skipped where Kafka requires it."""
+    request = pending.requests[0] if len(pending.requests) == 1 else None
+    return (
+        isinstance(request, rq.JoinGroupRequest)
+        and request.api_version >= 4
+        and request.member_id == ""
+        and request.group_instance_id is None
+        and all(e.get("error_code") == MEMBER_ID_REQUIRED for e in expected)
+        and body.get("error_code") != MEMBER_ID_REQUIRED
+    )
+
+
+def _kafka_shaped(
+    pending: Pending, candidates: list[tuple[Hypothesis, tuple[ResponseBody, ...]]]
+) -> list[tuple[Hypothesis, dict[str, Any]]]:
+    """Each candidate state with its response to `pending` in Kafka's shape."""
+    return [
+        (h, response_body(bodies, pending.version, pending.requests)) for h, bodies in candidates
+    ]

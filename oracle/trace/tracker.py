@@ -55,6 +55,8 @@ class OracleSettings:
     # Whether ListGroups may list groups no request of the trace named so far (a shared broker's
     # other groups): "ignore" leaves them out of the comparison (counted), "judge" compares them.
     foreign_groups: str = IGNORE_FOREIGN
+    # Stop judging a trace after this many divergences (0: judge it to the end).
+    max_divergences: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -218,11 +218,19 @@ def validate_lines(
         )
         oracle = Oracle(config, settings, profile)
         last_ts = None
+        limit = settings.max_divergences
+        note = ""
         for event in _chain(first, events):
             line += 1
+            if limit and len(oracle.divergences) >= limit:
+                oracle.counts.events += 1  # read, not judged
+                continue
             oracle.observe(event, line)
             last_ts = event.ts_ms
-        oracle.finish(last_ts)
+        if limit and len(oracle.divergences) >= limit:
+            note = f"stopped judging after {limit} divergences (--max-divergences)"
+        else:
+            oracle.finish(last_ts)
     except TraceFormatError as error:
         raise TraceInputError(str(error)) from None
     except ObservationError as error:
@@ -259,7 +267,7 @@ def validate_lines(
         groups,
         reading.cut_at_line,
         time.perf_counter() - started,
-        "",
+        note,
         tuple(oracle.tolerated),
         profile,
     )
