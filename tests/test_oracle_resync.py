@@ -7,11 +7,15 @@ import json
 from pathlib import Path
 
 from test_impl_conformance import MUTATIONS
+from test_oracle import heartbeat, join_body, joined
 
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
+from groupspec.oracle.trace.kafka_shape import HEARTBEAT, JOIN_GROUP, SYNC_GROUP
+from groupspec.oracle.trace.oracle import EARLY, Oracle
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
+from groupspec.spec.config import CoordinatorConfig
 
 MINUTES = 60_000
 COMMIT = "commit skips the generation check"
@@ -95,3 +99,25 @@ def test_judging_may_stop_after_n_divergences_and_says_what_it_left(tmp_path, mo
     verdict = validate_trace(trace, settings=OracleSettings(max_divergences=1), shrink=False)
     assert len(verdict.divergences) == 1 and "--max-divergences" in verdict.note
     assert verdict.counts.events == 1070 and verdict.judged_fraction < 0.1
+
+
+def test_an_early_answer_is_reported_once_and_the_group_judged_after_it():
+    """A coordinator with no initial rebalance delay, judged as one with Kafka's 3 s: its join
+    answer is early; the specification fires its timer ahead of time and judges on."""
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=3_000))
+    oracle.request("a", 1, JOIN_GROUP, 3, join_body(), 0, client_id="c")
+    early = oracle.response("a", 1, JOIN_GROUP, 3, joined("c-uuid", "c-uuid", ["c-uuid"]), 5)
+    assert early is not None and early.kind == EARLY and "ahead of time" in early.resync
+    sync = {"group_id": "g", "generation_id": 1, "member_id": "c-uuid", "group_instance_id": None}
+    oracle.request(
+        "a",
+        2,
+        SYNC_GROUP,
+        3,
+        {**sync, "assignments": [{"member_id": "c-uuid", "assignment": ""}]},
+        10,
+    )
+    oracle.response("a", 2, SYNC_GROUP, 3, {"error_code": 0, "assignment": ""}, 11)
+    oracle.request("a", 3, HEARTBEAT, 3, heartbeat("c-uuid"), 3_500)
+    oracle.response("a", 3, HEARTBEAT, 3, {"error_code": 0}, 3_501)
+    assert oracle.divergences == [early]

@@ -8,12 +8,14 @@ named step each (docs/oracle.md, "Judging past a divergence"):
 
 - `adopt.member-id`: member ids the response shows where the specification's shows one are
   bound to it (`Binding.adopt`);
-- `adopt.generation`: a successful JoinGroup's generation becomes the group's;
+- `adopt.generation`: a successful JoinGroup's generation becomes the group's (and that of the
+  JoinGroup responses of the same round not yet observed);
 - `adopt.leader`: a successful JoinGroup's leader, if a member, becomes the group's leader;
 - `adopt.assignment`: a successful SyncGroup's assignment becomes the member's.
 
-A response the specification would not have sent yet (`adopt.early`) is taken as sent: the
-specification's own, when it comes, is dropped. Every step is a fact the observed coordinator
+A response the specification would not have sent yet (`adopt.early`) is answered by firing the
+specification's timers ahead of time (`Tracker.explain_early`), then kept and adopted as above;
+failing that it is taken as sent, and the specification's own, when it comes, is dropped. Every step is a fact the observed coordinator
 stated, so what follows is judged against a state consistent with what clients were told.
 """
 
@@ -24,10 +26,12 @@ import dataclasses
 from typing import Any
 
 from groupspec.spec import requests as rq
+from groupspec.spec.responses import JoinGroupResponse
 from groupspec.spec.state import CoordinatorState
 
 from .binding import Binding
 from .kafka_shape import JOIN_GROUP, SYNC_GROUP
+from .tracker import Hypothesis
 
 ADOPT_ERROR = "adopt.error"
 ADOPT_EARLY = "adopt.early"
@@ -82,3 +86,31 @@ def _bytes(value: Any) -> bytes | None:
         return base64.b64decode(value, validate=True)
     except (ValueError, TypeError):
         return None
+
+
+def adopt_into(
+    hypothesis: Hypothesis,
+    api_key: int,
+    requests: tuple[rq.Request, ...],
+    observed: dict[str, Any],
+    binding: Binding,
+) -> tuple[Hypothesis, tuple[str, ...]]:
+    """`hypothesis` with `binding` and the observed response's facts taken on (`adopt_facts`);
+    a generation adopted also renumbers the round's JoinGroup responses not yet observed."""
+    state, steps = adopt_facts(hypothesis.state, api_key, requests, observed, binding)
+    outbox = hypothesis.outbox
+    if ADOPT_GENERATION in steps:
+        group_id = getattr(requests[0], "group_id", "")
+        old, new = hypothesis.state.group(group_id), state.group(group_id)
+        if old is not None and new is not None:
+            outbox = tuple(
+                (ref, tuple(_renumbered(b, old.generation_id, new.generation_id) for b in bodies))
+                for ref, bodies in outbox
+            )
+    return dataclasses.replace(hypothesis, state=state, binding=binding, outbox=outbox), steps
+
+
+def _renumbered(body: Any, old: int, new: int) -> Any:
+    if isinstance(body, JoinGroupResponse) and body.generation_id == old and not body.error_code:
+        return dataclasses.replace(body, generation_id=new)
+    return body

@@ -21,7 +21,7 @@ from groupspec.spec.errors import ErrorCode
 from groupspec.spec.responses import ResponseBody
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
-from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_facts
+from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_into
 from .binding import Binding
 from .comparison import MEMBER_ID_REQUIRED, comparable
 from .divergence_text import error_names, first_difference, render_response, render_state
@@ -42,6 +42,9 @@ EARLY = "early"  # a response the specification would not have sent yet
 UNDECODABLE = "undecodable"  # a response the recorder could not decode
 UNANSWERED = "unanswered"  # a request never answered, its connection open
 LATE = "late"  # an allowed response, but later than `late_response_ms`
+# How far ahead of an early response the specification's timers may be fired to answer it:
+# the nearest of these that does (so timers due later, such as sessions, stay armed).
+EARLY_HORIZONS_MS = tuple(500 * 2**n for n in range(12))  # 0.5 s … 17 min
 DROPPED = f"{ADOPT_EARLY}: the specification's response to it is dropped"
 
 
@@ -438,9 +441,18 @@ class Oracle:
     def _resync(self, unexplained: Unexplained) -> str:
         """Resynchronize with an observed response no state allowed; says how (see `adopt`)."""
         pending, candidates, body, observed = unexplained
+        early = ""
         if not candidates:
-            self.tracker.abandon(pending.ref)
-            return f"{ADOPT_EARLY}: the response is taken as sent; the specification's is dropped"
+            for horizon in EARLY_HORIZONS_MS:  # the nearest future that answers it
+                candidates = self.tracker.explain_early(pending.ref, self._last + horizon)
+                if candidates:
+                    break
+            if not candidates:
+                self.tracker.abandon(pending.ref)
+                return (
+                    f"{ADOPT_EARLY}: the response is taken as sent; the specification's is dropped"
+                )
+            early = f"{ADOPT_EARLY}: the specification's timers fired ahead of time to answer; "
         shaped = _kafka_shaped(pending, candidates)
         errors = error_names(body)
         agreeing = [(h, b) for h, b in shaped if error_names(b) == errors]
@@ -453,15 +465,13 @@ class Oracle:
             )
             if len(binding) > len(hypothesis.binding):
                 steps.add(ADOPT_MEMBER_ID)
-            state, taken = adopt_facts(
-                hypothesis.state, pending.api_key, pending.requests, body, binding
-            )
+            after, taken = adopt_into(hypothesis, pending.api_key, pending.requests, body, binding)
             steps.update(taken)
-            adopted.append(replace(hypothesis, state=state, binding=binding))
+            adopted.append(after)
         self.tracker.keep(pending.ref, adopted)
         what = "agreeing on the error codes" if agreeing else "(none agrees on the error codes)"
         adopted_steps = ", ".join(sorted(steps)) or "nothing else to adopt"
-        return f"kept {len(kept)} of {len(shaped)} states {what}; {adopted_steps}"
+        return f"{early}kept {len(kept)} of {len(shaped)} states {what}; {adopted_steps}"
 
     def _without_foreign_groups(self, body: dict[str, Any]) -> dict[str, Any]:
         """A ListGroups response without the groups no request of the trace named so far."""
@@ -508,10 +518,10 @@ class Oracle:
             for name, rewritten in _rewrites(self.profile, pending.api_key, expected, body):
                 shaped = comparable(pending.api_key, pending.version, rewritten)
                 for binding in hypothesis.binding.unify(shaped, observed):
-                    state, _ = adopt_facts(
-                        hypothesis.state, pending.api_key, pending.requests, body, binding
+                    adopted, _ = adopt_into(
+                        hypothesis, pending.api_key, pending.requests, body, binding
                     )
-                    kept.append(replace(hypothesis, state=state, binding=binding))
+                    kept.append(adopted)
                     names.add(name)
         if not kept:
             return False

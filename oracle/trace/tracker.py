@@ -167,6 +167,22 @@ class Tracker:
         reached = self._search(now, lambda h: h.produced(ref) is not None)
         return [(h, h.produced(ref) or ()) for h in reached]
 
+    def explain_early(
+        self, ref: Ref, until: int
+    ) -> list[tuple[Hypothesis, tuple[ResponseBody, ...]]]:
+        """The hypotheses in which the response to `ref` is produced by the fewest moves, timers
+        allowed to fire up to time `until` (ahead of the observation): how the specification
+        would have answered a response that came too early. Empty if none within bounds."""
+        frontier = self.hypotheses
+        explored = 0
+        while frontier and explored <= self.settings.max_hypotheses:
+            reached = [h for h in frontier if h.produced(ref) is not None]
+            if reached:
+                return [(h, h.produced(ref) or ()) for h in _unique(reached)]
+            frontier = _unique([m for h in frontier for m in self._moves(h, until)])
+            explored += len(frontier)
+        return []
+
     def settle(self, now: int) -> None:
         """Advance every hypothesis past what time `now` forces (overdue timers and requests)."""
         self.hypotheses = self._search(now, lambda h: True)
