@@ -11,7 +11,7 @@ from groupspec.record.workload.probes import PROBES, run_probes
 from groupspec.record.workload.targets import make_target
 from groupspec.wire.reachability import NotABrokerError
 
-EXIT_OK, EXIT_DIVERGED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -23,7 +23,8 @@ def register(commands: argparse._SubParsersAction) -> None:
             "Run short scripted group exchanges against a broker through the recording proxy, one "
             "trace per probe. Each isolates one rule (see groupspec.record.workload.probes), so a "
             "coordinator that departs from Kafka on one rule still has the others judged. With "
-            "--validate, each trace is judged at once; exit 1 if one diverged."
+            "--validate, each trace is judged at once; exit 1 if one diverged (a malformed answer "
+            "is a divergence), 3 if one could not be decided."
         ),
     )
     parser.add_argument("--target", default="serve", help="serve (default), mock, or HOST:PORT")
@@ -52,16 +53,26 @@ def run_probe(args: argparse.Namespace) -> int:
         note = f" (stopped: {result.error})" if result.error else ""
         print(f"probe {result.name}: trace {result.trace}{note}")
         if args.validate:
-            from groupspec.oracle.trace.validate import DIVERGED, validate_trace
-
-            verdict = validate_trace(result.trace)
-            print(f"  {verdict.status}")
-            if verdict.divergence is not None:
-                divergence = verdict.divergence
-                print(f"  line {divergence.line}: {divergence.api}: {divergence.reason}")
-                print(f"  observed: {divergence.observed}")
-                for allowed in divergence.allowed:
-                    print(f"  allowed:  {allowed}")
-            if verdict.status == DIVERGED:
-                code = EXIT_DIVERGED
+            code = max(code, _judge(result.trace))
     return code
+
+
+def _judge(trace: Path) -> int:
+    """Validate one probe's trace and print its verdict; the exit code it calls for. A trace
+    that cannot be validated is reported as such, never as a crash."""
+    from groupspec.oracle.trace.validate import DIVERGED, PASS, TraceInputError, validate_trace
+
+    try:
+        verdict = validate_trace(trace)
+    except TraceInputError as error:
+        print(f"  unjudged (bad trace): {error}")
+        return EXIT_USAGE
+    print(f"  {verdict.status} ({verdict.judged_fraction:.0%} of events judged)")
+    for group in verdict.groups:
+        divergence = group.first
+        print(f"  line {divergence.line}: {divergence.api}: {divergence.reason} (× {group.count})")
+        if divergence.observed is not None:
+            print(f"  observed: {divergence.observed}")
+        for allowed in divergence.allowed:
+            print(f"  allowed:  {allowed}")
+    return {PASS: EXIT_OK, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)

@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     )
     for what, count in sorted(sink.not_recorded.items()):
         print(f"  not recorded (undecodable): {what} × {count}", flush=True)
+    for what, count in sorted(sink.undecodable.items()):
+        print(f"  recorded as undecodable: {what} × {count}", flush=True)
     return EXIT_OK
 
 

@@ -9,8 +9,21 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.oracle.trace.divergence_text import error_names
-from groupspec.oracle.trace.tracker import OracleSettings
-from groupspec.oracle.trace.validate import DIVERGED, PASS, TraceInputError, Verdict, validate_trace
+from groupspec.oracle.trace.profiles import (
+    TOLERANCES,
+    DeviationProfile,
+    ProfileError,
+    read_profile,
+)
+from groupspec.oracle.trace.tracker import IGNORE_FOREIGN, JUDGE_FOREIGN, OracleSettings
+from groupspec.oracle.trace.validate import (
+    DIVERGED,
+    PASS,
+    DivergenceGroup,
+    TraceInputError,
+    Verdict,
+    validate_trace,
+)
 
 from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
 from .output import add_json_option, write_json
@@ -27,9 +40,10 @@ def register(commands: argparse._SubParsersAction) -> None:
             "Replay each trace against the specification, keeping every specification state "
             "consistent with what was observed (requests race across connections, timers fire "
             "late, implementations choose leaders and spell member ids their own way). Reports "
-            "a pass, or the first response the specification does not allow with the responses "
-            "it does allow, the group as the specification holds it, and the shortest excerpt "
-            "of the trace that still leads there. Exit 0 when every trace passes, 1 on a "
+            "a pass, or every divergence grouped by kind (the first of each with the responses "
+            "the specification allows, the group as it holds it, and the shortest excerpt of the "
+            "trace that still leads there), resynchronizing with what was observed after each; "
+            "and the share of events judged. Exit 0 when every trace passes, 1 on a "
             "divergence, 2 on bad input (the error names the file and line), 3 when a trace is "
             "too ambiguous to decide within --max-hypotheses."
         ),
@@ -57,6 +71,43 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=int,
         default=OracleSettings.reorder_window_ms,
         help="how long after it was seen a request may take effect (default %(default)s)",
+    )
+    parser.add_argument(
+        "--tolerate",
+        action="append",
+        default=[],
+        metavar="DEVIATION",
+        help="a deviation to tolerate, counted and listed, not a divergence: "
+        + "; ".join(f"{name} ({what})" for name, what in TOLERANCES.items())
+        + " (docs/oracle.md)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="a deviation profile (TOML: name, tolerate = [...], [coordinator] settings)",
+    )
+    parser.add_argument(
+        "--late-response-ms",
+        type=int,
+        default=OracleSettings.late_response_ms,
+        help="a response seen this long after the specification sent it is late, a request due "
+        "an answer this long before the trace ends was never answered (default %(default)s)",
+    )
+    parser.add_argument(
+        "--foreign-groups",
+        choices=(IGNORE_FOREIGN, JUDGE_FOREIGN),
+        default=IGNORE_FOREIGN,
+        help="groups a ListGroups response lists that no request of the trace named so far (a "
+        "shared broker's other groups): ignore them, counted (default), or judge them",
+    )
+    parser.add_argument(
+        "--max-divergences",
+        type=int,
+        default=OracleSettings.max_divergences,
+        metavar="N",
+        help="stop judging a trace after N divergences; the rest counts as not judged "
+        "(default: judge every trace to its end)",
     )
     parser.add_argument(
         "--max-hypotheses",
@@ -88,7 +139,8 @@ def run_validate(args: argparse.Namespace) -> int:
     try:
         overrides = _settings(args.set)
         settings = _oracle_settings(args)
-    except ValueError as error:
+        profile = _profile(args)
+    except (ValueError, ProfileError) as error:
         print(f"groupspec validate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.engine == SPARK:
@@ -104,7 +156,9 @@ def run_validate(args: argparse.Namespace) -> int:
     worst = EXIT_PASS
     for path in args.traces:
         try:
-            verdict = validate_trace(path, overrides, settings, shrink=not args.no_shrink)
+            verdict = validate_trace(
+                path, overrides, settings, shrink=not args.no_shrink, profile=profile
+            )
         except (TraceInputError, OSError) as error:
             print(f"groupspec validate: {_describe(error, path)}", file=sys.stderr)
             worst = _worse(worst, EXIT_BAD_INPUT)
@@ -183,19 +237,38 @@ def _settings(options: list[str]) -> dict[str, Any]:
     return settings
 
 
+def _profile(args: argparse.Namespace) -> DeviationProfile:
+    """The deviation profile of --profile and --tolerate (ProfileError, ValueError naming it)."""
+    profile = read_profile(args.profile) if args.profile is not None else DeviationProfile()
+    for name in args.tolerate:
+        try:
+            profile = profile.with_tolerance(name)
+        except ValueError as error:
+            raise ValueError(f"--tolerate {name}: {error}") from None
+    return profile
+
+
 def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
-    for name in ("timer_slack_ms", "reorder_window_ms"):
+    for name in ("timer_slack_ms", "reorder_window_ms", "late_response_ms", "max_divergences"):
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} cannot be negative")
     if args.max_hypotheses < 1:
         raise ValueError("--max-hypotheses must be at least 1")
-    return OracleSettings(args.timer_slack_ms, args.reorder_window_ms, args.max_hypotheses)
+    return OracleSettings(
+        args.timer_slack_ms,
+        args.reorder_window_ms,
+        args.max_hypotheses,
+        args.late_response_ms,
+        args.foreign_groups,
+        args.max_divergences,
+    )
 
 
 def _print(verdict: Verdict) -> None:
     counts = verdict.counts
     summary = (
-        f"{counts.events} events, {counts.responses_checked} responses checked, "
+        f"{counts.events} events, {verdict.judged_fraction:.1%} judged ({counts.judged}), "
+        f"{counts.responses_checked} responses checked, "
         f"{counts.skipped} requests not modelled, at most {counts.max_hypotheses} hypotheses, "
         f"{verdict.elapsed_s:.2f} s"
     )
@@ -203,23 +276,56 @@ def _print(verdict: Verdict) -> None:
     print(f"{verdict.source}: {verdict.status.upper()}{cut} — {summary}")
     if verdict.note:
         print(f"  {verdict.note}")
-    divergence = verdict.divergence
-    if divergence is None:
-        return
+    if counts.foreign_groups:
+        print(f"  {counts.foreign_groups} groups listed by ListGroups outside the trace, ignored")
+    tolerated = verdict.tolerated_by_name()
+    if verdict.profile.tolerances:
+        name = f" {verdict.profile.name!r}" if verdict.profile.name else ""
+        print(
+            f"  tolerated by profile{name} ({', '.join(verdict.profile.tolerances)}): "
+            f"{len(verdict.tolerated)} deviations"
+        )
+    for deviation, lines in tolerated.items():
+        where = ", ".join(str(line) for line in lines[:10])
+        more = f", … ({len(lines) - 10} more)" if len(lines) > 10 else ""
+        print(f"    {deviation}: × {len(lines)} (lines {where}{more})")
+    if verdict.divergences:
+        print(f"  {len(verdict.divergences)} divergences of {len(verdict.groups)} kinds:")
+    for number, group in enumerate(verdict.groups, start=1):
+        _print_group(number, group)
+
+
+def _print_group(number: int, group: DivergenceGroup) -> None:
+    divergence = group.first
+    api, kind, field, rule = divergence.group_key
+    where = ", ".join(str(line) for line in group.lines[:10])
+    more = f", … ({group.count - 10} more)" if group.count > 10 else ""
     print(
-        f"  line {divergence.line}: {divergence.api} v{divergence.version} response to "
+        f"  [{number}] {api} {kind}"
+        + (f", field {field}" if field else "")
+        + (f", rule {rule}" if rule else "")
+        + f": × {group.count} (lines {where}{more})"
+    )
+    print(
+        f"    line {divergence.line}: {divergence.api} v{divergence.version} response to "
         f"{divergence.connection}#{divergence.correlation_id}: {divergence.reason}"
     )
-    print(f"  observed: {json.dumps(divergence.observed)}  {_names(divergence.observed)}")
+    if divergence.observed is not None:
+        print(f"    observed: {json.dumps(divergence.observed)}  {_names(divergence.observed)}")
     for allowed in divergence.allowed:
-        print(f"  allowed:  {json.dumps(allowed)}  {_names(allowed)}")
+        print(f"    allowed:  {json.dumps(allowed)}  {_names(allowed)}")
     if divergence.state:
-        print("  the specification's state before the response:")
+        print("    the specification's state before the response:")
         for line in divergence.state.splitlines():
-            print(f"    {line}")
-    print(f"  shortest excerpt found ({len(verdict.excerpt)} lines):")
-    for line in verdict.excerpt:
-        print(f"    {line}")
+            print(f"      {line}")
+    if divergence.resync:
+        print(f"    resynchronized: {divergence.resync}")
+    if divergence.tolerable_by:
+        options = " ".join(f"--tolerate {name}" for name in divergence.tolerable_by.split(", "))
+        print(f"    a deviation profile may tolerate it: {options}")
+    print(f"    shortest excerpt found ({len(group.excerpt)} lines):")
+    for line in group.excerpt:
+        print(f"      {line}")
 
 
 def _names(body: Any) -> str:

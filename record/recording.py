@@ -4,9 +4,10 @@ A `ConnectionRecorder` sees every request frame the client sent and every respon
 broker sent back, in order. It remembers the api key and version of each request it needs by
 correlation id (a response carries only the id; its version is its request's), and for the
 group APIs (`trace_format.API_NAMES`) writes a request event and a response event with the
-decoded fields as the body. A frame it cannot decode is logged and not recorded; a response to
-a request it did not record is not recorded either, so a trace never holds half of a broken
-exchange.
+decoded fields as the body. A request frame it cannot decode is logged and not recorded, and
+neither is its response, so a trace never holds half of a broken exchange. A response it
+cannot decode to a recorded request is recorded as an *undecodable* response (no body, the
+reason): dropping it would leave the request unanswered in the trace and hide the fault.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from groupspec.wire import codec
 from groupspec.wire.codec import FrameError
@@ -35,6 +37,7 @@ class TraceSink:
         self._last_ms = 0.0
         self.counts: Counter[tuple[str, str]] = Counter()
         self.not_recorded: Counter[str] = Counter()
+        self.undecodable: Counter[str] = Counter()
 
     def now_ms(self) -> float:
         """Milliseconds since the epoch, never less than the last value returned."""
@@ -120,12 +123,21 @@ class ConnectionRecorder:
         if request is None or request.api_key not in API_NAMES:
             return request
         ts = self._sink.now_ms()
+        body: dict[str, Any] | None = None
+        undecodable = None
         try:
-            message = codec.decode_response(request.api_key, request.api_version, frame)
-            body = body_of(message)
+            body = body_of(codec.decode_response(request.api_key, request.api_version, frame))
         except Exception as error:  # FrameError, or a body kafka-python decoded oddly
-            self._not_recorded("response", *_fields(request), error)
-            return request
+            undecodable = f"{type(error).__name__}: {error}"
+            self._sink.undecodable[f"{API_NAMES[request.api_key]} response"] += 1
+            LOGGER.warning(
+                "%s: %s response v%d (correlation id %d) forwarded, recorded as undecodable: %s",
+                self.name,
+                API_NAMES[request.api_key],
+                request.api_version,
+                correlation_id,
+                error,
+            )
         self._write(
             TraceEvent(
                 ts,
@@ -135,6 +147,7 @@ class ConnectionRecorder:
                 request.api_version,
                 correlation_id,
                 body=body,
+                undecodable=undecodable,
             )
         )
         return request

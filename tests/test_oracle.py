@@ -49,6 +49,8 @@ def test_traces_of_the_impl_pass(tmp_path_factory, seed, consumers):
 
 # The five faults the differential conformance test seeds (tests/test_impl_conformance.py).
 FAULTS = MUTATIONS
+# Catching a fault needs one divergence (tests/test_oracle_resync.py judges past them).
+FIRST_DIVERGENCE = OracleSettings(max_divergences=1)
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -57,7 +59,8 @@ def test_a_seeded_fault_is_caught_from_the_trace(fault, tmp_path, monkeypatch):
     monkeypatch.setattr(owner, attribute, replacement)
     verdicts = []
     for seed in range(3):
-        verdict = validate_trace(impl_trace(tmp_path / f"{seed}.jsonl", seed), shrink=False)
+        trace = impl_trace(tmp_path / f"{seed}.jsonl", seed)
+        verdict = validate_trace(trace, settings=FIRST_DIVERGENCE, shrink=False)
         verdicts.append(verdict.status)
         if verdict.status == DIVERGED:
             break
@@ -264,7 +267,8 @@ def test_cli_writes_a_json_report_and_exits_1_on_divergence(tmp_path, monkeypatc
     monkeypatch.setattr(owner, attribute, replacement)
     bad = impl_trace(tmp_path / "bad.jsonl", 0)
     report = tmp_path / "report.json"
-    assert main(["validate", str(good), str(bad), "--json", str(report), "--no-shrink"]) == 1
+    argv = ["validate", str(good), str(bad), "--json", str(report), "--no-shrink"]
+    assert main([*argv, "--max-divergences", "1"]) == 1
     verdicts = json.loads(report.read_text())["verdicts"]
     assert [v["status"] for v in verdicts] == [PASS, DIVERGED]
     assert verdicts[1]["divergence"]["allowed"]

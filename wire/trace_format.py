@@ -80,7 +80,8 @@ class TraceEvent:
     `ts_ms` is milliseconds since the epoch (fractions allowed) when the recorder saw it;
     `connection` names the client connection; a response answers the request with the same
     `connection` and `correlation_id`. `body` holds the message's fields in the Kafka schema's
-    snake_case names, bytes as base64; `None` for a close.
+    snake_case names, bytes as base64; `None` for a close. A response the recorder could not
+    decode has `body` None and `undecodable` saying why (it still answers its request).
     """
 
     ts_ms: float
@@ -91,6 +92,7 @@ class TraceEvent:
     correlation_id: int = -1
     client_id: str | None = None
     body: dict[str, Any] | None = None
+    undecodable: str | None = None
 
     @property
     def api(self) -> str:
@@ -113,6 +115,8 @@ class TraceEvent:
         if self.direction == REQUEST:
             document["client_id"] = self.client_id
         document["body"] = self.body
+        if self.undecodable is not None:
+            document["undecodable"] = self.undecodable
         return document
 
 
@@ -237,6 +241,13 @@ def parse_event(document: Any, source: str, line: int) -> TraceEvent:
     if not 0 <= version <= 32767:
         raise TraceFormatError(source, line, f'"ver" {version} is not an API version')
     correlation = need("corr", int)
+    undecodable = document.get("undecodable")
+    if undecodable is not None:
+        if direction != RESPONSE or not isinstance(undecodable, str):
+            raise TraceFormatError(source, line, '"undecodable" is a response\'s reason, a string')
+        return TraceEvent(
+            ts, connection, RESPONSE, key, version, correlation, None, None, undecodable
+        )
     body = need("body", dict)
     client_id = document.get("client_id")
     if client_id is not None and not isinstance(client_id, str):

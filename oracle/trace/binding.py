@@ -77,6 +77,12 @@ class Binding:
         """
         yield from _unify(expected, observed, self)
 
+    def adopt(self, expected: Any, observed: Any) -> Binding:
+        """This binding extended, best effort, by the ids `observed` shows where `expected` has
+        an id in the same place, when the two responses differ elsewhere (resynchronizing
+        after a divergence): ids already bound either way are left as they are."""
+        return _adopt(expected, observed, self)
+
 
 def _unify(expected: Any, observed: Any, binding: Binding) -> Iterator[Binding]:
     if isinstance(expected, MemberId):
@@ -129,3 +135,20 @@ def _unify_bag(expected: list[Any], observed: list[Any], binding: Binding) -> It
                 if complete not in seen:
                     seen.add(complete)
                     yield complete
+
+
+def _adopt(expected: Any, observed: Any, binding: Binding) -> Binding:
+    if isinstance(expected, MemberId):
+        if isinstance(observed, MemberId):
+            return next(_unify(expected, observed, binding), binding)
+        return binding
+    if isinstance(expected, Bag) and isinstance(observed, Bag):
+        return next(_unify(expected, observed, binding), binding)
+    if (
+        isinstance(expected, tuple)
+        and isinstance(observed, tuple)
+        and len(expected) == len(observed)
+    ):
+        for one, other in zip(expected, observed, strict=True):
+            binding = _adopt(one, other, binding)
+    return binding

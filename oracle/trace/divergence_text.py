@@ -88,3 +88,26 @@ def _group_lines(group: Group, binding: Binding) -> list[str]:
     if group.sync_timer is not None:
         lines.append(f"  sync timer due at {group.sync_timer.deadline_ms} ms")
     return lines
+
+
+def first_difference(allowed: Any, observed: Any, path: str = "") -> str | None:
+    """The path of the first field where an observed body differs from an allowed one (as
+    `render_response` shows it), for grouping divergences; ids the specification has not
+    handed out yet match any id; None if they agree."""
+    if isinstance(allowed, dict) and isinstance(observed, dict):
+        for key, value in allowed.items():
+            found = first_difference(value, observed.get(key), f"{path}.{key}" if path else key)
+            if found is not None:
+                return found
+        return None
+    if isinstance(allowed, list) and isinstance(observed, list):
+        if len(allowed) != len(observed):
+            return path or "."
+        for one, other in zip(allowed, observed, strict=True):
+            found = first_difference(one, other, f"{path}[]")
+            if found is not None:
+                return found
+        return None
+    if isinstance(allowed, str) and allowed.startswith("<new id ") and isinstance(observed, str):
+        return None
+    return None if allowed == observed else (path or ".")

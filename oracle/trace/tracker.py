@@ -37,6 +37,10 @@ from .binding import Binding
 
 Ref = tuple[str, int]
 
+# `OracleSettings.foreign_groups`: leave groups the trace never named out of ListGroups, or not.
+IGNORE_FOREIGN = "ignore"
+JUDGE_FOREIGN = "judge"
+
 
 @dataclass(frozen=True)
 class OracleSettings:
@@ -45,6 +49,14 @@ class OracleSettings:
     timer_slack_ms: int = 1_000
     reorder_window_ms: int = 1_000
     max_hypotheses: int = 20_000
+    # A response seen more than this long after the specification produced it is late, and a
+    # request whose response was due this long before the trace ended was never answered.
+    late_response_ms: int = 30_000
+    # Whether ListGroups may list groups no request of the trace named so far (a shared broker's
+    # other groups): "ignore" leaves them out of the comparison (counted), "judge" compares them.
+    foreign_groups: str = IGNORE_FOREIGN
+    # Stop judging a trace after this many divergences (0: judge it to the end).
+    max_divergences: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +69,8 @@ class Pending:
     requests: tuple[rq.Request, ...]
     ts: int
     line: int
+    # What a tolerated deviation makes of the request instead, and the tolerance's name.
+    alternative: tuple[tuple[rq.Request, ...], str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +78,10 @@ class Hypothesis:
     """One way the coordinator may stand: its state, what it has not yet done, and its ids.
 
     `queues` are the requests not yet taken, per connection in arrival order; `outbox` the
-    responses produced but not yet observed (a batched request has one body per key).
+    responses produced but not yet observed (a batched request has one body per key);
+    `origins` when and by which rules each response in the outbox was produced, and `deviated`
+    the requests taken as a tolerated deviation makes them (reporting only: not part of `key`,
+    so hypotheses differing only there merge).
     """
 
     state: CoordinatorState
@@ -72,6 +89,39 @@ class Hypothesis:
     outbox: tuple[tuple[Ref, tuple[ResponseBody, ...]], ...] = ()
     binding: Binding = field(default_factory=Binding)
     closed: frozenset[str] = frozenset()
+    origins: tuple[tuple[Ref, int, tuple[str, ...]], ...] = ()
+    # Requests taken as a tolerated deviation makes them (`Pending.alternative`), until answered.
+    deviated: tuple[Ref, ...] = ()
+
+    def origin(self, ref: Ref) -> tuple[int, tuple[str, ...]] | None:
+        """When, and by which specification rules, the response to `ref` was produced."""
+        for key, at, rules in self.origins:
+            if key == ref:
+                return at, rules
+        return None
+
+    # Built field by field, not with dataclasses.replace: these run for every hypothesis on
+    # every observation, and replace costs several times more.
+    def with_queues(self, queues: tuple[tuple[str, tuple[Pending, ...]], ...]) -> Hypothesis:
+        """This hypothesis with other request queues."""
+        return Hypothesis(
+            self.state, queues, self.outbox, self.binding, self.closed, self.origins, self.deviated
+        )
+
+    def answered(self, ref: Ref) -> Hypothesis:
+        """This hypothesis once the response to `ref` was observed (no longer owed)."""
+        if len(self.outbox) == 1 and self.outbox[0][0] == ref and not self.deviated:
+            # The common case: the one response owed was this one.
+            return Hypothesis(self.state, self.queues, (), self.binding, self.closed, (), ())
+        return Hypothesis(
+            self.state,
+            self.queues,
+            tuple(e for e in self.outbox if e[0] != ref),
+            self.binding,
+            self.closed,
+            tuple(e for e in self.origins if e[0] != ref),
+            tuple(r for r in self.deviated if r != ref) if self.deviated else (),
+        )
 
     def produced(self, ref: Ref) -> tuple[ResponseBody, ...] | None:
         """The response produced for `ref`, if any."""
@@ -104,6 +154,9 @@ class Tracker:
         self.spec = GroupCoordinatorSpec(config)
         self.settings = settings
         self.hypotheses: list[Hypothesis] = [Hypothesis(self.spec.initial_state())]
+        # Requests whose response the oracle stopped waiting for (answered out of turn, or
+        # never): a response the specification produces for one later is dropped.
+        self.abandoned: set[Ref] = set()
 
     # -- observations -----------------------------------------------------------------------
 
@@ -114,7 +167,7 @@ class Tracker:
         for hypothesis in self.hypotheses:
             queues = dict(hypothesis.queues)
             queues[connection] = (*queues.get(connection, ()), pending)
-            updated.append(replace(hypothesis, queues=tuple(sorted(queues.items()))))
+            updated.append(hypothesis.with_queues(tuple(sorted(queues.items()))))
         self.hypotheses = updated
 
     def on_close(self, connection: str) -> None:
@@ -124,6 +177,7 @@ class Tracker:
                 h,
                 closed=h.closed | {connection},
                 outbox=tuple(entry for entry in h.outbox if entry[0][0] != connection),
+                origins=tuple(entry for entry in h.origins if entry[0][0] != connection),
             )
             for h in self.hypotheses
         )
@@ -136,14 +190,35 @@ class Tracker:
         reached = self._search(now, lambda h: h.produced(ref) is not None)
         return [(h, h.produced(ref) or ()) for h in reached]
 
+    def explain_early(
+        self, ref: Ref, until: int
+    ) -> list[tuple[Hypothesis, tuple[ResponseBody, ...]]]:
+        """The hypotheses in which the response to `ref` is produced by the fewest moves, timers
+        allowed to fire up to time `until` (ahead of the observation): how the specification
+        would have answered a response that came too early. Empty if none within bounds."""
+        frontier = self.hypotheses
+        explored = 0
+        while frontier and explored <= self.settings.max_hypotheses:
+            reached = [h for h in frontier if h.produced(ref) is not None]
+            if reached:
+                return [(h, h.produced(ref) or ()) for h in _unique(reached)]
+            frontier = _unique([m for h in frontier for m in self._moves(h, until)])
+            explored += len(frontier)
+        return []
+
     def settle(self, now: int) -> None:
         """Advance every hypothesis past what time `now` forces (overdue timers and requests)."""
         self.hypotheses = self._search(now, lambda h: True)
 
     def keep(self, ref: Ref, survivors: list[Hypothesis]) -> None:
         """The hypotheses left after the response to `ref` was observed."""
-        left = [replace(h, outbox=tuple(e for e in h.outbox if e[0] != ref)) for h in survivors]
+        left = [h.answered(ref) for h in survivors]
         self.hypotheses = _unique(left) if len(left) > 1 else left
+
+    def abandon(self, ref: Ref) -> None:
+        """Stop waiting for the response to `ref`: dropped where produced, and when produced."""
+        self.abandoned.add(ref)
+        self.keep(ref, self.hypotheses)
 
     # -- the search ---------------------------------------------------------------------------
 
@@ -213,15 +288,31 @@ class Tracker:
             for c, q in hypothesis.queues
             if c != connection or len(q) > 1
         )
+        for state, produced, rules in self._run(hypothesis, head, head.requests, at):
+            yield self._after(hypothesis, state, queues, produced, at, rules)
+        if head.alternative is not None:
+            for state, produced, rules in self._run(hypothesis, head, head.alternative[0], at):
+                taken = self._after(hypothesis, state, queues, produced, at, rules)
+                yield replace(taken, deviated=(*taken.deviated, head.ref))
+
+    def _run(
+        self, hypothesis: Hypothesis, head: Pending, observed: tuple[rq.Request, ...], at: int
+    ) -> Iterator[tuple[CoordinatorState, list[tuple[Ref, Any]], tuple[str, ...]]]:
+        """Every outcome of the requests `observed` (one observed request's) taking effect."""
         binding = hypothesis.binding
-        requests = [rename_request_member_ids(r, binding.to_spec) for r in head.requests]
+        requests = [rename_request_member_ids(r, binding.to_spec) for r in observed]
         runs: list[
-            tuple[CoordinatorState, tuple[ResponseBody, ...], tuple[tuple[Ref, ResponseBody], ...]]
-        ] = [(hypothesis.state, (), ())]
+            tuple[
+                CoordinatorState,
+                tuple[ResponseBody, ...],
+                tuple[tuple[Ref, ResponseBody], ...],
+                tuple[str, ...],
+            ]
+        ] = [(hypothesis.state, (), (), ())]
         spec_ref = rq.RequestRef(*head.ref)
         for request in requests:
             following = []
-            for state, own, others in runs:
+            for state, own, others, _ in runs:
                 for outcome in self.spec.step(state, rq.Received(spec_ref, request), at):
                     mine = tuple(
                         r.body
@@ -233,13 +324,13 @@ class Tracker:
                         for r in outcome.responses
                         if (r.ref.connection, r.ref.correlation_id) != head.ref
                     )
-                    following.append((outcome.state, own + mine, others + rest))
+                    following.append((outcome.state, own + mine, others + rest, outcome.rules))
             runs = following
-        for state, own, others in runs:
-            produced = list(others)
+        for state, own, others, rules in runs:
+            produced: list[tuple[Ref, Any]] = list(others)
             if own:
-                produced.append((head.ref, own[0]) if len(own) == 1 else (head.ref, own))  # type: ignore[arg-type]
-            yield self._after(hypothesis, state, queues, produced)
+                produced.append((head.ref, own[0]) if len(own) == 1 else (head.ref, own))
+            yield state, produced, rules
 
     def _fire(
         self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
@@ -248,7 +339,9 @@ class Tracker:
             produced = [
                 ((r.ref.connection, r.ref.correlation_id), r.body) for r in outcome.responses
             ]
-            yield self._after(hypothesis, outcome.state, hypothesis.queues, produced)
+            yield self._after(
+                hypothesis, outcome.state, hypothesis.queues, produced, deadline, outcome.rules
+            )
 
     def _after(
         self,
@@ -256,14 +349,26 @@ class Tracker:
         state: CoordinatorState,
         queues: tuple[tuple[str, tuple[Pending, ...]], ...],
         produced: Iterable[tuple[Ref, Any]],
+        at: int,
+        rules: tuple[str, ...],
     ) -> Hypothesis:
         outbox = list(hypothesis.outbox)
+        origins = list(hypothesis.origins)
         for ref, body in produced:
-            if ref[0] in hypothesis.closed:
+            if ref[0] in hypothesis.closed or ref in self.abandoned:
                 continue
             bodies = body if isinstance(body, tuple) else (body,)
             outbox.append((ref, bodies))
-        return Hypothesis(state, queues, tuple(outbox), hypothesis.binding, hypothesis.closed)
+            origins.append((ref, at, rules))
+        return Hypothesis(
+            state,
+            queues,
+            tuple(outbox),
+            hypothesis.binding,
+            hypothesis.closed,
+            tuple(origins),
+            hypothesis.deviated,
+        )
 
 
 def _unique(hypotheses: Iterable[Hypothesis]) -> list[Hypothesis]:

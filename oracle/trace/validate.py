@@ -1,13 +1,13 @@
-"""Validate a trace file against the specification: a verdict, and the first divergence shown
-with the shortest excerpt of the trace that still leads to it."""
+"""Validate a trace file against the specification: a verdict, every divergence grouped by kind
+(the first of each shown with the shortest excerpt of the trace that still leads to it), and
+the share of events judged."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,16 @@ from groupspec.wire.trace_format import (
     parse_lines,
 )
 
-from .oracle import Divergence, ObservationError, Oracle, OracleCounts
+from .oracle import (
+    LATE,
+    UNANSWERED,
+    Divergence,
+    ObservationError,
+    Oracle,
+    OracleCounts,
+    Tolerated,
+)
+from .profiles import DeviationProfile, coordinator_setting_names
 from .tracker import OracleSettings, TooAmbiguous
 
 PASS = "pass"
@@ -38,22 +47,76 @@ class TraceInputError(Exception):
 
 
 @dataclass(frozen=True)
+class DivergenceGroup:
+    """Divergences of one kind (API, kind, field, rule): how many, where, the first in full,
+    and the shortest excerpt found leading to the first."""
+
+    first: Divergence
+    lines: tuple[int, ...]
+    excerpt: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        """How many divergences of this kind."""
+        return len(self.lines)
+
+    def to_json(self) -> dict[str, Any]:
+        """The group as a JSON object."""
+        api, kind, field, rule = self.first.group_key
+        return {
+            "api": api,
+            "kind": kind,
+            "field": field,
+            "rule": rule,
+            "count": self.count,
+            "first_line": self.first.line,
+            "lines": list(self.lines),
+            "first": self.first.to_json(),
+            "excerpt": list(self.excerpt),
+        }
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The judgement of one trace."""
 
     source: str
     status: str
     counts: OracleCounts
-    divergence: Divergence | None
-    excerpt: tuple[str, ...]
+    divergences: tuple[Divergence, ...]
+    groups: tuple[DivergenceGroup, ...]
     cut_at_line: int | None
     elapsed_s: float
     note: str = ""
+    tolerated: tuple[Tolerated, ...] = ()
+    profile: DeviationProfile = field(default_factory=DeviationProfile)
 
     @property
     def passed(self) -> bool:
         """Whether every response was one the specification allows."""
         return self.status == PASS
+
+    @property
+    def divergence(self) -> Divergence | None:
+        """The first divergence, if any."""
+        return self.divergences[0] if self.divergences else None
+
+    @property
+    def excerpt(self) -> tuple[str, ...]:
+        """The excerpt leading to the first divergence."""
+        return self.groups[0].excerpt if self.groups else ()
+
+    def tolerated_by_name(self) -> dict[str, list[int]]:
+        """The lines of the tolerated deviations, per tolerance, in order of first occurrence."""
+        found: dict[str, list[int]] = {}
+        for tolerated in self.tolerated:
+            found.setdefault(tolerated.name, []).append(tolerated.line)
+        return found
+
+    @property
+    def judged_fraction(self) -> float:
+        """The share of the trace's events judged against a specification state."""
+        return self.counts.judged / self.counts.events if self.counts.events else 1.0
 
     def to_json(self) -> dict[str, Any]:
         """The verdict as a JSON object."""
@@ -61,15 +124,26 @@ class Verdict:
             "trace": self.source,
             "status": self.status,
             "events": self.counts.events,
+            "judged_events": self.counts.judged,
+            "judged_fraction": round(self.judged_fraction, 4),
+            "divergence_count": len(self.divergences),
             "requests": self.counts.requests,
             "responses_checked": self.counts.responses_checked,
             "skipped_requests": self.counts.skipped,
             "skipped_apis": self.counts.skipped_apis,
+            "foreign_groups_ignored": self.counts.foreign_groups,
             "max_hypotheses": self.counts.max_hypotheses,
             "cut_at_line": self.cut_at_line,
             "elapsed_s": round(self.elapsed_s, 3),
             "divergence": self.divergence.to_json() if self.divergence else None,
             "excerpt": list(self.excerpt),
+            "divergence_groups": [g.to_json() for g in self.groups],
+            "divergences": [d.to_json() for d in self.divergences],
+            "profile": self.profile.to_json(),
+            "tolerated": [
+                {"name": name, "count": len(lines), "lines": lines}
+                for name, lines in self.tolerated_by_name().items()
+            ],
             "note": self.note,
         }
 
@@ -79,7 +153,7 @@ def coordinator_config(
 ) -> CoordinatorConfig:
     """The broker settings to validate with: Kafka's defaults, the trace's, then `overrides`."""
     settings = {**header.coordinator, **overrides}
-    names = {f.name for f in dataclasses.fields(CoordinatorConfig)} - {"write_failures"}
+    names = coordinator_setting_names()
     unknown = sorted(set(settings) - names)
     if unknown:
         raise TraceInputError(
@@ -96,14 +170,17 @@ def validate_trace(
     overrides: dict[str, Any] | None = None,
     settings: OracleSettings | None = None,
     shrink: bool = True,
+    profile: DeviationProfile | None = None,
 ) -> Verdict:
-    """Replay the trace at `path` against the specification.
+    """Replay the trace at `path` against the specification, tolerating `profile`'s deviations.
 
     Raises `TraceInputError` for a trace that is not in the format (naming the line), or that
     cannot be read; a trace cut while being written validates up to the cut.
     """
     trace = Path(path)
-    return validate_lines(lambda: _file_lines(trace), str(trace), overrides, settings, shrink)
+    return validate_lines(
+        lambda: _file_lines(trace), str(trace), overrides, settings, shrink, profile
+    )
 
 
 def _file_lines(path: Path) -> Iterator[str]:
@@ -124,6 +201,7 @@ def validate_lines(
     overrides: dict[str, Any] | None = None,
     settings: OracleSettings | None = None,
     shrink: bool = True,
+    profile: DeviationProfile | None = None,
 ) -> Verdict:
     """Replay a trace given as lines (`open_lines()` reads them afresh each call) against the
     specification; `source` names it in messages. See `validate_trace`."""
@@ -134,12 +212,25 @@ def validate_lines(
     line = 1
     try:
         first = next(events, None)
-        config = coordinator_config(reading.header, overrides or {}, source)
-        oracle = Oracle(config, settings)
+        profile = profile or DeviationProfile()
+        config = coordinator_config(
+            reading.header, {**dict(profile.coordinator), **(overrides or {})}, source
+        )
+        oracle = Oracle(config, settings, profile)
+        last_ts = None
+        limit = settings.max_divergences
+        note = ""
         for event in _chain(first, events):
             line += 1
-            if oracle.observe(event, line) is not None:
-                break
+            if limit and len(oracle.divergences) >= limit:
+                oracle.counts.events += 1  # read, not judged
+                continue
+            oracle.observe(event, line)
+            last_ts = event.ts_ms
+        if limit and len(oracle.divergences) >= limit:
+            note = f"stopped judging after {limit} divergences (--max-divergences)"
+        else:
+            oracle.finish(last_ts)
     except TraceFormatError as error:
         raise TraceInputError(str(error)) from None
     except ObservationError as error:
@@ -149,28 +240,36 @@ def validate_lines(
             source,
             UNDECIDED,
             oracle.counts,
-            None,
+            tuple(oracle.divergences),
             (),
             reading.cut_at_line,
             time.perf_counter() - started,
             str(error),
+            tuple(oracle.tolerated),
+            oracle.profile,
         )
-    excerpt: tuple[str, ...] = ()
-    divergence = oracle.divergence
-    if divergence is not None:
-        try:
-            excerpt = _excerpt(open_lines, source, divergence, config, settings, shrink)
-        except TraceFormatError as error:
-            raise TraceInputError(str(error)) from None
-    status = PASS if divergence is None else DIVERGED
+    try:
+        groups = _groups(
+            open_lines,
+            source,
+            oracle.divergences,
+            lambda: Oracle(config, settings, profile),
+            shrink,
+        )
+    except TraceFormatError as error:
+        raise TraceInputError(str(error)) from None
+    status = DIVERGED if oracle.divergences else PASS
     return Verdict(
         source,
         status,
         oracle.counts,
-        divergence,
-        excerpt,
+        tuple(oracle.divergences),
+        groups,
         reading.cut_at_line,
         time.perf_counter() - started,
+        note,
+        tuple(oracle.tolerated),
+        profile,
     )
 
 
@@ -181,16 +280,39 @@ def _chain(first: TraceEvent | None, rest: Iterable[TraceEvent]) -> Iterable[Tra
     yield from rest
 
 
-# -- the excerpt ----------------------------------------------------------------------------
+# -- the excerpts ---------------------------------------------------------------------------
+
+
+def _groups(
+    open_lines: Callable[[], Iterator[str]],
+    source: str,
+    divergences: Sequence[Divergence],
+    make_oracle: Callable[[], Oracle],
+    shrink: bool,
+) -> tuple[DivergenceGroup, ...]:
+    """The divergences grouped by kind, in order of first occurrence, each with the excerpt
+    leading to its first (the shrinking budget shared between the groups)."""
+    by_kind: dict[tuple[str, str, str, str], list[Divergence]] = {}
+    for divergence in divergences:
+        by_kind.setdefault(divergence.group_key, []).append(divergence)
+    budget = max(SHRINK_BUDGET // max(len(by_kind), 1), SHRINK_BUDGET // 8)
+    groups = []
+    for members in by_kind.values():
+        first = members[0]
+        # A missing or late answer is not reproduced by a shorter excerpt: shown unshrunk.
+        shrinkable = shrink and first.kind not in (UNANSWERED, LATE)
+        excerpt = _excerpt(open_lines, source, first, make_oracle, shrinkable, budget)
+        groups.append(DivergenceGroup(first, tuple(d.line for d in members), excerpt))
+    return tuple(groups)
 
 
 def _excerpt(
     open_lines: Callable[[], Iterator[str]],
     source: str,
     divergence: Divergence,
-    config: CoordinatorConfig,
-    settings: OracleSettings,
+    make_oracle: Callable[[], Oracle],
     shrink: bool,
+    budget: int = SHRINK_BUDGET,
 ) -> tuple[str, ...]:
     """The trace lines up to the divergence that touch its group, shrunk while it still diverges."""
     lines: list[tuple[int, TraceEvent]] = []
@@ -203,7 +325,7 @@ def _excerpt(
     groups = _groups_of_connection(lines, target.connection, divergence.line)
     chosen = _paired([(n, e) for n, e in lines if _touches(e, groups)], divergence)
     if shrink:
-        chosen = _shrink(chosen, divergence, config, settings)
+        chosen = _shrink(chosen, divergence, make_oracle, budget)
     return tuple(json.dumps({"line": n, **e.to_json()}, separators=(",", ":")) for n, e in chosen)
 
 
@@ -245,13 +367,12 @@ def _touches(event: TraceEvent, groups: frozenset[str]) -> bool:
 def _shrink(
     chosen: list[tuple[int, TraceEvent]],
     divergence: Divergence,
-    config: CoordinatorConfig,
-    settings: OracleSettings,
+    make_oracle: Callable[[], Oracle],
+    budget: int,
 ) -> list[tuple[int, TraceEvent]]:
     """Drop request/response pairs while the excerpt still diverges at the same response:
     chunks of pairs first, then smaller ones (delta debugging), within a budget of replays."""
     current = chosen
-    budget = SHRINK_BUDGET
     size = max(1, len(_removable(current, divergence)) // 2)
     while budget > 0:
         removable = _removable(current, divergence)
@@ -266,7 +387,7 @@ def _shrink(
                 if (e.connection, e.correlation_id, e.direction == "close") not in drop
             ]
             budget -= 1
-            if _diverges_at(candidate, divergence, config, settings):
+            if _diverges_at(candidate, divergence, make_oracle):
                 current, shrunk = candidate, True
                 break
         if not shrunk:
@@ -304,18 +425,16 @@ def _paired(
 def _diverges_at(
     candidate: list[tuple[int, TraceEvent]],
     divergence: Divergence,
-    config: CoordinatorConfig,
-    settings: OracleSettings,
+    make_oracle: Callable[[], Oracle],
 ) -> bool:
-    oracle = Oracle(config, settings)
+    oracle = make_oracle()
     try:
         for number, event in candidate:
-            found = oracle.observe(event, number)
-            if found is not None:
-                return number == divergence.line and (found.reason, found.allowed) == (
-                    divergence.reason,
-                    divergence.allowed,
-                )
+            oracle.observe(event, number)
     except (ObservationError, TooAmbiguous):
         return False
-    return False
+    return any(
+        (found.line, found.reason, found.allowed)
+        == (divergence.line, divergence.reason, divergence.allowed)
+        for found in oracle.divergences
+    )

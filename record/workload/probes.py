@@ -61,6 +61,10 @@ SUBSCRIPTION = b"\x00\x00\x00\x00\x00\x01\x00\x05probe\xff\xff\xff\xff"
 REPLY_TIMEOUT_S = 30.0
 
 
+class MalformedAnswer(Exception):
+    """The peer's answer does not decode as the response to the request sent."""
+
+
 class _Client:
     """One connection: a request, then its response (one at a time, as a consumer does)."""
 
@@ -78,7 +82,13 @@ class _Client:
             ">i", await asyncio.wait_for(self.reader.readexactly(4), REPLY_TIMEOUT_S)
         )
         frame = await self.reader.readexactly(length)
-        return response_class.decode(frame, version=version, header=True)
+        try:
+            return response_class.decode(frame, version=version, header=True)
+        except Exception as error:  # kafka-python raises whatever its reader hits
+            raise MalformedAnswer(
+                f"{response_class.__name__} v{version} does not decode: "
+                f"{type(error).__name__}: {error}"
+            ) from None
 
     def close(self) -> None:
         self.writer.close()
@@ -283,7 +293,12 @@ def run_probes(
                 result = ProbeResult(name, path)
                 try:
                     asyncio.run(PROBES[name](connect, f"probe-{name}-{int(time.time() * 1000)}"))
-                except (TimeoutError, OSError, asyncio.IncompleteReadError) as error:
+                except (
+                    TimeoutError,
+                    OSError,
+                    asyncio.IncompleteReadError,
+                    MalformedAnswer,
+                ) as error:
                     result.error = f"{type(error).__name__}: {error}"
                 # Let the recorder see the last frames before it stops.
                 time.sleep(0.2)
