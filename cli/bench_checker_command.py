@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from groupspec.bench.checker_bench import (
     QUICK_PRESETS,
@@ -19,6 +18,7 @@ from groupspec.bench.checker_bench import (
     format_table,
     parse_preset,
 )
+from groupspec.cli.arguments import output_file
 from groupspec.cli.output import write_atomically
 from groupspec.models.catalog import ModelLoadError
 
@@ -61,7 +61,9 @@ def register_bench_checker(bench_subcommands: argparse._SubParsersAction) -> Non
         action="store_true",
         help=f"a smoke run: {', '.join(QUICK_PRESETS)} (unless --preset is given)",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument(
+        "--json", type=output_file, metavar="FILE", help="also write the figures as JSON"
+    )
     parser.set_defaults(run=run_bench_checker)
 
 

@@ -15,10 +15,10 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from groupspec.bench.stickiness_bench import SCENARIO_KINDS, StickinessFigures, bench_scenario
+from groupspec.cli.arguments import output_file
 from groupspec.cli.bench_checker_command import register_bench_checker
 from groupspec.cli.bench_impl_command import register_bench_impl
 from groupspec.cli.bench_mutation_command import register_bench_mutation
@@ -54,7 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--timeout", type=float, default=120.0, help="z3 time limit per scenario, seconds"
     )
     stickiness.add_argument(
-        "--json", type=Path, metavar="FILE", help="also write the figures as JSON"
+        "--json", type=output_file, metavar="FILE", help="also write the figures as JSON"
     )
     stickiness.set_defaults(run=run_stickiness)
     register_bench_checker(benches)

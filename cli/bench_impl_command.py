@@ -10,9 +10,9 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 
 from groupspec.bench.impl_bench import bench_scale, bench_stream, format_report
+from groupspec.cli.arguments import output_file
 from groupspec.cli.output import ProgressLine, write_atomically
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
@@ -57,7 +57,9 @@ def register_bench_impl(bench_subcommands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="measure live bytes with tracemalloc instead of resident-set growth (slower build)",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument(
+        "--json", type=output_file, metavar="FILE", help="also write the figures as JSON"
+    )
     parser.set_defaults(run=run_bench_impl)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from groupspec.bench.mutant_rules import RuleLocator
 from groupspec.bench.mutation_baseline import BaselineError
@@ -20,6 +19,7 @@ from groupspec.bench.mutation_campaign import (
     run_campaign,
 )
 from groupspec.bench.mutation_report import campaign_json, format_report
+from groupspec.cli.arguments import WorkerCount, output_file
 from groupspec.cli.output import write_atomically
 from groupspec.models.catalog import group_preset_names
 
@@ -45,7 +45,12 @@ def register_bench_mutation(bench_subcommands: argparse._SubParsersAction) -> No
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument(
-        "--workers", type=int, default=1, metavar="W", help="mutants checked at once (default 1)"
+        "--workers",
+        type=int,
+        action=WorkerCount,
+        default=1,
+        metavar="W",
+        help="mutants checked at once (default 1)",
     )
     parser.add_argument(
         "--preset",
@@ -64,7 +69,9 @@ def register_bench_mutation(bench_subcommands: argparse._SubParsersAction) -> No
             f"and states before it counts as killed by timeout (default {Budget().factor:g})"
         ),
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument(
+        "--json", type=output_file, metavar="FILE", help="also write the figures as JSON"
+    )
     parser.set_defaults(run=run_bench_mutation)
 
 
@@ -107,8 +114,6 @@ def _progress(done: int, total: int, result: MutantResult) -> None:
 def _validate(args: argparse.Namespace) -> str | None:
     if args.sample < 1:
         return "--sample must be at least 1"
-    if args.workers < 1:
-        return "--workers must be at least 1"
     if args.timeout_factor < 1:
         return "--timeout-factor must be at least 1"
     unknown = sorted(set(args.presets or ()) - set(group_preset_names()))

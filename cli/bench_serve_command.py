@@ -11,9 +11,9 @@ import asyncio
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from groupspec.bench.serve_load import LoadReport, run_load
+from groupspec.cli.arguments import output_file
 from groupspec.cli.output import write_atomically
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -35,7 +35,9 @@ def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--duration", type=float, default=10.0, help="measured seconds (default 10)"
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument(
+        "--json", type=output_file, metavar="FILE", help="also write the figures as JSON"
+    )
     parser.set_defaults(run=run_bench_serve)
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from groupspec.cli.arguments import output_file
 from groupspec.cli.check_spark import DEFAULT_MASTER, SparkRunError, spark_session_for
 from groupspec.cli.output import write_atomically
 from groupspec.models.catalog import ModelLoadError, load_model
@@ -34,7 +34,9 @@ def register_bench_spark(bench_subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--master", metavar="URL", help=f"Spark master URL (default {DEFAULT_MASTER})"
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument(
+        "--json", type=output_file, metavar="FILE", help="also write the figures as JSON"
+    )
     parser.set_defaults(run=run_bench_spark)
 
 

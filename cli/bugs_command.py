@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.arguments import WorkerCount, document_to_update, output_file
 from groupspec.cli.output import with_generated_block, write_atomically
 from groupspec.models.bugs import BUGS, BugRun, run_bug
 from groupspec.models.faults import FAULTS
@@ -24,11 +26,13 @@ def register(commands: argparse._SubParsersAction) -> None:
             "each entry fails exactly its expected property, 1 otherwise."
         ),
     )
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the table as JSON")
+    parser.add_argument(
+        "--workers", type=int, action=WorkerCount, default=1, help="worker processes (default 1)"
+    )
+    parser.add_argument("--json", type=output_file, metavar="FILE", help="write the table as JSON")
     parser.add_argument(
         "--update-doc",
-        type=Path,
+        type=document_to_update,
         metavar="FILE",
         help="rewrite the generated results table between markers in FILE (docs/bugs.md)",
     )
@@ -37,13 +41,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_bugs(args: argparse.Namespace) -> int:
     """Run the catalog and print the table."""
-    if args.workers < 1:
-        print(f"groupspec bugs: --workers must be at least 1, got {args.workers}")
-        return EXIT_USAGE
     if args.update_doc is not None:
         problem = _doc_problem(args.update_doc)
         if problem:
-            print(f"groupspec bugs: {problem}")
+            print(f"groupspec bugs: {problem}", file=sys.stderr)
             return EXIT_USAGE
     header = f"{'bug':<14} {'property':<34} {'states':>8} {'length':>6} {'seconds':>8}  found"
     print(header)
@@ -71,8 +72,6 @@ TABLE_END = "<!-- END GENERATED -->"
 
 def _doc_problem(path: Path) -> str | None:
     """Why `path` cannot take the results table (checked before the long run), if it cannot."""
-    if not path.exists():
-        return f"{path} does not exist"
     text = path.read_text(encoding="utf-8")
     start = text.find(TABLE_BEGIN)
     if start < 0 or text.find(TABLE_END, start) < 0:

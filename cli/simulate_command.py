@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from groupspec.checker.walk import WalkReport, random_walks
+from groupspec.cli.arguments import output_file
 from groupspec.cli.check_spark import (
     IN_PROCESS,
     SPARK,
@@ -61,7 +61,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="collect every violation instead of stopping at the first",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the result as JSON")
+    parser.add_argument(
+        "--json", type=output_file, metavar="FILE", help="also write the result as JSON"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     add_engine_options(
         parser,

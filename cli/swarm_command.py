@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 from groupspec.cli import check_spark
+from groupspec.cli.arguments import WorkerCount, output_file
 from groupspec.cli.output import write_atomically
 from groupspec.models.presets import PresetError
 from groupspec.models.swarm_space import DEFAULT_SPACE, Budget, read_space, space_names
@@ -81,7 +81,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print the configurations drawn and check none",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--json", type=output_file, metavar="FILE", help="write the report as JSON")
     parser.add_argument(
         "--verbose", action="store_true", help="list every rule no configuration reached"
     )
@@ -92,7 +92,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="local (default: --workers processes) or spark (one configuration per task)",
     )
     parser.add_argument(
-        "--workers", type=int, default=1, help="local processes checking configurations (default 1)"
+        "--workers",
+        type=int,
+        action=WorkerCount,
+        default=1,
+        help="local processes checking configurations (default 1)",
     )
     parser.add_argument(
         "--master",
@@ -143,15 +147,12 @@ def run_swarm(args: argparse.Namespace) -> int:
 
 def _refused(args: argparse.Namespace) -> str | None:
     """What is wrong with the options, or None; checked before any work."""
-    for option, value in (("--runs", args.runs), ("--workers", args.workers)):
-        if value < 1:
-            return f"{option} must be at least 1, got {value}"
+    if args.runs < 1:
+        return f"--runs must be at least 1, got {args.runs}"
     if args.max_states is not None and args.max_states < 1:
         return f"--max-states must be at least 1, got {args.max_states}"
     if args.max_seconds is not None and args.max_seconds <= 0:
         return f"--max-seconds must be positive, got {args.max_seconds}"
-    if args.json is not None and not args.json.parent.is_dir():
-        return f"--json: directory {args.json.parent} does not exist"
     if args.engine == SPARK and args.workers != 1:
         return "--workers is an option of --engine local; Spark uses its executors' cores"
     if args.engine == SPARK:

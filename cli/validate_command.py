@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.arguments import output_directory, output_file
 from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, TraceInputError, Verdict, validate_trace
@@ -38,7 +39,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "traces", nargs="+", type=Path, metavar="FILE", help="trace files (JSON Lines)"
     )
     parser.add_argument(
-        "--json", type=Path, metavar="REPORT", help="also write the verdicts as JSON"
+        "--json", type=output_file, metavar="REPORT", help="also write the verdicts as JSON"
     )
     parser.add_argument(
         "--set",
@@ -78,7 +79,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=output_directory,
         metavar="REPORT",
         help="with --engine spark: where the verdicts go (a Parquet dataset; required)",
     )
