@@ -84,20 +84,19 @@ def _finite_float(text: str) -> float:
 
 
 def _depth(value: Any) -> int:
-    """How deep arrays and objects nest in `value` (a scalar is 0), without recursion."""
-    deepest = 0
-    pending: list[tuple[Any, int]] = [(value, 0)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, dict):
-            children: Iterable[Any] = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            deepest = max(deepest, depth)
-            continue
-        deepest = max(deepest, depth + 1)
-        if deepest > MAX_DEPTH:
-            return deepest
-        pending.extend((child, depth + 1) for child in children)
-    return deepest
+    """How deep arrays and objects nest in `value` (a scalar is 0; counting stops past
+    MAX_DEPTH), level by level, without recursion."""
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level and depth <= MAX_DEPTH:
+        depth += 1
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) in _CONTAINERS
+        ]
+    return depth
+
+
+_CONTAINERS = (dict, list)
