@@ -113,8 +113,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(_serve(config))
     except OSError as error:
+        # Mostly an address taken or not ours to bind: bad input, not a finding (exit 1).
         print(f"groupspec serve: {error}", file=sys.stderr)
-        return 1
+        return 2
     return 0
 
 
