@@ -27,12 +27,6 @@ class CommandParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def usage_error(command: str, message: str) -> int:
-    """Print `groupspec COMMAND: message` on stderr; the exit code of bad input (2)."""
-    print(f"groupspec {command}: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def output_file(text: str) -> Path:
     """An argparse type: a file the command will write (created or replaced). Refused: a
     directory, a file in a directory that does not exist, a place we may not write."""
