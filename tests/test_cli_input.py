@@ -8,7 +8,6 @@ import contextlib
 import gzip
 import io
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -350,9 +349,11 @@ READERS = {
 
 @st.composite
 def hostile_files(draw: st.DrawFn, seed: str) -> bytes:
-    """A file a user might hand over by mistake, or an attacker on purpose: random bytes, or a
-    valid file truncated, with hostile text or bytes spliced in, or with lines duplicated."""
-    kind = draw(st.sampled_from(["bytes", "empty", "truncate", "splice", "bytes-in-line", "lines"]))
+    """A file a user might hand over by mistake, or an attacker on purpose: random bytes, an
+    empty file, or a valid file truncated, with lines repeated, with bytes that are not UTF-8
+    spliced in, or with values (after "=" or ":") replaced by hostile text."""
+    kinds = ["bytes", "empty", "truncate", "lines", "bytes-in-line", "values", "values"]
+    kind = draw(st.sampled_from(kinds))
     data = seed.encode("utf-8")
     if kind == "bytes":
         return draw(st.binary(max_size=300))
@@ -360,29 +361,28 @@ def hostile_files(draw: st.DrawFn, seed: str) -> bytes:
         return draw(st.sampled_from([b"", b"\n", b" \n\n"]))
     if kind == "truncate":
         return data[: draw(st.integers(0, len(data)))]
-    rng = random.Random(draw(st.integers(0, 2**32)))
+    if kind == "bytes-in-line":
+        at = draw(st.integers(0, len(data)))
+        return data[:at] + draw(st.sampled_from(HOSTILE_BYTES)) + data[at:]
     lines = seed.splitlines(keepends=True)
     if kind == "lines":
         for _ in range(draw(st.integers(1, 3))):
-            lines.insert(rng.randrange(len(lines) + 1), rng.choice(lines))
+            copied = draw(st.sampled_from(lines))
+            lines.insert(draw(st.integers(0, len(lines))), copied)
         return "".join(lines).encode("utf-8")
-    at = rng.randrange(len(data) + 1)
-    if kind == "bytes-in-line":
-        return data[:at] + rng.choice(HOSTILE_BYTES) + data[at:]
-    # Replace a value (after "=" or ":") or splice at random.
     text = seed
-    markers = [i + 1 for i, c in enumerate(text) if c in "=:"]
-    start = rng.choice(markers) if markers and rng.random() < 0.7 else rng.randrange(len(text) + 1)
-    end = start
-    while end < len(text) and text[end] not in ",}\n":
-        end += 1
-    token = draw(st.sampled_from(HOSTILE_TOKENS))
-    return (text[:start] + token + text[end:]).encode("utf-8", "surrogatepass")
+    starts = [i + 1 for i, c in enumerate(text) if c in "=:"]
+    for start in sorted(draw(st.lists(st.sampled_from(starts), min_size=1, max_size=3)))[::-1]:
+        end = start
+        while end < len(text) and text[end] not in ",}\n":
+            end += 1
+        text = text[:start] + draw(st.sampled_from(HOSTILE_TOKENS)) + text[end:]
+    return text.encode("utf-8", "surrogatepass")
 
 
 @pytest.mark.parametrize("reader", sorted(READERS))
 @settings(
-    max_examples=8,
+    max_examples=10,
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
