@@ -8,6 +8,9 @@ import contextlib
 import gzip
 import io
 import json
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -145,6 +148,20 @@ def test_an_enormous_correlation_id_is_reported_on_its_line(tmp_path, corr):
 def test_a_port_out_of_range_is_refused():
     assert_one_line_error(*run("serve", "--port", "99999"), "--port", "99999")
     assert_one_line_error(*run("serve", "--advertised-port", "-1"), "--advertised-port")
+
+
+def test_serving_on_a_port_already_taken_is_bad_input():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "groupspec.cli.main", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert_one_line_error(done.returncode, done.stdout, done.stderr, "groupspec serve:")
 
 
 # -- questionable acceptance ----------------------------------------------------------------------
