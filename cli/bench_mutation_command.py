@@ -119,6 +119,4 @@ def _validate(args: argparse.Namespace) -> str | None:
     unknown = sorted(set(args.presets or ()) - set(group_preset_names()))
     if unknown:
         return f"--preset: not a reference preset: {', '.join(unknown)}"
-    if args.json is not None and not args.json.parent.exists():
-        return f"--json: directory {args.json.parent} does not exist"
     return None

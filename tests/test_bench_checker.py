@@ -11,6 +11,7 @@ from groupspec.bench.checker_bench import (
     parse_preset,
     seen_set_bytes,
 )
+from groupspec.cli.main import main
 from groupspec.cli.bench_checker_command import register_bench_checker
 
 
@@ -71,5 +72,7 @@ def test_cli_rejects_bad_input(tmp_path, capsys):
     assert run_cli("--workers", "0") == 2
     assert run_cli("--preset", "eager-2:3") == 2
     assert run_cli("--preset", "no-such-preset", "--workers", "1") == 2
-    assert run_cli("--json", str(tmp_path / "missing" / "x.json")) == 2
     assert "bench checker" in capsys.readouterr().err
+    # Output paths are checked while parsing, before any run.
+    assert main(["bench", "checker", "--json", str(tmp_path / "missing" / "x.json")]) == 2
+    assert "--json: directory" in capsys.readouterr().err
