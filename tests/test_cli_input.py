@@ -269,19 +269,12 @@ def test_errors_go_to_stderr(argv):
 
 
 def test_the_no_preset_error_and_the_help_list_the_same_presets():
-    _, help_text, _ = run_help("check")
+    _, help_text, _ = run("check", "--help")
     _, _, err = run("check", "no-such-preset")
     listed = err.split("known: ", 1)[1].strip().split(", ")
     assert tuple(listed) == model_names()
     flat = " ".join(help_text.split()).replace("- ", "-")
     assert all(name in flat for name in listed)
-
-
-def run_help(command: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([command, "--help"])
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- the hostile-input property -------------------------------------------------------------------
