@@ -11,8 +11,8 @@ from groupspec.bench.checker_bench import (
     parse_preset,
     seen_set_bytes,
 )
-from groupspec.cli.main import main
 from groupspec.cli.bench_checker_command import register_bench_checker
+from groupspec.cli.main import main
 
 
 def test_quick_benchmark_reports_sane_fields():
