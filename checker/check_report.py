@@ -7,7 +7,9 @@ otherwise each step shows its label.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from hashlib import blake2b
 from typing import Any, TypeVar
 
 from .bfs import SearchResult
@@ -19,6 +21,8 @@ from .model import Model, Transition
 S = TypeVar("S")
 
 JSON_FORMAT_VERSION = 1
+# The key of a `--json` document holding a digest of each of its other fields.
+DIGESTS_KEY = "digests"
 
 
 def counterexamples(model: Model[S], result: SearchResult[S]) -> list[Counterexample[S]]:
@@ -111,6 +115,32 @@ def result_json(
         "coverage": coverage_json(result, known_rules, known_actions),
         "groups": groups_json(result),
     }
+
+
+def with_digests(document: Mapping[str, Any]) -> dict[str, Any]:
+    """`document` with a digest of each field under DIGESTS_KEY, so a reader can tell which
+    field was edited after it was written (see `edited_fields`)."""
+    fields = {key: value for key, value in document.items() if key != DIGESTS_KEY}
+    return {**fields, DIGESTS_KEY: {key: _digest(value) for key, value in fields.items()}}
+
+
+def edited_fields(document: Mapping[str, Any]) -> list[str]:
+    """The fields of a document written by `with_digests` whose value changed or went missing
+    since, sorted; [] when it has no digests to compare with. (A field without a digest is not
+    compared: a writer may add fields after the digests were taken.)"""
+    digests = document.get(DIGESTS_KEY)
+    if not isinstance(digests, dict):
+        return []
+    return sorted(
+        name
+        for name, digest in digests.items()
+        if name not in document or digest != _digest(document[name])
+    )
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def groups_json(result: SearchResult[S]) -> list[dict[str, Any]]:

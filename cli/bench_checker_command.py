@@ -88,6 +88,4 @@ def _validate(args: argparse.Namespace) -> str | None:
             parse_preset(spec)
         except ValueError as error:
             return f"--preset {error}"
-    if args.json is not None and not args.json.parent.exists():
-        return f"--json: directory {args.json.parent} does not exist"
     return None

@@ -90,12 +90,6 @@ def run_stickiness(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.json is not None and not args.json.parent.exists():
-        print(
-            f"groupspec bench stickiness: --json: directory {args.json.parent} does not exist",
-            file=sys.stderr,
-        )
-        return 2
     figures = [
         bench_scenario(
             kind,

@@ -93,6 +93,4 @@ def _validate(args: argparse.Namespace) -> str | None:
         return "need --groups ≥ 1, --members ≥ 1 and --rounds ≥ 0"
     if args.scale_groups < 0 or args.scale_members < 1 or args.heartbeat_passes < 1:
         return "need --scale-groups ≥ 0, --scale-members ≥ 1 and --heartbeat-passes ≥ 1"
-    if args.json is not None and not args.json.parent.exists():
-        return f"--json: directory {args.json.parent} does not exist"
     return None

@@ -18,6 +18,7 @@ from groupspec.bench.mutation_campaign import (
     run_campaign,
 )
 from groupspec.bench.mutation_report import campaign_json, format_report
+from groupspec.cli.arguments import WorkerCount
 from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.catalog import group_preset_names
 
@@ -43,7 +44,12 @@ def register_bench_mutation(bench_subcommands: argparse._SubParsersAction) -> No
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     parser.add_argument(
-        "--workers", type=int, default=1, metavar="W", help="mutants checked at once (default 1)"
+        "--workers",
+        type=int,
+        action=WorkerCount,
+        default=1,
+        metavar="W",
+        help="mutants checked at once (default 1)",
     )
     parser.add_argument(
         "--preset",
@@ -105,13 +111,9 @@ def _progress(done: int, total: int, result: MutantResult) -> None:
 def _validate(args: argparse.Namespace) -> str | None:
     if args.sample < 1:
         return "--sample must be at least 1"
-    if args.workers < 1:
-        return "--workers must be at least 1"
     if args.timeout_factor < 1:
         return "--timeout-factor must be at least 1"
     unknown = sorted(set(args.presets or ()) - set(group_preset_names()))
     if unknown:
         return f"--preset: not a reference preset: {', '.join(unknown)}"
-    if args.json is not None and not args.json.parent.exists():
-        return f"--json: directory {args.json.parent} does not exist"
     return None

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.arguments import output_directory
 from groupspec.cli.output import add_json_option, write_json
 from groupspec.conformance.impl_traces import write_impl_trace
 from groupspec.oracle.trace.validate import validate_trace
@@ -35,7 +36,9 @@ def register_bench_oracle(benches: argparse._SubParsersAction) -> None:
         "--consumers", type=int, default=5, help="consumers in the group (default 5)"
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the traces in DIR")
+    parser.add_argument(
+        "--keep", type=output_directory, metavar="DIR", help="keep the traces in DIR"
+    )
     add_json_option(parser, "the figures")
     parser.set_defaults(run=run_bench_oracle)
 

@@ -46,12 +46,6 @@ def run_bench_spark(args: argparse.Namespace) -> int:
         format_table,
     )
 
-    if args.json is not None and not args.json.parent.exists():
-        print(
-            f"groupspec bench spark: --json: directory {args.json.parent} does not exist",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
     try:
         loaded = load_model(args.preset)
     except ModelLoadError as error:

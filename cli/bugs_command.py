@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.arguments import WorkerCount, document_to_update
 from groupspec.cli.output import add_json_option, with_generated_block, write_atomically, write_json
 from groupspec.models.bugs import BUGS, BugRun, run_bug
 from groupspec.models.faults import FAULTS
@@ -23,11 +25,13 @@ def register(commands: argparse._SubParsersAction) -> None:
             "each entry fails exactly its expected property, 1 otherwise."
         ),
     )
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--workers", type=int, action=WorkerCount, default=1, help="worker processes (default 1)"
+    )
     add_json_option(parser, "the table")
     parser.add_argument(
         "--update-doc",
-        type=Path,
+        type=document_to_update,
         metavar="FILE",
         help="rewrite the generated results table between markers in FILE (docs/bugs.md)",
     )
@@ -36,13 +40,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_bugs(args: argparse.Namespace) -> int:
     """Run the catalog and print the table."""
-    if args.workers < 1:
-        print(f"groupspec bugs: --workers must be at least 1, got {args.workers}")
-        return EXIT_USAGE
     if args.update_doc is not None:
         problem = _doc_problem(args.update_doc)
         if problem:
-            print(f"groupspec bugs: {problem}")
+            print(f"groupspec bugs: {problem}", file=sys.stderr)
             return EXIT_USAGE
     header = f"{'bug':<14} {'property':<34} {'states':>8} {'length':>6} {'seconds':>8}  found"
     print(header)
@@ -70,8 +71,6 @@ TABLE_END = "<!-- END GENERATED -->"
 
 def _doc_problem(path: Path) -> str | None:
     """Why `path` cannot take the results table (checked before the long run), if it cannot."""
-    if not path.exists():
-        return f"{path} does not exist"
     text = path.read_text(encoding="utf-8")
     start = text.find(TABLE_BEGIN)
     if start < 0 or text.find(TABLE_END, start) < 0:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
+from groupspec.cli.arguments import document_to_update
 from groupspec.coverage.rule_index import (
     CATALOGS,
     GENERATED_END,
@@ -38,7 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     rules.add_argument(
         "--update-doc",
-        type=Path,
+        type=document_to_update,
         metavar="FILE",
         help="rewrite every generated rule index between markers in FILE (docs/spec.md, docs/consumer.md)",
     )
@@ -97,13 +99,11 @@ def _update_doc(path: Path) -> int:
     try:
         text = path.read_text(encoding="utf-8")
         path.write_text(with_generated_index(text), encoding="utf-8")
-    except FileNotFoundError:
-        print(f"groupspec rules: {path} does not exist")
-        return 2
     except ValueError as error:
         print(
             f"groupspec rules: {path}: {error} (expected one of "
-            f"{[catalog.begin_marker for catalog in CATALOGS]} ... {GENERATED_END!r})"
+            f"{[catalog.begin_marker for catalog in CATALOGS]} ... {GENERATED_END!r})",
+            file=sys.stderr,
         )
         return 2
     print(f"updated the rule index in {path}")

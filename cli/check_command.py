@@ -20,6 +20,7 @@ from groupspec.checker.interrupt import LIVENESS, SearchInterrupted
 from groupspec.checker.liveness import LivenessResult
 from groupspec.checker.model import Model
 from groupspec.cli import check_spark
+from groupspec.cli.arguments import WorkerCount, output_directory, output_file
 from groupspec.cli.check_spark import IN_PROCESS, SPARK
 from groupspec.cli.main import EXIT_INTERRUPTED
 from groupspec.cli.model_header import header_lines
@@ -69,6 +70,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--workers",
         type=int,
+        action=WorkerCount,
         default=1,
         # No core count in the help: docs/cli.md is generated from it on any machine.
         help="worker processes (default 1; more than the machine's cores does not help)",
@@ -83,7 +85,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_json_option(parser, "the result")
     parser.add_argument(
         "--diagram",
-        type=Path,
+        type=output_file,
         metavar="FILE",
         help="write the shortest counterexample as an SVG sequence diagram (if one is found)",
     )
@@ -120,7 +122,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     spark.add_argument(
         "--checkpoint",
-        type=Path,
+        type=output_directory,
         metavar="DIR",
         help="write every complete level to DIR (must be empty unless --resume)",
     )
@@ -203,15 +205,10 @@ def _report(loaded: LoadedModel, checked: CheckResult[Any], args: argparse.Names
 
 
 def _validate(args: argparse.Namespace) -> str | None:
-    if args.workers < 1:
-        return f"--workers must be at least 1, got {args.workers}"
     if args.max_states is not None and args.max_states < 1:
         return f"--max-states must be at least 1, got {args.max_states}"
     if args.max_seconds is not None and args.max_seconds <= 0:
         return f"--max-seconds must be positive, got {args.max_seconds}"
-    for option, path in (("--json", args.json), ("--diagram", args.diagram)):
-        if path is not None and not path.parent.exists():
-            return f"{option}: directory {path.parent} does not exist"
     if args.engine == SPARK:
         return check_spark.validate(args)
     for option, given in (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from groupspec.cli.arguments import WorkerCount, document_to_update
 from groupspec.coverage.presets import measured, recorded
 from groupspec.coverage.reached import Matrix
 from groupspec.models.catalog import ModelLoadError, group_preset_names, load_model
@@ -39,7 +39,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="PRESET",
         help="a group-world preset (repeatable; default: every shipped one)",
     )
-    parser.add_argument("--workers", type=int, default=1, help="processes per check")
+    parser.add_argument(
+        "--workers", type=int, action=WorkerCount, default=1, help="processes per check"
+    )
     parser.add_argument(
         "--recorded",
         action="store_true",
@@ -53,7 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_json_option(parser, "the matrix")
     parser.add_argument(
         "--update-doc",
-        type=Path,
+        type=document_to_update,
         metavar="FILE",
         help="rewrite the rule x preset table between the markers in FILE (docs/coverage.md)",
     )
@@ -101,13 +103,6 @@ def _refused(args: argparse.Namespace) -> str | None:
     """Why these options cannot run, checked before any work (None: they can)."""
     if args.record and args.recorded:
         return "--record writes what checks measure; it cannot take --recorded"
-    if args.workers < 1:
-        return f"--workers must be at least 1, got {args.workers}"
-    for path in (args.json, args.update_doc):
-        if path is not None and path.is_dir():
-            return f"{path}: is a directory"
-    if args.update_doc is not None and not args.update_doc.is_file():
-        return f"{args.update_doc}: no such file"
     return None
 
 

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from groupspec.cli.arguments import WorkerCount, output_directory
 from groupspec.cli.output import ProgressLine
 from groupspec.diagrams.generate import (
     FORMATS,
@@ -42,7 +43,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=output_directory,
         default=DEFAULT_OUT,
         metavar="DIR",
         help=f"directory to write (or --check) the diagrams in (default: {DEFAULT_OUT})",
@@ -56,6 +57,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--workers",
         type=int,
+        action=WorkerCount,
         default=min(2, os.cpu_count() or 1),
         help="processes exploring presets in parallel (default: up to 2)",
     )
@@ -80,11 +82,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_diagram(args: argparse.Namespace) -> int:
     """Generate the diagrams; write them, or compare them with --out."""
-    if args.workers < 1:
-        print(f"groupspec diagram: --workers must be at least 1, got {args.workers}")
-        return EXIT_USAGE
     if args.check and args.format == "png":
-        print("groupspec diagram: --check compares SVG (or, with --format dot, sources only)")
+        print(
+            "groupspec diagram: --check compares SVG (or, with --format dot, sources only)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     try:
         if args.format != "dot":

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from groupspec.cli import record_command, serve_command, workload_command
+from groupspec.cli.arguments import CommandParser
 from groupspec.cli.output import json_stdout
 
 # Commands that start without importing the checker and z3 (servers and proxies start fast).
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         vectors_command,
     )
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="groupspec",
         description="An executable, checked specification of Kafka's consumer group protocol.",
     )
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _light_parser(name: str) -> argparse.ArgumentParser:
     """A parser with just the light command `name` (see LIGHT_COMMANDS)."""
-    parser = argparse.ArgumentParser(prog="groupspec")
+    parser = CommandParser(prog="groupspec")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     LIGHT_COMMANDS[name].register(commands)
     return parser

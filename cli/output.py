@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from groupspec.checker.atomic_file import write_bytes_atomically
+from groupspec.cli.arguments import output_file
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -83,11 +84,20 @@ JSON_TO_STDOUT = Path("-")
 JSON_HELP = "FILE - prints it on stdout (and the text on stderr)"
 
 
+def json_destination(text: str) -> Path:
+    """An argparse type for `--json`: `-` (stdout), or a file the command can write (checked
+    while parsing, before any work: see `output_file`)."""
+    return JSON_TO_STDOUT if text == str(JSON_TO_STDOUT) else output_file(text)
+
+
 def add_json_option(parser: Any, what: str) -> None:
     """Add `--json FILE` to `parser` (a parser or an argument group): `what` is written to FILE,
     or printed on stdout with `--json -` (the one convention of every command)."""
     parser.add_argument(
-        "--json", type=Path, metavar="FILE", help=f"write {what} as JSON to FILE; {JSON_HELP}"
+        "--json",
+        type=json_destination,
+        metavar="FILE",
+        help=f"write {what} as JSON to FILE; {JSON_HELP}",
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from groupspec.spec.hashing import java_string_hash, kafka_utils_abs, partition_for
 
@@ -24,7 +25,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print one line per group id."""
     if args.partitions <= 0:
-        print(f"groupspec partition: --partitions must be positive, got {args.partitions}")
+        print(
+            f"groupspec partition: --partitions must be positive, got {args.partitions}",
+            file=sys.stderr,
+        )
         return 2
     for group_id in args.group_ids:
         h = java_string_hash(group_id)

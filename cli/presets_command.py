@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
+from groupspec.cli.arguments import document_to_update
 from groupspec.models.parameters import defaults_table
 from groupspec.models.presets import KINDS, preset_names, read_preset
 
@@ -34,7 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--update-doc",
-        type=Path,
+        type=document_to_update,
         metavar="FILE",
         help="rewrite the generated block between markers in FILE (docs/checking.md)",
     )

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from groupspec.cli.arguments import output_directory
 from groupspec.record.workload.probes import PROBES, run_probes
 from groupspec.record.workload.targets import make_target
 from groupspec.wire.reachability import NotABrokerError
@@ -28,7 +29,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--target", default="serve", help="serve (default), mock, or HOST:PORT")
-    parser.add_argument("--trace-dir", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--trace-dir", type=output_directory, required=True, metavar="DIR")
     parser.add_argument(
         "--probe", action="append", choices=sorted(PROBES), help="a probe to run (default: all)"
     )

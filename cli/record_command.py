@@ -7,6 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from groupspec.cli.arguments import output_file
 from groupspec.cli.record_options import (
     add_coordinator_setting_option,
     coordinator_settings,
@@ -39,7 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--listen", required=True, help="HOST:PORT to accept clients on (port 0: any)"
     )
     parser.add_argument("--upstream", required=True, help="HOST:PORT of the broker to record")
-    parser.add_argument("--out", required=True, type=Path, help="the trace file (replaced)")
+    parser.add_argument("--out", required=True, type=output_file, help="the trace file (replaced)")
     parser.add_argument(
         "--advertise-self",
         action="store_true",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from pathlib import Path
 
+from groupspec.cli.arguments import document_to_update
 from groupspec.cli.output import with_generated_block, write_atomically
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -28,7 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--update-doc",
-        type=Path,
+        type=document_to_update,
         metavar="FILE",
         help="rewrite the block between the generated markers in FILE (docs/cli.md)",
     )
@@ -93,11 +93,8 @@ def run_reference(args: argparse.Namespace) -> int:
     try:
         text = args.update_doc.read_text(encoding="utf-8")
         write_atomically(args.update_doc, with_reference(text, parser))
-    except FileNotFoundError:
-        print(f"groupspec cli-reference: {args.update_doc} does not exist")
-        return EXIT_USAGE
     except ValueError as error:
-        print(f"groupspec cli-reference: {args.update_doc}: {error}")
+        print(f"groupspec cli-reference: {args.update_doc}: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(f"updated the command reference in {args.update_doc}")
     return EXIT_OK

@@ -4,13 +4,16 @@ every configuration of a `groupspec swarm --json` report)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from groupspec.checker.check_report import JSON_FORMAT_VERSION as CHECK_FORMAT
+from groupspec.checker.check_report import edited_fields
 from groupspec.checker.replay import ReplayFailed, replay
 from groupspec.models.catalog import ModelLoadError, load_model
+from groupspec.swarm.report import JSON_FORMAT_VERSION as SWARM_FORMAT
+from groupspec.wire.json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 
 EXIT_REPRODUCED, EXIT_USAGE = 1, 2
 
@@ -75,12 +78,17 @@ def _checks(path: Path) -> list[tuple[str | None, dict[str, Any]]]:
     """The check results in `path` with a heading each: the file itself (`check --json`), or
     each configuration of a `swarm --json` report that found violations (its number)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        text = "".join(decoded_lines(path.read_bytes().splitlines(keepends=True)))
+        document = loads_strict(text)
     except OSError as error:
         raise ValueError(f"{path}: cannot read: {error.strerror or error}") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not JSON: line {error.lineno}: {error.msg}") from None
+    except LineDecodeError as error:
+        raise ValueError(f"{path}: {error}") from None
+    except JsonInputError as error:
+        where = f"{path}: line {error.line}" if error.line else str(path)
+        raise ValueError(f"{where}: {error.problem}") from None
     if isinstance(document, dict) and isinstance(document.get("configurations"), list):
+        _check_format(document, SWARM_FORMAT, str(path))
         checks: list[tuple[str | None, dict[str, Any]]] = []
         for configuration in document["configurations"]:
             number = configuration.get("number") if isinstance(configuration, dict) else None
@@ -99,6 +107,13 @@ def _validated(document: object, where: str) -> dict[str, Any]:
     """A check result, validated enough to replay; ValueError names what is wrong."""
     if not isinstance(document, dict):
         raise ValueError(f"{where}: expected a JSON object from `groupspec check --json`")
+    _check_format(document, CHECK_FORMAT, where)
+    edited = edited_fields(document)
+    if edited:
+        raise ValueError(
+            f"{where}: {', '.join(map(repr, edited))} edited after the file was written "
+            "(its digest no longer matches); replay the file `groupspec check --json` wrote"
+        )
     for key, kind in (("preset_file", str), ("overrides", dict), ("violations", list)):
         if not isinstance(document.get(key), kind):
             raise ValueError(f"{where}: key {key!r} missing or not a {kind.__name__}")
@@ -112,3 +127,9 @@ def _validated(document: object, where: str) -> dict[str, Any]:
             if not isinstance(step, dict) or not isinstance(step.get("label"), str):
                 raise ValueError(f"{where}: violation {index}, step {number}: no label")
     return document
+
+
+def _check_format(document: dict[str, Any], version: int, where: str) -> None:
+    found = document.get("format")
+    if found != version:
+        raise ValueError(f'{where}: "format" {found!r}; this groupspec replays format {version}')

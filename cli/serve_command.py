@@ -6,8 +6,8 @@ import argparse
 import asyncio
 import logging
 import sys
-from pathlib import Path
 
+from groupspec.cli.arguments import output_directory, port_number
 from groupspec.cli.service_runtime import configure_logging, until_stopped
 from groupspec.impl.config import CoordinatorConfig
 from groupspec.impl.server import ServeConfig, WireServer, parse_topics
@@ -26,13 +26,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=9092, help="port (default 9092; 0 = any free)")
+    parser.add_argument(
+        "--port", type=port_number, default=9092, help="port (default 9092; 0 = any free)"
+    )
     parser.add_argument(
         "--advertised-host", help="host given to clients in Metadata (default: --host)"
     )
     parser.add_argument(
         "--advertised-port",
-        type=int,
+        type=port_number,
         help=(
             "port given to clients in Metadata and FindCoordinator (default: the bound port); "
             "point it at a recording proxy in front (groupspec record) so every connection "
@@ -41,7 +43,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--data-dir",
-        type=Path,
+        type=output_directory,
         help="keep __consumer_offsets in DIR (without it, groups and offsets are in memory only)",
     )
     parser.add_argument(
@@ -111,8 +113,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(_serve(config))
     except OSError as error:
+        # Mostly an address taken or not ours to bind: bad input, not a finding (exit 1).
         print(f"groupspec serve: {error}", file=sys.stderr)
-        return 1
+        return 2
     return 0
 
 

@@ -77,12 +77,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.json is not None and not args.json.parent.exists():
-        print(
-            f"groupspec simulate: --json: directory {args.json.parent} does not exist",
-            file=sys.stderr,
-        )
-        return 2
     if args.master is not None and args.engine != SPARK:
         print("groupspec simulate: --master is an option of --engine spark", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ import sys
 import time
 
 from groupspec.cli import check_spark
+from groupspec.cli.arguments import WorkerCount
 from groupspec.cli.main import EXIT_INTERRUPTED
 from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.presets import PresetError
@@ -91,7 +92,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="local (default: --workers processes) or spark (one configuration per task)",
     )
     parser.add_argument(
-        "--workers", type=int, default=1, help="local processes checking configurations (default 1)"
+        "--workers",
+        type=int,
+        action=WorkerCount,
+        default=1,
+        help="local processes checking configurations (default 1)",
     )
     parser.add_argument(
         "--master",
@@ -149,15 +154,12 @@ def run_swarm(args: argparse.Namespace) -> int:
 
 def _refused(args: argparse.Namespace) -> str | None:
     """What is wrong with the options, or None; checked before any work."""
-    for option, value in (("--runs", args.runs), ("--workers", args.workers)):
-        if value < 1:
-            return f"{option} must be at least 1, got {value}"
+    if args.runs < 1:
+        return f"--runs must be at least 1, got {args.runs}"
     if args.max_states is not None and args.max_states < 1:
         return f"--max-states must be at least 1, got {args.max_states}"
     if args.max_seconds is not None and args.max_seconds <= 0:
         return f"--max-seconds must be positive, got {args.max_seconds}"
-    if args.json is not None and not args.json.parent.is_dir():
-        return f"--json: directory {args.json.parent} does not exist"
     if args.engine == SPARK and args.workers != 1:
         return "--workers is an option of --engine local; Spark uses its executors' cores"
     if args.engine == SPARK:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.arguments import output_directory
 from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.profiles import (
     TOLERANCES,
@@ -127,7 +128,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=output_directory,
         metavar="REPORT",
         help="with --engine spark: where the verdicts go (a Parquet dataset; required)",
     )

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.arguments import output_directory
 from groupspec.conformance.coordinator_runs import CoordinatorRunsError, explore_coordinator_runs
 from groupspec.conformance.vectors import (
     CoordinatorAdapter,
@@ -47,7 +48,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         ),
     )
     action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--out", type=Path, metavar="DIR", help="write vector files into DIR")
+    action.add_argument(
+        "--out", type=output_directory, metavar="DIR", help="write vector files into DIR"
+    )
     action.add_argument(
         "--run",
         dest="run_path",

@@ -7,8 +7,8 @@ import argparse
 import importlib.util
 import logging
 import sys
-from pathlib import Path
 
+from groupspec.cli.arguments import output_directory
 from groupspec.cli.record_options import (
     add_coordinator_setting_option,
     coordinator_settings,
@@ -45,7 +45,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         default="serve",
         help="serve (default), mock (librdkafka's mock cluster), or HOST:PORT of a broker",
     )
-    parser.add_argument("--trace-dir", required=True, type=Path, help="where the traces go")
+    parser.add_argument(
+        "--trace-dir", required=True, type=output_directory, help="where the traces go"
+    )
     parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
     add_coordinator_setting_option(parser)
     parser.set_defaults(run=run)

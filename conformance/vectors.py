@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from groupspec.models.world_params import coordinator_config
 from groupspec.models.world_state import CLOSED_REF
@@ -32,6 +32,7 @@ from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.responses import Response
 from groupspec.spec.state import CoordinatorState
 from groupspec.spec.step import Choice
+from groupspec.wire.json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 
 from .coordinator_runs import (
     ConnectionClosed,
@@ -68,7 +69,7 @@ def write_vectors(runs: CoordinatorRuns, path: Path) -> None:
     name ends in .gz)."""
     leaves = set(runs.leaves)
     temporary = path.with_name(path.name + ".tmp")
-    with _open(temporary, "w", compressed=path.suffix == ".gz") as out:
+    with _open_for_writing(temporary, compressed=path.suffix == ".gz") as out:
         header = {
             "format": FORMAT,
             "version": VERSION,
@@ -154,11 +155,15 @@ class VectorFile:
 def read_vectors(path: Path) -> VectorFile:
     """Read and validate a vector file; errors name the file and line."""
     try:
-        with _open(path, "r", compressed=path.suffix == ".gz") as source:
-            lines = source.read().splitlines()
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as source:
+            lines = [line.rstrip("\r\n") for line in decoded_lines(source)]
+    except LineDecodeError as error:
+        raise VectorFileError(f"{path}:{error.line}: {error.problem}") from None
     except OSError as error:
-        raise VectorFileError(f"{path}: {error.strerror or error}") from None
-    except (UnicodeDecodeError, EOFError, zlib.error) as error:
+        # gzip's BadGzipFile is an OSError too
+        raise VectorFileError(f"{path}: unreadable: {error.strerror or error}") from None
+    except (EOFError, zlib.error) as error:
         raise VectorFileError(f"{path}: unreadable ({error})") from None
     if not lines:
         raise VectorFileError(f"{path}: empty file")
@@ -201,22 +206,20 @@ def read_vectors(path: Path) -> VectorFile:
     return VectorFile(path, header, config, tuple(steps))
 
 
-def _open(path: Path, mode: Literal["r", "w"], compressed: bool) -> TextIO:
+def _open_for_writing(path: Path, compressed: bool) -> TextIO:
     if compressed:
         # mtime=0 keeps the compressed bytes reproducible, so committed files only change with
         # their content.
-        if mode == "w":
-            raw = gzip.GzipFile(path, "wb", compresslevel=9, mtime=0)
-            return io.TextIOWrapper(raw, encoding="utf-8")
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open(mode, encoding="utf-8")
+        raw = gzip.GzipFile(path, "wb", compresslevel=9, mtime=0)
+        return io.TextIOWrapper(raw, encoding="utf-8")
+    return path.open("w", encoding="utf-8")
 
 
 def _json(path: Path, number: int, text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise VectorFileError(f"{path}:{number}: not JSON ({error.msg})") from None
+        value = loads_strict(text)
+    except JsonInputError as error:
+        raise VectorFileError(f"{path}:{number}: {error.problem}") from None
     if not isinstance(value, dict):
         raise VectorFileError(f"{path}:{number}: expected a JSON object")
     return value

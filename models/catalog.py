@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.checker.check import CheckResult
-from groupspec.checker.check_report import liveness_json, result_json
+from groupspec.checker.check_report import liveness_json, result_json, with_digests
 from groupspec.checker.model import Model
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
@@ -154,4 +154,4 @@ def check_document(loaded: LoadedModel, checked: CheckResult[Any]) -> dict[str, 
         known_actions=loaded.known_actions,
     )
     document["liveness"] = liveness_json(loaded.model, checked.liveness)
-    return document
+    return with_digests(document)

@@ -158,6 +158,13 @@ def toml_document(path: Path, what: str = "preset") -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise PresetError(path, None, f"malformed TOML: {error}") from None
+    except RecursionError:
+        raise PresetError(path, None, "malformed TOML: nested too deeply") from None
+    except ValueError:
+        # Python's limit on an integer's digits (tomllib's only other ValueError).
+        raise PresetError(
+            path, None, "malformed TOML: an integer of more than 4300 digits"
+        ) from None
 
 
 def preset_kind(path: Path) -> str:
@@ -171,8 +178,17 @@ def preset_kind(path: Path) -> str:
 
 def preset_names(kind: str | None = None) -> tuple[str, ...]:
     """The presets shipped in models/presets (of `kind`, if given), sorted."""
-    paths = sorted(PRESET_DIRECTORY.glob("*.toml"))
-    return tuple(path.stem for path in paths if kind is None or preset_kind(path) == kind)
+    names = names_in(PRESET_DIRECTORY)
+    return tuple(
+        name
+        for name in names
+        if kind is None or preset_kind(PRESET_DIRECTORY / f"{name}.toml") == kind
+    )
+
+
+def names_in(directory: Path) -> tuple[str, ...]:
+    """The names of the `*.toml` files in `directory`, sorted: what can be given by name."""
+    return tuple(sorted(path.stem for path in directory.glob("*.toml")))
 
 
 def preset_path(name_or_path: str | Path) -> Path:
@@ -188,7 +204,7 @@ def named_file(name_or_path: str | Path, directory: Path, what: str) -> Path:
         return candidate
     path = directory / f"{name_or_path}.toml"
     if not path.exists():
-        known = ", ".join(sorted(item.stem for item in directory.glob("*.toml")))
+        known = ", ".join(names_in(directory))
         raise PresetError(path, None, f"no {what} named {str(name_or_path)!r}; known: {known}")
     return path
 

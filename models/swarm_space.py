@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .parameters import Parameter, ParameterError, coerce, parse_override
-from .presets import KINDS, Preset, PresetError, named_file, read_preset, toml_document
+from .presets import KINDS, Preset, PresetError, named_file, names_in, read_preset, toml_document
 
 # Resolved: an editable install reaches this module through a link tree.
 SPACE_DIRECTORY = Path(__file__).resolve().parent / "swarms"
@@ -93,7 +93,7 @@ class Space:
 
 def space_names() -> tuple[str, ...]:
     """The spaces shipped in models/swarms, sorted."""
-    return tuple(path.stem for path in sorted(SPACE_DIRECTORY.glob("*.toml")))
+    return names_in(SPACE_DIRECTORY)
 
 
 def set_text(value: object) -> str:

@@ -12,6 +12,7 @@ from groupspec.bench.checker_bench import (
     seen_set_bytes,
 )
 from groupspec.cli.bench_checker_command import register_bench_checker
+from groupspec.cli.main import main
 
 
 def test_quick_benchmark_reports_sane_fields():
@@ -71,5 +72,7 @@ def test_cli_rejects_bad_input(tmp_path, capsys):
     assert run_cli("--workers", "0") == 2
     assert run_cli("--preset", "eager-2:3") == 2
     assert run_cli("--preset", "no-such-preset", "--workers", "1") == 2
-    assert run_cli("--json", str(tmp_path / "missing" / "x.json")) == 2
     assert "bench checker" in capsys.readouterr().err
+    # Output paths are checked while parsing, before any run.
+    assert main(["bench", "checker", "--json", str(tmp_path / "missing" / "x.json")]) == 2
+    assert "--json: directory" in capsys.readouterr().err

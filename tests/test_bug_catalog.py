@@ -82,4 +82,4 @@ def test_update_doc_needs_the_markers(tmp_path: Path, capsys: pytest.CaptureFixt
     plain = tmp_path / "plain.md"
     plain.write_text("# nothing generated here\n", encoding="utf-8")
     assert main(["bugs", "--update-doc", str(plain)]) == 2
-    assert "markers" in capsys.readouterr().out
+    assert "markers" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 import json
 
+from groupspec.checker.check_report import with_digests
 from groupspec.cli.main import main
 
 
@@ -85,12 +86,17 @@ def test_replay_rejects_malformed_files(tmp_path, capsys):
     garbage = tmp_path / "garbage.json"
     garbage.write_text("{not json")
     assert main(["replay", str(garbage)]) == 2
-    assert "garbage.json: not JSON: line 1" in capsys.readouterr().err
+    assert "garbage.json: line 1: not JSON" in capsys.readouterr().err
     out = tmp_path / "result.json"
     main(["check", "two-phase", "--set", "tm_commits_early=true", "--quiet", "--json", str(out)])
     document = json.loads(out.read_text())
     document["violations"][0]["trace"][2]["label"] = "TMExplodes"
     tampered = tmp_path / "tampered.json"
     tampered.write_text(json.dumps(document))
+    assert main(["replay", str(tampered)]) == 2
+    assert "'violations' edited after the file was written" in capsys.readouterr().err
+    # Digests taken again (as when the model changed since the file was written): the label
+    # itself is refused.
+    tampered.write_text(json.dumps(with_digests(document)))
     assert main(["replay", str(tampered)]) == 2
     assert "step 3: no enabled step is labelled 'TMExplodes'" in capsys.readouterr().err

@@ -96,7 +96,7 @@ def test_check_option_accepts_a_current_directory(generated, capsys):
 
 def test_check_refuses_png(capsys):
     assert main(["diagram", "--check", "--format", "png"]) == 2
-    assert "--check compares SVG" in capsys.readouterr().out
+    assert "--check compares SVG" in capsys.readouterr().err
 
 
 def test_generation_is_deterministic(generated):

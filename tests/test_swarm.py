@@ -90,7 +90,8 @@ def test_two_local_processes_give_what_one_gives(tmp_path):
 
     def figures(result):
         document = dict(result.document)
-        for key in ("elapsed_s", "states_per_second"):
+        # The timings differ from run to run, and with them the digests of the fields.
+        for key in ("elapsed_s", "states_per_second", "digests"):
             document.pop(key)
         return (result.verdict, result.distinct_states, result.rules, result.violations, document)
 

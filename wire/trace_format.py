@@ -10,10 +10,12 @@ nothing from the specification.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Literal
+
+from .json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 
 FORMAT = "groupspec-trace"
 VERSION = 1
@@ -37,6 +39,10 @@ API_NAMES: dict[int, str] = {
     42: "DeleteGroups",
 }
 API_KEYS: dict[str, int] = {name: key for key, name in API_NAMES.items()}
+
+# A correlation id is an INT32 on the wire; a timestamp fits Kafka's INT64 milliseconds.
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+MAX_TS_MS = 2**63 - 1
 
 # Fields whose values are bytes on the wire: base64 in a trace.
 BYTES_FIELDS = frozenset({"metadata", "assignment", "member_metadata", "member_assignment"})
@@ -155,8 +161,17 @@ def read_trace(source: Path | str, reading: TraceReading | None = None) -> Itera
     """
     reading = reading if reading is not None else TraceReading()
     path = Path(source)
-    with path.open("r", encoding="utf-8", errors="strict") as handle:
-        yield from parse_lines(handle, str(path), reading)
+    with path.open("rb") as handle:
+        yield from parse_lines(text_lines(handle, str(path)), str(path), reading)
+
+
+def text_lines(raw_lines: Iterable[bytes], source: str) -> Iterator[str]:
+    """The lines of a trace read as bytes, decoded one by one; TraceFormatError naming the line
+    that is not UTF-8."""
+    try:
+        yield from decoded_lines(raw_lines)
+    except LineDecodeError as error:
+        raise TraceFormatError(source, error.line, error.problem) from None
 
 
 def parse_lines(
@@ -167,14 +182,12 @@ def parse_lines(
     number = 0
     for number, line in enumerate(lines, start=1):
         try:
-            document = json.loads(line)
-        except json.JSONDecodeError as error:
-            if not line.endswith("\n"):
+            document = loads_strict(line)
+        except JsonInputError as error:
+            if error.incomplete and not line.endswith("\n"):
                 reading.cut_at_line = number
                 return
-            raise TraceFormatError(source, number, f"not JSON: {error.msg}") from None
-        except UnicodeDecodeError as error:
-            raise TraceFormatError(source, number, f"not UTF-8: {error}") from None
+            raise TraceFormatError(source, number, error.problem) from None
         if number == 1:
             reading.header = parse_header(document, source)
             continue
@@ -215,8 +228,8 @@ def parse_event(document: Any, source: str, line: int) -> TraceEvent:
         return value
 
     ts = need("ts", (int, float))
-    if ts < 0:
-        raise TraceFormatError(source, line, f'"ts" cannot be negative: {ts}')
+    if not 0 <= ts <= MAX_TS_MS:
+        raise TraceFormatError(source, line, f'"ts" {ts} is not a time in milliseconds')
     connection = need("conn", str)
     direction = need("dir", str)
     if direction == CLOSE:
@@ -241,6 +254,8 @@ def parse_event(document: Any, source: str, line: int) -> TraceEvent:
     if not 0 <= version <= 32767:
         raise TraceFormatError(source, line, f'"ver" {version} is not an API version')
     correlation = need("corr", int)
+    if not INT32_MIN <= correlation <= INT32_MAX:
+        raise TraceFormatError(source, line, f'"corr" {correlation} is not a 32-bit integer')
     undecodable = document.get("undecodable")
     if undecodable is not None:
         if direction != RESPONSE or not isinstance(undecodable, str):

@@ -103,7 +103,7 @@ def _find_coordinator(
         if version >= 4
         else [_get(body, "key", required=True)]
     )
-    return tuple(rq.FindCoordinatorRequest(key, api_version=min(version, 6)) for key in keys)
+    return tuple(rq.FindCoordinatorRequest(key, api_version=version) for key in keys)
 
 
 def _join_group(version: int, body: Body, client_id: str, conn: str) -> tuple[rq.Request, ...]:
@@ -238,7 +238,9 @@ def _offset_fetch(version: int, body: Body, client_id: str, conn: str) -> tuple[
 def _describe_groups(version: int, body: Body, client_id: str, conn: str) -> tuple[rq.Request, ...]:
     return (
         rq.DescribeGroupsRequest(
-            tuple(_get(body, "groups", required=True)), api_version=min(version, 5)
+            tuple(_get(body, "groups", required=True)),
+            # v6 only adds an error message per group: read as v5; beyond it, refused.
+            api_version=5 if version == 6 else version,
         ),
     )
 
@@ -246,13 +248,13 @@ def _describe_groups(version: int, body: Body, client_id: str, conn: str) -> tup
 def _list_groups(version: int, body: Body, client_id: str, conn: str) -> tuple[rq.Request, ...]:
     states = tuple(_get(body, "states_filter", ()) or ()) if version >= 4 else ()
     types = tuple(_get(body, "types_filter", ()) or ()) if version >= 5 else ()
-    return (rq.ListGroupsRequest(states, types, api_version=min(version, 5)),)
+    return (rq.ListGroupsRequest(states, types, api_version=version),)
 
 
 def _delete_groups(version: int, body: Body, client_id: str, conn: str) -> tuple[rq.Request, ...]:
     return (
         rq.DeleteGroupsRequest(
-            tuple(_get(body, "groups_names", required=True)), api_version=min(version, 2)
+            tuple(_get(body, "groups_names", required=True)), api_version=version
         ),
     )
 

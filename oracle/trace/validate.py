@@ -21,6 +21,7 @@ from groupspec.wire.trace_format import (
     TraceHeader,
     TraceReading,
     parse_lines,
+    text_lines,
 )
 
 from .oracle import (
@@ -184,13 +185,9 @@ def validate_trace(
 
 
 def _file_lines(path: Path) -> Iterator[str]:
-    number = 0
     try:
-        with path.open("r", encoding="utf-8", errors="strict") as handle:
-            for number, line in enumerate(handle, start=1):  # noqa: B007 (read after the loop)
-                yield line
-    except UnicodeDecodeError:
-        raise TraceFormatError(str(path), number + 1, "not UTF-8 text") from None
+        with path.open("rb") as handle:
+            yield from text_lines(handle, str(path))
     except OSError as error:
         raise TraceInputError(f"{path}: cannot read: {error.strerror or error}") from None
 
