@@ -22,7 +22,7 @@ description = "tiny worlds of both kinds of members"
 preset = ["eager-2", "static-2"]
 
 [budget]
-max_states = 2000
+max_states = 4000
 
 [parameters]
 max_generation = [1]
