@@ -71,9 +71,13 @@ def test_the_specification_passes_its_own_vectors_with_full_coverage(vector_file
 class RenamingAdapter(SpecAdapter):
     """The specification, but its member ids are spelled differently (as any broker may)."""
 
-    inverse = {f"broker-{n}-x": f"consumer-{n}" for n in range(100)}
-    inverse |= {f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)}
-    forward = {v: k for k, v in inverse.items()}
+    def __init__(self):
+        super().__init__()
+        self.inverse = {f"broker-{n}-x": f"consumer-{n}" for n in range(100)}
+        self.inverse |= {
+            f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)
+        }
+        self.forward = {v: k for k, v in self.inverse.items()}
 
     def apply(self, event, hints):
         event = decode(_rename(encode(event), self.inverse))
