@@ -74,9 +74,7 @@ class RenamingAdapter(SpecAdapter):
     def __init__(self):
         super().__init__()
         self.inverse = {f"broker-{n}-x": f"consumer-{n}" for n in range(100)}
-        self.inverse |= {
-            f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)
-        }
+        self.inverse |= {f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)}
         self.forward = {v: k for k, v in self.inverse.items()}
 
     def apply(self, event, hints):
