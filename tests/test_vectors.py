@@ -4,6 +4,7 @@ import gzip
 import json
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -11,11 +12,13 @@ from groupspec.checker.bfs import search
 from groupspec.cli.main import main
 from groupspec.conformance.coordinator_runs import CoordinatorRunsError, explore_coordinator_runs
 from groupspec.conformance.vector_codec import VectorDecodeError, decode, encode
+from groupspec.conformance.vector_state import rename_projection, rename_timer
 from groupspec.conformance.vectors import (
     SpecAdapter,
     VectorFileError,
     read_vectors,
     run_vectors,
+    upgrade_vectors,
     write_vectors,
 )
 from groupspec.models.catalog import group_preset_names, load_model
@@ -71,12 +74,25 @@ def test_the_specification_passes_its_own_vectors_with_full_coverage(vector_file
 class RenamingAdapter(SpecAdapter):
     """The specification, but its member ids are spelled differently (as any broker may)."""
 
+    INVERSE = MappingProxyType(
+        {f"broker-{n}-x": f"consumer-{n}" for n in range(100)}
+        | {f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)}
+    )
+    FORWARD = MappingProxyType({v: k for k, v in INVERSE.items()})
+
     def apply(self, event, hints):
-        inverse = {f"broker-{n}-x": f"consumer-{n}" for n in range(100)}
-        inverse |= {f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)}
-        event = decode(_rename(encode(event), inverse))
-        forward = {v: k for k, v in inverse.items()}
-        return [decode(_rename(encode(r), forward)) for r in super().apply(event, hints)]
+        event = decode(_rename(encode(event), self.INVERSE))
+        return [decode(_rename(encode(r), self.FORWARD)) for r in super().apply(event, hints)]
+
+    def member_ids(self, group_id):
+        return [self.FORWARD[i] for i in super().member_ids(group_id)]
+
+    def armed_timers(self):
+        return [rename_timer(event, self.FORWARD) for event in super().armed_timers()]
+
+    def group_projection(self, group_id):
+        projection = super().group_projection(group_id)
+        return None if projection is None else rename_projection(projection, self.FORWARD)
 
 
 def _rename(document, mapping):
@@ -91,6 +107,53 @@ def test_member_ids_are_bound_not_compared(vector_file):
     report = run_vectors(read_vectors(vector_file), RenamingAdapter())
     assert report.failures == []
     assert report.passed
+    assert report.state_not_checked is None
+
+
+def _as_version_1(source, target):
+    """`source` rewritten as format version 1: no timers or groups on any node."""
+    header, *nodes = (json.loads(line) for line in source.read_text().splitlines())
+    lines = [{**header, "version": 1}]
+    lines += [{k: v for k, v in node.items() if k not in ("timers", "groups")} for node in nodes]
+    target.write_text("".join(json.dumps(line, sort_keys=True) + "\n" for line in lines))
+
+
+def test_a_version_1_file_runs_responses_only_and_says_so(vector_file, tmp_path):
+    old = tmp_path / "old.jsonl"
+    _as_version_1(vector_file, old)
+    report = run_vectors(read_vectors(old), SpecAdapter())
+    assert report.passed
+    assert report.state_not_checked == "a version-1 file records no timers or group states"
+
+
+def test_upgrading_a_version_1_file_reproduces_the_version_2_file(vector_file, tmp_path, capsys):
+    old = tmp_path / "old.jsonl"
+    _as_version_1(vector_file, old)
+    assert main(["vectors", "--upgrade", str(old)]) == 0
+    assert "upgraded to version 2" in capsys.readouterr().out
+    assert old.read_text() == vector_file.read_text()
+
+
+def test_an_upgrade_the_specification_does_not_reproduce_is_refused(vector_file, tmp_path):
+    old = tmp_path / "old.jsonl"
+    _as_version_1(vector_file, old)
+    lines = old.read_text().splitlines()
+    number, node = next(
+        (n, node)
+        for n, node in enumerate(map(json.loads, lines[1:]), 1)
+        if "error_code" in str(node["outcomes"][node["taken"]]["responses"][:1])
+    )
+    node["outcomes"][node["taken"]]["responses"][0]["body"]["error_code"] = "NOT_COORDINATOR"
+    lines[number] = json.dumps(node, sort_keys=True)
+    old.write_text("\n".join(lines) + "\n")
+    before = old.read_text()
+    with pytest.raises(
+        VectorFileError, match=rf"old\.jsonl:{number + 1}: the specification no longer allows"
+    ):
+        upgrade_vectors(old)
+    assert main(["vectors", "--upgrade", str(old)]) == 2
+    assert old.read_text() == before
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 class NoFencingAdapter(SpecAdapter):
@@ -170,6 +233,8 @@ def test_cli_exports_and_runs(tmp_path, capsys):
     assert main(["vectors", "--run", str(out), "--quiet", "--json", str(report)]) == 0
     (document,) = json.loads(report.read_text())
     assert document["passed"] and document["covered_transitions"] == document["transitions"]
+    assert document["timers_and_groups_checked"] is True
+    assert document["timers_and_groups_not_checked_because"] is None
     assert "pass" in capsys.readouterr().out
     assert main(["vectors", "--run", str(out), "--adapter", "no.such.module:X"]) == 2
 
