@@ -111,32 +111,44 @@ def test_member_ids_are_bound_not_compared(vector_file):
 
 
 def _as_version_1(source, target):
-    """`source` rewritten as format version 1: no timers or groups on any node."""
-    header, *nodes = (json.loads(line) for line in source.read_text().splitlines())
+    """The gzip-compressed version-2 file `source` rewritten at `target` as format version 1
+    (no timers or groups on any node); returns the version-2 text."""
+    text = gzip.decompress(source.read_bytes()).decode()
+    header, *nodes = (json.loads(line) for line in text.splitlines())
     lines = [{**header, "version": 1}]
     lines += [{k: v for k, v in node.items() if k not in ("timers", "groups")} for node in nodes]
     target.write_text("".join(json.dumps(line, sort_keys=True) + "\n" for line in lines))
+    return text
 
 
-def test_a_version_1_file_runs_responses_only_and_says_so(vector_file, tmp_path):
+SMALL = "foreign-1.jsonl.gz"  # the smallest committed file (173 steps)
+
+
+def test_a_version_1_file_runs_responses_only_and_says_so(tmp_path, capsys):
     old = tmp_path / "old.jsonl"
-    _as_version_1(vector_file, old)
+    _as_version_1(COMMITTED / SMALL, old)
     report = run_vectors(read_vectors(old), SpecAdapter())
     assert report.passed
     assert report.state_not_checked == "a version-1 file records no timers or group states"
+    document_path = tmp_path / "report.json"
+    assert main(["vectors", "--run", str(old), "--quiet", "--json", str(document_path)]) == 0
+    (document,) = json.loads(document_path.read_text())
+    assert document["timers_and_groups_checked"] is False
+    assert document["timers_and_groups_not_checked_because"] == report.state_not_checked
+    assert "timers and group states not checked: a version-1 file" in capsys.readouterr().out
 
 
-def test_upgrading_a_version_1_file_reproduces_the_version_2_file(vector_file, tmp_path, capsys):
+def test_upgrading_a_version_1_file_reproduces_the_version_2_file(tmp_path, capsys):
     old = tmp_path / "old.jsonl"
-    _as_version_1(vector_file, old)
+    committed = _as_version_1(COMMITTED / SMALL, old)
     assert main(["vectors", "--upgrade", str(old)]) == 0
     assert "upgraded to version 2" in capsys.readouterr().out
-    assert old.read_text() == vector_file.read_text()
+    assert old.read_text() == committed
 
 
-def test_an_upgrade_the_specification_does_not_reproduce_is_refused(vector_file, tmp_path):
+def test_an_upgrade_the_specification_does_not_reproduce_is_refused(tmp_path):
     old = tmp_path / "old.jsonl"
-    _as_version_1(vector_file, old)
+    _as_version_1(COMMITTED / SMALL, old)
     lines = old.read_text().splitlines()
     number, node = next(
         (n, node)
