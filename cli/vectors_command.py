@@ -19,6 +19,7 @@ from groupspec.conformance.vectors import (
     VectorReport,
     read_vectors,
     run_vectors,
+    upgrade_vectors,
     write_vectors,
 )
 from groupspec.models.catalog import (
@@ -43,8 +44,9 @@ def register(commands: argparse._SubParsersAction) -> None:
             "With --out, explore each preset and write one vector file per preset covering "
             "every coordinator transition the model checker explores (format: docs/vectors.md)."
             " With --run, replay vector files on an implementation through an adapter and "
-            "report failures and transition coverage. Exit 0 when every vector passes with "
-            "full coverage, 1 otherwise, 2 on bad input."
+            "report failures and transition coverage. With --upgrade, rewrite vector files in "
+            "place as the current format version (replayed on the specification). Exit 0 when "
+            "every vector passes with full coverage, 1 otherwise, 2 on bad input."
         ),
     )
     action = parser.add_mutually_exclusive_group(required=True)
@@ -57,6 +59,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="PATH",
         help="a vector file, or a directory of them",
+    )
+    action.add_argument(
+        "--upgrade",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help=(
+            "rewrite vector files in place as the current version, adding the timers and group "
+            "states the specification has after each step (refused unless its replay "
+            "reproduces every recorded outcome)"
+        ),
     )
     parser.add_argument(
         "presets",
@@ -87,7 +100,26 @@ def run_vectors_command(args: argparse.Namespace) -> int:
     if args.presets:
         print("groupspec vectors: presets are only for --out", file=sys.stderr)
         return EXIT_USAGE
+    if args.upgrade is not None:
+        return _upgrade(args.upgrade)
     return _run(args)
+
+
+def _upgrade(paths: list[Path]) -> int:
+    """Upgrade each file in place; stop at the first that cannot be (the rest untouched)."""
+    for path in paths:
+        try:
+            vectors = upgrade_vectors(path)
+        except VectorFileError as error:
+            print(f"groupspec vectors: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        except OSError as error:
+            print(f"groupspec vectors: {path}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_USAGE
+        print(
+            f"{path}: upgraded to version {vectors.header['version']}, {len(vectors.steps) - 1:,} steps"
+        )
+    return EXIT_OK
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -200,6 +232,8 @@ def _print(path: Path, report: VectorReport) -> None:
         f"transitions covered {report.covered_transitions:,}/{report.transitions:,}, "
         f"{report.diverged:,} left by an allowed choice, {len(report.failures)} failures"
     )
+    if report.state_not_checked is not None:
+        print(f"  timers and group states not checked: {report.state_not_checked}")
     for failure in report.failures[:3]:
         print(f"  {failure.detail}")
         print(f"    input: {json.dumps(failure.inputs[-1], sort_keys=True)}")
@@ -217,6 +251,8 @@ def _document(report: VectorReport) -> dict[str, Any]:
         "transitions": report.transitions,
         "covered_transitions": report.covered_transitions,
         "diverged": report.diverged,
+        "timers_and_groups_checked": report.state_not_checked is None,
+        "timers_and_groups_not_checked_because": report.state_not_checked,
         "failures": [
             {
                 "node": f.node,

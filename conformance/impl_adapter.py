@@ -9,7 +9,7 @@ policy object where the specification allows several outcomes. Member ids are th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from groupspec.impl import events as impl_events
 from groupspec.impl.clock import ManualClock
@@ -25,8 +25,9 @@ from groupspec.spec.responses import Response
 from groupspec.spec.step import Choice
 
 from .coordinator_runs import ConnectionClosed, CoordinatorInput
-from .differential import to_impl_config, to_impl_request
+from .differential import to_impl_config, to_impl_request, to_spec_timer_event
 from .vector_codec import decode, encode
+from .vector_state import GroupProjection, project_group
 
 
 class HintedPolicy(DefaultPolicy):
@@ -73,7 +74,8 @@ class HintedPolicy(DefaultPolicy):
 
 class ImplAdapter:
     """A fresh `groupspec.impl.Coordinator` per vector, on a manual clock that never moves
-    (the vectors fire timers as inputs)."""
+    (the vectors fire timers as inputs); it shows the timers in the impl's heap and its groups,
+    so the runner checks them too."""
 
     def __init__(self) -> None:
         self._policy = HintedPolicy()
@@ -93,6 +95,18 @@ class ImplAdapter:
             return ()
         live = group.members.keys() | group.pending_members.keys()
         return [member_id for member_id in self._policy.created if member_id in live]
+
+    def armed_timers(self) -> Iterable[spec_events.TimerEvent]:
+        """The timers the impl's heap will fire (not the deadlines its groups hold: a deadline
+        with no heap entry never fires)."""
+        return [to_spec_timer_event(event, str) for event in self._coordinator.scheduled_timers()]
+
+    def group_projection(self, group_id: str) -> GroupProjection | None:
+        """The impl group's projection (None: not in memory)."""
+        group = self._coordinator.group(group_id)
+        if group is None:
+            return None
+        return project_group(group, group.members.keys(), group.pending_members.keys())
 
     def apply(self, event: CoordinatorInput, hints: tuple[Choice, ...]) -> Sequence[Response]:
         """Feed one input to the impl and return what it sent, in the spec's types."""

@@ -23,9 +23,11 @@ from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.errors import ErrorCode
 
 from .coordinator_runs import ConnectionClosed
+from .vector_state import GroupProjection
 
 # The classes an object's "type" may name: every dataclass of the spec's requests, responses
-# and events, plus the one input the spec does not have (a connection closing).
+# and events, plus the one input the spec does not have (a connection closing), the coordinator
+# configuration, and a version-2 step's projection of a group.
 _MODULES = (requests, responses, events)
 TYPES: Mapping[str, type] = types.MappingProxyType(
     {
@@ -39,6 +41,7 @@ TYPES: Mapping[str, type] = types.MappingProxyType(
         },
         ConnectionClosed.__name__: ConnectionClosed,
         CoordinatorConfig.__name__: CoordinatorConfig,
+        GroupProjection.__name__: GroupProjection,
     }
 )
 

@@ -1,10 +1,12 @@
 """Portable conformance vectors: write them, read them, and run an implementation against them.
 
-A vector file (`PRESET.jsonl`, format "groupspec-conformance-vectors" version 1, documented in
+A vector file (`PRESET.jsonl`, format "groupspec-conformance-vectors" version 2, documented in
 docs/vectors.md) holds a preset's run tree (see `coordinator_runs`): a header line, then one
-line per node with the input that leads to it from its parent and every outcome the
-specification allows there. Each root-to-leaf path is one vector: feed its inputs to a fresh
-coordinator and, after each, its responses must be those of one allowed outcome.
+line per node with the input that leads to it from its parent, every outcome the
+specification allows there, and the armed timers and groups after the outcome taken. Each
+root-to-leaf path is one vector: feed its inputs to a fresh coordinator and, after each, its
+responses must be those of one allowed outcome, and its timers and groups those recorded
+(when the adapter can show them; version-1 files carry responses only).
 
 Member ids are the coordinator's to choose, so a runner binds them: the first time a response
 shows an id the vector has not seen, the implementation's id is bound to the vector's, and
@@ -20,32 +22,51 @@ import gzip
 import io
 import json
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, cast
 
 from groupspec.models.world_params import coordinator_config
 from groupspec.models.world_state import CLOSED_REF
 from groupspec.spec import GroupCoordinatorSpec
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.events import HeartbeatExpired, JoinTimerExpired, SyncTimerExpired, TimerEvent
 from groupspec.spec.responses import Response
 from groupspec.spec.state import CoordinatorState
-from groupspec.spec.step import Choice
+from groupspec.spec.step import Choice, Outcome
 from groupspec.wire.json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 
 from .coordinator_runs import (
     ConnectionClosed,
     CoordinatorInput,
     CoordinatorRuns,
+    CoordinatorStep,
     apply_connection_closed,
 )
 from .vector_codec import VectorDecodeError, decode, encode
+from .vector_state import (
+    GroupProjection,
+    compared_timers,
+    projection_difference,
+    rename_projection,
+    rename_timer,
+    sorted_timers,
+    spec_armed_timers,
+    spec_group_projection,
+    spec_group_projections,
+)
 
 FORMAT = "groupspec-conformance-vectors"
-VERSION = 1
+# Version 2 adds each node's armed timers and group projections; version 1 still reads and runs
+# (responses only, and the report says the rest was not checked).
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+TIMER_EVENT_TYPES = (HeartbeatExpired, JoinTimerExpired, SyncTimerExpired)
 # Response fields that carry coordinator-chosen member ids, bound rather than compared.
 ID_FIELDS = frozenset({"member_id", "leader"})
+# The input field naming a group (a group enters memory only through a request naming it).
+_GROUP_ID_FIELDS = frozenset({"group_id"})
 # Lists whose order Kafka leaves open (hash-map iteration), compared as multisets.
 UNORDERED_LISTS = frozenset(
     {
@@ -68,41 +89,97 @@ def write_vectors(runs: CoordinatorRuns, path: Path) -> None:
     """Write `runs` as a vector file at `path` (replaced atomically; gzip-compressed when the
     name ends in .gz)."""
     leaves = set(runs.leaves)
-    temporary = path.with_name(path.name + ".tmp")
-    with _open_for_writing(temporary, compressed=path.suffix == ".gz") as out:
-        header = {
-            "format": FORMAT,
-            "version": VERSION,
-            "preset": runs.preset,
-            "config": encode(coordinator_config(runs.parameters)),
-            "initial_unowned_partitions": [],
-            "now_ms": 0,
-            "nodes": len(runs.nodes),
-            "vectors": len(runs.leaves),
-            "transitions": runs.coordinator_transitions,
-            "world_states": runs.world_states,
-        }
-        out.write(json.dumps(header, sort_keys=True) + "\n")
+    header = {
+        "format": FORMAT,
+        "version": VERSION,
+        "preset": runs.preset,
+        "config": encode(coordinator_config(runs.parameters)),
+        "initial_unowned_partitions": [],
+        "now_ms": 0,
+        "nodes": len(runs.nodes),
+        "vectors": len(runs.leaves),
+        "transitions": runs.coordinator_transitions,
+        "world_states": runs.world_states,
+    }
+
+    def lines() -> Iterator[dict[str, Any]]:
         for number, node in enumerate(runs.nodes[1:], start=1):
-            assert node.step is not None
-            line = {
-                "node": number,
-                "parent": node.parent,
-                "first": node.first,
-                "leaf": number in leaves,
-                "input": encode(node.step.input),
-                "taken": node.step.taken,
-                "outcomes": [
-                    {
-                        "responses": [encode(response) for response in outcome.responses],
-                        "choices": [[c.what, c.value] for c in outcome.choices],
-                        "rules": list(outcome.rules),
-                    }
-                    for outcome in node.step.outcomes
-                ],
+            assert node.step is not None  # only the root has no step
+            yield _node_document(number, node.parent, node.first, number in leaves, node.step)
+
+    _write_file(path, header, lines())
+
+
+def _node_document(
+    number: int, parent: int, first: bool, leaf: bool, step: CoordinatorStep
+) -> dict[str, Any]:
+    """The JSON line of one node: its input, every allowed outcome, the one taken, and the
+    coordinator's armed timers and groups after the taken one (version 2)."""
+    after = step.outcome.state
+    return {
+        "node": number,
+        "parent": parent,
+        "first": first,
+        "leaf": leaf,
+        "input": encode(step.input),
+        "taken": step.taken,
+        "outcomes": [
+            {
+                "responses": [encode(response) for response in outcome.responses],
+                "choices": [[c.what, c.value] for c in outcome.choices],
+                "rules": list(outcome.rules),
             }
-            out.write(json.dumps(line, sort_keys=True) + "\n")
+            for outcome in step.outcomes
+        ],
+        "timers": encode(spec_armed_timers(after)),
+        "groups": encode(spec_group_projections(after)),
+    }
+
+
+def _write_file(path: Path, header: dict[str, Any], lines: Iterable[dict[str, Any]]) -> None:
+    """Write a header and node lines to `path` through a temporary file, so a failure midway
+    leaves any earlier file at `path` intact."""
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        with _open_for_writing(temporary, compressed=path.suffix == ".gz") as out:
+            out.write(json.dumps(header, sort_keys=True) + "\n")
+            for line in lines:
+                out.write(json.dumps(line, sort_keys=True) + "\n")
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     temporary.replace(path)
+
+
+def upgrade_vectors(path: Path) -> VectorFile:
+    """Rewrite the vector file at `path` as version 2, in place: replay its tree on the
+    specification, following each node's `taken` outcome, and record the timers and groups
+    after it. Refuses (VectorFileError, the file untouched) unless the replay reproduces every
+    recorded input and outcome exactly. Returns the file as rewritten."""
+    vectors = read_vectors(path)
+    spec = GroupCoordinatorSpec(vectors.config)
+    states: list[CoordinatorState] = [spec.initial_state()]
+    lines: list[dict[str, Any]] = []
+    for step in vectors.steps[1:]:
+        assert step is not None
+        before = states[step.parent]
+        if isinstance(step.input, ConnectionClosed):
+            outcomes: tuple[Outcome, ...] = (
+                Outcome(apply_connection_closed(before, step.input), (), (), ()),
+            )
+        else:
+            outcomes = tuple(spec.step(before, step.input, 0))
+        replayed = CoordinatorStep(step.input, outcomes, min(step.taken, len(outcomes) - 1))
+        line = _node_document(step.node, step.parent, step.first, step.leaf, replayed)
+        if line["input"] != step.input_json or line["outcomes"] != list(step.outcomes):
+            raise VectorFileError(
+                f"{path}:{step.node + 1}: the specification no longer allows exactly the recorded"
+                " outcomes; regenerate the file with `groupspec vectors --out`"
+            )
+        states.append(replayed.outcome.state)
+        lines.append(line)
+    _write_file(path, {**vectors.header, "version": VERSION}, lines)
+    return read_vectors(path)
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -120,6 +197,10 @@ class VectorStep:
     input_json: Any
     outcomes: tuple[Any, ...]  # JSON: {"responses": [...], "choices": [[what, value]], "rules"}
     taken: int
+    # After the taken outcome (version 2; None in a version-1 file): the compared armed timers
+    # and every group in memory, in the vector's member ids.
+    timers: frozenset[TimerEvent] | None = None
+    groups: tuple[GroupProjection, ...] | None = None
 
     @property
     def hints(self) -> tuple[Choice, ...]:
@@ -170,8 +251,11 @@ def read_vectors(path: Path) -> VectorFile:
     header = _json(path, 1, lines[0])
     if header.get("format") != FORMAT:
         raise VectorFileError(f"{path}:1: not a {FORMAT} file")
-    if header.get("version") != VERSION:
-        raise VectorFileError(f"{path}:1: version {header.get('version')!r}, expected {VERSION}")
+    version = header.get("version")
+    if version not in READABLE_VERSIONS:
+        raise VectorFileError(
+            f"{path}:1: version {version!r}, expected one of {list(READABLE_VERSIONS)}"
+        )
     try:
         config = decode(header["config"], "config")
     except (KeyError, VectorDecodeError) as error:
@@ -187,6 +271,7 @@ def read_vectors(path: Path) -> VectorFile:
             taken = line["taken"]
             if not 0 <= taken < len(outcomes):
                 raise VectorFileError(f"{path}:{number}: taken {taken} is not an outcome")
+            timers, groups = _coordinator_after(line) if version >= 2 else (None, None)
             steps.append(
                 VectorStep(
                     node,
@@ -197,6 +282,8 @@ def read_vectors(path: Path) -> VectorFile:
                     line["input"],
                     outcomes,
                     taken,
+                    timers,
+                    groups,
                 )
             )
         except KeyError as error:
@@ -204,6 +291,19 @@ def read_vectors(path: Path) -> VectorFile:
         except (VectorDecodeError, TypeError) as error:
             raise VectorFileError(f"{path}:{number}: {error}") from None
     return VectorFile(path, header, config, tuple(steps))
+
+
+def _coordinator_after(
+    line: dict[str, Any],
+) -> tuple[frozenset[TimerEvent], tuple[GroupProjection, ...]]:
+    """A version-2 node's timers and groups, decoded (raises VectorDecodeError if malformed)."""
+    timers = [decode(event, f"timers[{i}]") for i, event in enumerate(line["timers"])]
+    groups = [decode(group, f"groups[{i}]") for i, group in enumerate(line["groups"])]
+    if not all(isinstance(event, TIMER_EVENT_TYPES) for event in timers):
+        raise VectorDecodeError("timers: expected timer events")
+    if not all(isinstance(group, GroupProjection) for group in groups):
+        raise VectorDecodeError("groups: expected GroupProjection objects")
+    return frozenset(timers), tuple(groups)
 
 
 def _open_for_writing(path: Path, compressed: bool) -> TextIO:
@@ -249,6 +349,25 @@ class CoordinatorAdapter(Protocol):
         ...
 
 
+class CoordinatorStateAdapter(CoordinatorAdapter, Protocol):
+    """An adapter that also shows the coordinator's timers and groups, so the runner checks
+    them after every step of a version-2 file (without these methods it checks responses only
+    and says so in its report)."""
+
+    def armed_timers(self) -> Iterable[TimerEvent]:
+        """Every timer the coordinator has armed now, as spec timer events with the
+        implementation's member ids (an OffsetRetentionCheck among them is ignored)."""
+        ...
+
+    def group_projection(self, group_id: str) -> GroupProjection | None:
+        """The group's projection with the implementation's member ids (None: no such group
+        in memory)."""
+        ...
+
+
+STATE_METHODS = ("armed_timers", "group_projection")
+
+
 class SpecAdapter:
     """The specification itself behind the adapter interface: it follows the hints exactly,
     so it must pass every vector (a check of the vectors, and the reference runner)."""
@@ -280,6 +399,14 @@ class SpecAdapter:
         ids = {m.member_id for m in group.members} | {p.member_id for p in group.pending_members}
         return sorted(ids, key=_creation_order)
 
+    def armed_timers(self) -> Iterable[TimerEvent]:
+        """The timers the specification has armed in the current state."""
+        return spec_armed_timers(self._state)
+
+    def group_projection(self, group_id: str) -> GroupProjection | None:
+        """The group's projection in the current state."""
+        return spec_group_projection(self._state, group_id)
+
 
 def _creation_order(member_id: str) -> tuple[int, str]:
     prefix, _, number = member_id.rpartition("-")
@@ -309,6 +436,8 @@ class VectorReport:
     covered: set[int] = field(default_factory=set)
     diverged: int = 0
     failures: list[VectorFailure] = field(default_factory=list)
+    # Why the timers and group projections were not checked (None: checked after every step).
+    state_not_checked: str | None = None
 
     @property
     def covered_transitions(self) -> int:
@@ -330,6 +459,11 @@ def run_vectors(
     """Replay every vector of `vectors` on `adapter` and judge each step."""
     report = VectorReport(str(vectors.header.get("preset", vectors.path.stem)))
     report.transitions = int(vectors.header.get("transitions", 0))
+    missing = [name for name in STATE_METHODS if not callable(getattr(adapter, name, None))]
+    if vectors.header.get("version") == 1:
+        report.state_not_checked = "a version-1 file records no timers or group states"
+    elif missing:
+        report.state_not_checked = f"the adapter has no {' or '.join(missing)}"
     for count, leaf in enumerate(vectors.leaves(), start=1):
         report.vectors += 1
         _run_path(vectors, adapter, vectors.steps_to(leaf), report)
@@ -346,8 +480,10 @@ def _run_path(
     adapter.reset(vectors.config)
     binding = _Binding()
     closed: set[str] = set()
+    named_groups: set[str] = set()
     for index, step in enumerate(path):
         report.steps += 1
+        named_groups.update(_string_values(step.input_json, _GROUP_ID_FIELDS))
         binding.bind_unseen(step.input_json, adapter)
         binding.bind_hinted(step.hints, step.input_json, adapter)
         event = binding.to_implementation(step.input)
@@ -357,16 +493,8 @@ def _run_path(
         try:
             actual = [encode(r) for r in adapter.apply(event, hints)]
         except Exception as error:  # any exception is the implementation's failure
-            report.failures.append(
-                VectorFailure(
-                    step.node,
-                    index + 1,
-                    tuple(s.input_json for s in path[: index + 1]),
-                    tuple(o["responses"] for o in step.outcomes),
-                    None,
-                    f"{report.preset} node {step.node}, step {index + 1} of its vector: the"
-                    f" implementation raised {type(error).__name__}: {error}",
-                )
+            _fail(
+                report, path, index, None, f"implementation raised {type(error).__name__}: {error}"
             )
             return
         if isinstance(step.input, ConnectionClosed):
@@ -382,23 +510,81 @@ def _run_path(
                 matched = number
                 break
         if matched is None:
-            report.failures.append(
-                VectorFailure(
-                    step.node,
-                    index + 1,
-                    tuple(s.input_json for s in path[: index + 1]),
-                    tuple(o["responses"] for o in step.outcomes),
-                    actual,
-                    f"{report.preset} node {step.node}, step {index + 1} of its vector: the"
-                    f" responses match none of the {len(step.outcomes)} allowed outcomes",
-                )
+            _fail(
+                report,
+                path,
+                index,
+                actual,
+                f"responses match none of the {len(step.outcomes)} allowed outcomes",
             )
             return
-        if step.first:
-            report.covered.add(step.node)
         if matched != step.taken:
             report.diverged += 1
             return
+        if report.state_not_checked is None:
+            difference = _state_difference(
+                step, cast(CoordinatorStateAdapter, adapter), binding, named_groups
+            )
+            if difference:
+                _fail(report, path, index, actual, f"responses match, but {difference}")
+                return
+        if step.first:
+            report.covered.add(step.node)
+
+
+def _fail(report: VectorReport, path: list[VectorStep], index: int, actual: Any, what: str) -> None:
+    """Record a failure at step `index` of `path`, described as "the " + `what`."""
+    step = path[index]
+    report.failures.append(
+        VectorFailure(
+            step.node,
+            index + 1,
+            tuple(s.input_json for s in path[: index + 1]),
+            tuple(o["responses"] for o in step.outcomes),
+            actual,
+            f"{report.preset} node {step.node}, step {index + 1} of its vector: the {what}",
+        )
+    )
+
+
+def _state_difference(
+    step: VectorStep,
+    adapter: CoordinatorStateAdapter,
+    binding: _Binding,
+    named_groups: set[str],
+) -> str:
+    """How the implementation's armed timers and groups differ from those the step records,
+    compared in the vector's member ids (empty when they agree)."""
+    assert step.timers is not None and step.groups is not None
+    expected_groups = {projection.group_id: projection for projection in step.groups}
+    # Ids no response has shown (a parked static member) are bound as inputs' ids are.
+    unseen: dict[str, list[dict[str, str]]] = {}
+    for event in step.timers:
+        if isinstance(event, HeartbeatExpired):
+            unseen.setdefault(event.group_id, []).append({"member_id": event.member_id})
+    for projection in step.groups:
+        for member_id in (*projection.members, *projection.pending_members):
+            unseen.setdefault(projection.group_id, []).append({"member_id": member_id})
+    for group_id, ids in unseen.items():
+        binding.bind_unseen({"group_id": group_id, "members": ids}, adapter)
+    actual_timers = {
+        rename_timer(event, binding.backward) for event in compared_timers(adapter.armed_timers())
+    }
+    missing = sorted_timers(step.timers - actual_timers)
+    unexpected = sorted_timers(actual_timers - step.timers)
+    if missing or unexpected:
+        return "the armed timers differ: " + "; ".join(
+            f"{what} {', '.join(map(repr, events))}"
+            for what, events in (("missing", missing), ("unexpected", unexpected))
+            if events
+        )
+    for group_id in sorted(named_groups | expected_groups.keys()):
+        found = adapter.group_projection(group_id)
+        actual = rename_projection(found, binding.backward) if found is not None else None
+        difference = projection_difference(expected_groups.get(group_id), actual)
+        if difference:
+            return f"group {group_id!r} differs: {difference}"
+    return ""
 
 
 def _by_ref(responses: list[Any], closed: set[str]) -> dict[str, Any]:
@@ -435,7 +621,8 @@ class _Binding:
         """Bind member ids an input names before any response showed them, to the
         implementation's unbound members of the same group, both in creation order."""
         unseen = sorted(
-            {i for i in _ids(document) if i and i not in self.forward}, key=_creation_order
+            {i for i in _string_values(document, ID_FIELDS) if i and i not in self.forward},
+            key=_creation_order,
         )
         group_id = document.get("group_id") or document.get("request", {}).get("group_id")
         if not unseen or not isinstance(group_id, str):
@@ -515,18 +702,18 @@ class _Binding:
         return True
 
 
-def _ids(document: Any) -> list[str]:
-    """Every value of a member-id field anywhere in a JSON document."""
+def _string_values(document: Any, keys: frozenset[str]) -> list[str]:
+    """Every text value of a field named in `keys`, anywhere in a JSON document."""
     found: list[str] = []
     if isinstance(document, dict):
         for k, v in document.items():
-            if k in ID_FIELDS and isinstance(v, str):
+            if k in keys and isinstance(v, str):
                 found.append(v)
             else:
-                found.extend(_ids(v))
+                found.extend(_string_values(v, keys))
     elif isinstance(document, list):
         for item in document:
-            found.extend(_ids(item))
+            found.extend(_string_values(item, keys))
     return found
 
 

@@ -247,6 +247,31 @@ class Coordinator:
         timers.append((self._rt.retention_deadline_ms, OffsetRetentionCheck()))
         return timers
 
+    def scheduled_timers(self) -> list[TimerEvent]:
+        """Every timer the heap will fire, read from the heap's live entries (`armed_timers`
+        reads the deadlines the groups hold; a deadline without an entry never fires)."""
+        events: list[TimerEvent] = []
+        for entry in self._rt.timers.entries():
+            if not self._is_live(entry):
+                continue
+            _, _, kind, group, target = entry
+            if kind == RETENTION:
+                events.append(OffsetRetentionCheck())
+                continue
+            assert isinstance(group, Group)
+            gid = group.group_id
+            if kind == HEARTBEAT:
+                member = cast(Member, target)
+                if member.heartbeat_deadline_ms is not None:
+                    events.append(HeartbeatExpired(gid, member.member_id))
+            elif kind == PENDING:
+                events.append(HeartbeatExpired(gid, cast(str, target)))
+            elif kind == JOIN:
+                events.append(JoinTimerExpired(gid))
+            else:
+                events.append(SyncTimerExpired(gid))
+        return events
+
     def heap_size(self) -> int:
         """Entries in the timer heap, stale ones included (for monitoring)."""
         return len(self._rt.timers)

@@ -44,6 +44,10 @@ class TimerHeap:
         heapq.heappush(self._heap, entry)
         return entry
 
+    def entries(self) -> tuple[Entry, ...]:
+        """Every entry in the heap, stale ones included, in no particular order."""
+        return tuple(self._heap)
+
     def restore(self, entry: Entry) -> None:
         """Put back an entry popped earlier (same identity, so its owner still recognises it)."""
         heapq.heappush(self._heap, entry)

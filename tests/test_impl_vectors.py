@@ -1,5 +1,6 @@
 """The optimized coordinator against the committed conformance vectors: edge replay of every
-coordinator transition the model checker explores in the reference presets."""
+coordinator transition the model checker explores in the reference presets, with the timers it
+has armed and its groups checked after every step."""
 
 from pathlib import Path
 
@@ -8,6 +9,8 @@ from test_impl_conformance import MUTATIONS
 
 from groupspec.conformance.impl_adapter import ImplAdapter
 from groupspec.conformance.vectors import read_vectors, run_vectors
+from groupspec.impl.runtime import Runtime
+from groupspec.impl.state import SyncTimer
 
 COMMITTED = Path(__file__).resolve().parent / "vectors"
 FILES = sorted(path.name for path in COMMITTED.glob("*.jsonl.gz"))
@@ -22,17 +25,20 @@ def vector_files():
 def test_impl_replays_every_explored_coordinator_transition(name, vector_files):
     report = run_vectors(vector_files[name], ImplAdapter())
     assert report.failures == [], report.failures[0].detail
+    assert report.state_not_checked is None
     assert report.diverged == 0
     assert report.covered_transitions == report.transitions > 0
 
 
 # The differential test catches all of MUTATIONS. Of them, the reference presets reach the
-# static replacement (the presets with static members) and a leave that does not rebalance
-# (scale-down); no sync timer fires without an eviction, and no current member commits with a
-# stale generation (a gap in the presets, not in the runner).
+# static replacement (the presets with static members), a leave that does not rebalance
+# (scale-down) and a sync timer never armed (any completed join; the vectors' timers show it);
+# no current member commits with a stale generation (a gap in the presets, not in the runner),
+# and the vectors' clock never moves, so no heartbeat-extended session is re-queued.
 REACHED_BY_PRESETS = {
     "static replacement keeps the old member id": ("static-2.jsonl.gz", "mixed.jsonl.gz"),
     "leaving does not rebalance": ("scale-down.jsonl.gz",),
+    "the sync timer is never armed": ("eager-2.jsonl.gz",),
 }
 
 
@@ -46,6 +52,77 @@ def test_a_seeded_fault_fails_the_vectors(mutation, monkeypatch, vector_files):
         if run_vectors(vector_files[name], ImplAdapter(), max_failures=1).failures
     ]
     assert caught, f"no vector file catches: {mutation}"
+
+
+def _deadline_without_heap_entry(self, group, member, timeout_ms=None):
+    """The session deadline is recorded but never queued in the heap: it can never fire."""
+    timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
+    member.heartbeat_deadline_ms = self.now + timeout
+
+
+def _sync_timer_without_heap_entry(self, group, delay_ms):
+    """The group holds a sync timer, but nothing in the heap will fire it."""
+    group.sync_timer = SyncTimer(self.now + delay_ms, group.generation_id)
+
+
+@pytest.mark.parametrize(
+    ("attribute", "fault", "missing"),
+    [
+        ("schedule_heartbeat", _deadline_without_heap_entry, "HeartbeatExpired(group_id='g'"),
+        ("arm_sync_timer", _sync_timer_without_heap_entry, "SyncTimerExpired(group_id='g')"),
+    ],
+)
+def test_a_timer_that_is_never_scheduled_fails_the_vectors_naming_node_and_timer(
+    attribute, fault, missing, monkeypatch, vector_files
+):
+    # Both faults answer every request as Kafka does (firing a timer by name still works):
+    # only the timers the vectors carry show that the heap would never fire them.
+    monkeypatch.setattr(Runtime, attribute, fault)
+    report = run_vectors(vector_files["eager-2.jsonl.gz"], ImplAdapter(), max_failures=1)
+    (failure,) = report.failures
+    assert f"eager-2 node {failure.node}, step {failure.step} of its vector" in failure.detail
+    assert "the responses match, but the armed timers differ: missing" in failure.detail
+    assert missing in failure.detail
+
+
+class WrongGenerationAdapter(ImplAdapter):
+    """The impl, but the groups it shows are one generation ahead."""
+
+    def group_projection(self, group_id):
+        projection = super().group_projection(group_id)
+        if projection is None:
+            return None
+        return projection.__class__(
+            **{**projection.__dict__, "generation_id": projection.generation_id + 1}
+        )
+
+
+def test_a_group_state_difference_fails_the_vectors_naming_node_and_field(vector_files):
+    report = run_vectors(vector_files["eager-2.jsonl.gz"], WrongGenerationAdapter(), max_failures=1)
+    (failure,) = report.failures
+    assert f"eager-2 node {failure.node}, step {failure.step} of its vector" in failure.detail
+    assert "the responses match, but group 'g' differs: generation_id: 0 != 1" in failure.detail
+
+
+class ResponsesOnlyAdapter:
+    """An adapter with only the methods of format version 1 (no timers, no groups)."""
+
+    def __init__(self):
+        self._impl = ImplAdapter()
+        self.reset, self.apply, self.member_ids = (
+            self._impl.reset,
+            self._impl.apply,
+            self._impl.member_ids,
+        )
+
+
+def test_an_adapter_without_state_methods_runs_and_says_what_was_not_checked(
+    vector_files, monkeypatch
+):
+    monkeypatch.setattr(Runtime, "schedule_heartbeat", _deadline_without_heap_entry)
+    report = run_vectors(vector_files["limits-2.jsonl.gz"], ResponsesOnlyAdapter())
+    assert report.failures == []
+    assert report.state_not_checked == "the adapter has no armed_timers or group_projection"
 
 
 def test_vectors_carry_the_coordinator_config_of_their_world(vector_files):

@@ -4,6 +4,7 @@ import gzip
 import json
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -11,11 +12,13 @@ from groupspec.checker.bfs import search
 from groupspec.cli.main import main
 from groupspec.conformance.coordinator_runs import CoordinatorRunsError, explore_coordinator_runs
 from groupspec.conformance.vector_codec import VectorDecodeError, decode, encode
+from groupspec.conformance.vector_state import rename_projection, rename_timer
 from groupspec.conformance.vectors import (
     SpecAdapter,
     VectorFileError,
     read_vectors,
     run_vectors,
+    upgrade_vectors,
     write_vectors,
 )
 from groupspec.models.catalog import group_preset_names, load_model
@@ -71,20 +74,25 @@ def test_the_specification_passes_its_own_vectors_with_full_coverage(vector_file
 class RenamingAdapter(SpecAdapter):
     """The specification, but its member ids are spelled differently (as any broker may)."""
 
-    def __init__(self):
-        super().__init__()
-        self.inverse = {f"broker-{n}-x": f"consumer-{n}" for n in range(100)}
-        self.inverse |= {f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)}
-        self.forward = {v: k for k, v in self.inverse.items()}
+    INVERSE = MappingProxyType(
+        {f"broker-{n}-x": f"consumer-{n}" for n in range(100)}
+        | {f"i{k}-broker-{n}-x": f"i{k}-{n}" for k in range(1, 4) for n in range(100)}
+    )
+    FORWARD = MappingProxyType({v: k for k, v in INVERSE.items()})
 
     def apply(self, event, hints):
-        event = decode(_rename(encode(event), self.inverse))
-        return [decode(_rename(encode(r), self.forward)) for r in super().apply(event, hints)]
+        event = decode(_rename(encode(event), self.INVERSE))
+        return [decode(_rename(encode(r), self.FORWARD)) for r in super().apply(event, hints)]
 
     def member_ids(self, group_id):
-        # A timer may name a member no response has shown yet: the runner then asks the
-        # implementation for its ids, which must be spelled the implementation's way too.
-        return [self.forward.get(i, i) for i in super().member_ids(group_id)]
+        return [self.FORWARD[i] for i in super().member_ids(group_id)]
+
+    def armed_timers(self):
+        return [rename_timer(event, self.FORWARD) for event in super().armed_timers()]
+
+    def group_projection(self, group_id):
+        projection = super().group_projection(group_id)
+        return None if projection is None else rename_projection(projection, self.FORWARD)
 
 
 def _rename(document, mapping):
@@ -99,6 +107,65 @@ def test_member_ids_are_bound_not_compared(vector_file):
     report = run_vectors(read_vectors(vector_file), RenamingAdapter())
     assert report.failures == []
     assert report.passed
+    assert report.state_not_checked is None
+
+
+def _as_version_1(source, target):
+    """The gzip-compressed version-2 file `source` rewritten at `target` as format version 1
+    (no timers or groups on any node); returns the version-2 text."""
+    text = gzip.decompress(source.read_bytes()).decode()
+    header, *nodes = (json.loads(line) for line in text.splitlines())
+    lines = [{**header, "version": 1}]
+    lines += [{k: v for k, v in node.items() if k not in ("timers", "groups")} for node in nodes]
+    target.write_text("".join(json.dumps(line, sort_keys=True) + "\n" for line in lines))
+    return text
+
+
+SMALL = "foreign-1.jsonl.gz"  # the smallest committed file (173 steps)
+
+
+def test_a_version_1_file_runs_responses_only_and_says_so(tmp_path, capsys):
+    old = tmp_path / "old.jsonl"
+    _as_version_1(COMMITTED / SMALL, old)
+    report = run_vectors(read_vectors(old), SpecAdapter())
+    assert report.passed
+    assert report.state_not_checked == "a version-1 file records no timers or group states"
+    document_path = tmp_path / "report.json"
+    assert main(["vectors", "--run", str(old), "--quiet", "--json", str(document_path)]) == 0
+    (document,) = json.loads(document_path.read_text())
+    assert document["timers_and_groups_checked"] is False
+    assert document["timers_and_groups_not_checked_because"] == report.state_not_checked
+    assert "timers and group states not checked: a version-1 file" in capsys.readouterr().out
+
+
+def test_upgrading_a_version_1_file_reproduces_the_version_2_file(tmp_path, capsys):
+    old = tmp_path / "old.jsonl"
+    committed = _as_version_1(COMMITTED / SMALL, old)
+    assert main(["vectors", "--upgrade", str(old)]) == 0
+    assert "upgraded to version 2" in capsys.readouterr().out
+    assert old.read_text() == committed
+
+
+def test_an_upgrade_the_specification_does_not_reproduce_is_refused(tmp_path):
+    old = tmp_path / "old.jsonl"
+    _as_version_1(COMMITTED / SMALL, old)
+    lines = old.read_text().splitlines()
+    number, node = next(
+        (n, node)
+        for n, node in enumerate(map(json.loads, lines[1:]), 1)
+        if "error_code" in str(node["outcomes"][node["taken"]]["responses"][:1])
+    )
+    node["outcomes"][node["taken"]]["responses"][0]["body"]["error_code"] = "NOT_COORDINATOR"
+    lines[number] = json.dumps(node, sort_keys=True)
+    old.write_text("\n".join(lines) + "\n")
+    before = old.read_text()
+    with pytest.raises(
+        VectorFileError, match=rf"old\.jsonl:{number + 1}: the specification no longer allows"
+    ):
+        upgrade_vectors(old)
+    assert main(["vectors", "--upgrade", str(old)]) == 2
+    assert old.read_text() == before
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 class NoFencingAdapter(SpecAdapter):
@@ -178,6 +245,8 @@ def test_cli_exports_and_runs(tmp_path, capsys):
     assert main(["vectors", "--run", str(out), "--quiet", "--json", str(report)]) == 0
     (document,) = json.loads(report.read_text())
     assert document["passed"] and document["covered_transitions"] == document["transitions"]
+    assert document["timers_and_groups_checked"] is True
+    assert document["timers_and_groups_not_checked_because"] is None
     assert "pass" in capsys.readouterr().out
     assert main(["vectors", "--run", str(out), "--adapter", "no.such.module:X"]) == 2
 
