@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from groupspec.cli.main import build_parser, main
-from groupspec.cli.output import JSON_HELP
+from groupspec.cli.output import JSON_HELP, json_destination
 from groupspec.conformance.impl_traces import write_impl_trace
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -54,7 +54,8 @@ def test_every_json_option_takes_a_file_or_dash():
     assert set(options) == COMMANDS_WITH_JSON
     for command, action in options.items():
         assert action.metavar == "FILE", command
-        assert action.type is Path and action.nargs is None, command
+        # `-` or a file the command can write, checked while parsing (before any work).
+        assert action.type is json_destination and action.nargs is None, command
         assert JSON_HELP in (action.help or ""), command
     convention = (
         (DOCS / "cli.md").read_text().split("**`--json FILE`, the same in every command.")[1]
@@ -119,3 +120,11 @@ def test_every_command_with_json_writes_it_through_the_one_writer():
             continue
         assert "write_json(args, " in source, module.name
         assert "write_atomically(args.json" not in source, module.name
+
+
+def test_a_json_destination_is_dash_or_a_writable_file(tmp_path, capsys):
+    # `-` is stdout; a directory or a file under a missing directory is refused while parsing.
+    assert main(["check", "eager-2", "--json", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert main(["check", "eager-2", "--json", str(tmp_path / "no" / "r.json")]) == 2
+    assert "does not exist" in capsys.readouterr().err
