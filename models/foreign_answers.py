@@ -29,9 +29,8 @@ from groupspec.spec.responses import (
     SyncGroupResponse,
 )
 
-# Another protocol type than the consumer's, and an assignor no client of the world offers.
-FOREIGN_PROTOCOL_TYPE = "connect"
-FOREIGN_ASSIGNOR = "foreign-assignor"
+from .misbehaving_client import FOREIGN_ASSIGNOR, FOREIGN_PROTOCOL_TYPE
+
 # A ConsumerProtocol assignment that announces more topics than it holds: version 0, then a
 # topic array of 2^31-1 entries and nothing after it.
 UNDECODABLE_ASSIGNMENT = b"\x00\x00\x7f\xff\xff\xff"

@@ -1366,6 +1366,7 @@ class GroupWorld:
         """A client that keeps no state sends one of `requests`, and the coordinator handles
         and answers it in the same step."""
         steps: list[GroupStep | Cut] = []
+        before = coordinator.group(GROUP_ID)
         for request in requests:
             ref = RequestRef(connection, 1)
             handled = (ref, request)
@@ -1378,7 +1379,6 @@ class GroupWorld:
                 if not taken or after is None:
                     continue
                 spent = after
-                before = coordinator.group(GROUP_ID)
                 if before is not None and outcome.state.group(GROUP_ID) is None:
                     if not spent.deletes:
                         continue
