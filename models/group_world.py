@@ -5,7 +5,8 @@ Composition:
 
 - the coordinator specification (`GroupCoordinatorSpec`) owns one consumer group, "g";
 - N consumer specifications (`ConsumerSpec`), each eager or cooperative (by its assignors),
-  dynamic or static (the first `static_clients` have group.instance.id "i1", "i2", ...). All
+  dynamic or static (the first `static_clients` have group.instance.id "i1", "i2", ...), the
+  last `legacy_clients` speaking a Kafka 2.1 consumer's API versions. All
   use client id "consumer", so the member ids the coordinator generates ("consumer-<n>") do not
   say which client joined;
 - the network: one ordered connection per client, named "c<i>#<incarnation>". The coordinator
@@ -20,15 +21,19 @@ Composition:
   continues on a new incarnation. FindCoordinator travels on the same connection (the world has
   one broker);
 - abstract time (DESIGN decision 2): every timer `armed_timers` reports may fire at any step,
-  and `now_ms` stays 0. The periodic offset-retention check is left out: with a clock that
-  never advances no offset ever expires, so offset retention is not modelled. Consumer timers
+  and the clock (`now_ms`) stays where it is. It moves only when an Empty group lies idle for
+  offsets.retention.ms and the periodic offset-retention check then runs (`retention_checks`):
+  an Empty group arms no timer, so the jump skips nothing real time would fire first, and its
+  offsets expire. The clock is the time of the last retention check. Consumer timers
   are enabled as the consumer says: HeartbeatDue whenever the heartbeat thread may send (bounded
   by the in-flight bound), SessionTimeoutExpired and PollTimeoutExpired as budgeted faults (they
   stand for GC pauses and slow processing);
 - faults, each with a budget shared by all clients: a client crash and restart (a static member
-  keeps its group.instance.id, which is configuration), a poll timeout, a client-side session
+  keeps its group.instance.id, which is configuration; with `upgrade_assignors` it may restart
+  with other assignors, a rolling upgrade), a poll timeout, a client-side session
   timeout, a coordinator failover (Unload, then StartLoading and FinishLoading, which replays the
-  log; clients meanwhile see NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS and rediscover),
+  log; clients meanwhile see NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS and rediscover;
+  with `failover_group_max_size` the coordinator that takes over has a lower group.max.size),
   a subscription change (one client switches to `alternative_subscription`), and partitions
   added (a topic grows by one partition and every client gets MetadataChanged);
 - graceful shutdown, within the `closes` budget: a client's application calls
@@ -51,13 +56,14 @@ unanswered is not explored; fault budgets; the commit budget; processed offsets.
 ids, connection incarnations and member ids would grow forever, so they are canonicalized (see
 `canonical.py`). A state whose every step was cut by a bound is a legitimate end, not a deadlock.
 A step that changes nothing (a poll with nothing to do) is not listed: it cannot reveal a
-violation. The consumer's Disconnected event is not used (a crash covers it).
+violation. A dropped connection (`disconnects`) is the consumer's Disconnected event: the
+consumer marks its coordinator unknown, which closes the connection as above.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, cast
 
@@ -91,6 +97,7 @@ from groupspec.spec.consumer import (
     ConsumerOutcome,
     ConsumerPhase,
     ConsumerState,
+    Disconnected,
     HeartbeatDue,
     MemberState,
     MetadataChanged,
@@ -109,7 +116,7 @@ from groupspec.spec.consumer.rules import CLIENT_COORDINATOR_MARKED_UNKNOWN
 from groupspec.spec.consumer.state import RequestKind
 from groupspec.spec.consumer_protocol import SubscriptionDecodeError, decode_assignment
 from groupspec.spec.events import JoinTimerExpired, TimerEvent
-from groupspec.spec.group_state import PREPARING_REBALANCE, STABLE
+from groupspec.spec.group_state import EMPTY, PREPARING_REBALANCE, STABLE
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
 from groupspec.spec.log import OffsetCommitKey, OffsetCommitValue
 from groupspec.spec.requests import (
@@ -156,7 +163,13 @@ from .foreign_answers import failed_by_foreign_answer, foreign_answers
 from .memo import Memo
 from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
 from .misbehaving_client import MISBEHAVING_CONNECTION, misbehaving_requests
-from .world_params import WorldParameters, coordinator_config, validate
+from .world_params import (
+    ASSIGNOR_SEPARATOR,
+    WorldParameters,
+    coordinator_config,
+    failover_coordinator_config,
+    validate,
+)
 from .world_state import (
     CLIENT_ID,
     CLOSED_CONNECTION,
@@ -199,6 +212,7 @@ ACTION_KINDS = (
     "SubscriptionChanged",
     "Crash",
     "Close",
+    "Disconnected",
     *(f"Receive{api}" for api in _APIS),
     *(f"Handle{api}" for api in _APIS),
     "HeartbeatExpired",
@@ -207,6 +221,7 @@ ACTION_KINDS = (
     "Unload",
     "StartLoading",
     "FinishLoading",
+    "OffsetRetentionCheck",
     "PartitionsAdded",
     "HandleDescribeGroups",
     "HandleListGroups",
@@ -247,7 +262,18 @@ MEMO_LIMIT = 200_000
 _IN_FLIGHT_CUT = Cut("max_in_flight")
 _GENERATION_CUT = Cut("max_generation")
 # The application's Consumer.close(); one event object, so steps can tell it apart by identity.
+# The API versions of a Kafka 2.1 consumer, the last before KIP-394's MEMBER_ID_REQUIRED round
+# and KIP-345's static membership (`legacy_clients`).
+LEGACY_VERSIONS = {
+    "join_group_version": 3,
+    "sync_group_version": 2,
+    "heartbeat_version": 2,
+    "leave_group_version": 2,
+    "offset_commit_version": 4,
+    "find_coordinator_version": 2,
+}
 CLOSE = Close()
+DISCONNECTED = Disconnected()
 
 
 class GroupWorld:
@@ -271,6 +297,13 @@ class GroupWorld:
         self.fault = fault_switch(parameters.fault)
         self.compact_ids = compact_ids
         self.coordinator = MemoCoordinatorSpec(coordinator_config(parameters), memoize=memoize)
+        # The coordinator that takes over after a failover; another configuration only with
+        # `failover_group_max_size` (a broker restarted with other settings).
+        self.coordinator_after_failover = (
+            MemoCoordinatorSpec(failover_coordinator_config(parameters), memoize=memoize)
+            if parameters.failover_group_max_size
+            else self.coordinator
+        )
         self.group_partition = self.coordinator.partition_for(GROUP_ID)
         self.consumers = tuple(
             MemoConsumerSpec(self._consumer_config(index), memoize=memoize)
@@ -283,7 +316,15 @@ class GroupWorld:
         self._canonical = Canonicalizer(self.symmetry_classes, memoize)
         self._compact = self._canonical.compact_member_ids if compact_ids else _as_is
         # Clients with equal configurations behave alike: they share memoized steps.
-        configs = [spec.config for spec in self.consumers]
+        # A crashed client may restart upgraded (`upgrade_assignors`): its specification then.
+        self.upgraded_consumers = tuple(
+            MemoConsumerSpec(
+                replace(spec.config, assignors=parameters.upgraded_assignors_of(index)),
+                memoize=memoize,
+            )
+            for index, spec in enumerate(self.consumers)
+        )
+        configs = [spec.config for spec in (*self.consumers, *self.upgraded_consumers)]
         self._config_ids = tuple(configs.index(config) for config in configs)
         self.decoder = props.Decoder()
         # Spec steps and state checks by the canonical text of their inputs: most world states
@@ -317,6 +358,7 @@ class GroupWorld:
 
     def _consumer_config(self, index: int) -> ConsumerConfig:
         p = self.parameters
+        legacy = LEGACY_VERSIONS if index >= p.clients - p.legacy_clients else {}
         return ConsumerConfig(
             group_id=GROUP_ID,
             topics=p.subscribed_topics(),
@@ -326,6 +368,7 @@ class GroupWorld:
             session_timeout_ms=SESSION_TIMEOUT_MS,
             rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
             heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+            **legacy,
         )
 
     def _classes(self) -> tuple[tuple[int, ...], ...]:
@@ -370,6 +413,9 @@ class GroupWorld:
             closes=p.closes,
             commits=p.commits,
             foreign_answers=p.foreign_answers,
+            disconnects=p.disconnects,
+            retention_checks=p.retention_checks,
+            api_misuses=p.api_misuses,
             deletes=1 if p.admin else 0,
             removals=1 if p.admin_resets and p.static_clients else 0,
         )
@@ -630,9 +676,10 @@ class GroupWorld:
             )
             for index, slot in enumerate(at.clients)
         ]
-        # With append failures a handled request may spend the budget; without, the groups
-        # read less and their steps are remembered across more states.
-        failing = self.parameters.append_failures > 0
+        # With append failures a handled request may spend the budget, and after a failover to
+        # a coordinator configured otherwise the budget says which one handles it; without
+        # either, the groups read less and their steps are remembered across more states.
+        failing = self.parameters.append_failures > 0 or self.parameters.failover_group_max_size > 0
         groups += [
             TransitionGroup(
                 f"coordinator handles {client_name(index)}",
@@ -647,26 +694,19 @@ class GroupWorld:
                 "timers", (0, at.budgets, at.held), (0, at.budgets, at.problems), self._timer_group
             )
         )
-        groups.append(
-            TransitionGroup(
-                "failover", (0, at.budgets), (0, at.budgets, at.problems), self._failover_group
-            )
+        # The coordinator's own steps, and the stateless clients', read the coordinator and the
+        # budgets only.
+        coordinator_side = (
+            ("failover", True, self._failover_group),
+            ("retention", self.parameters.retention_checks > 0, self._retention_group),
+            ("admin", self.parameters.admin, self._admin_group),
+            ("misbehaving client", self.parameters.misbehaving_client, self._misbehaving_group),
         )
-        if self.parameters.admin:
-            groups.append(
-                TransitionGroup(
-                    "admin", (0, at.budgets), (0, at.budgets, at.problems), self._admin_group
-                )
-            )
-        if self.parameters.misbehaving_client:
-            groups.append(
-                TransitionGroup(
-                    "misbehaving client",
-                    (0, at.budgets),
-                    (0, at.budgets, at.problems),
-                    self._misbehaving_group,
-                )
-            )
+        groups += [
+            TransitionGroup(name, (0, at.budgets), (0, at.budgets, at.problems), steps)
+            for name, enabled, steps in coordinator_side
+            if enabled
+        ]
         groups.append(
             TransitionGroup(
                 "partitions added",
@@ -724,6 +764,8 @@ class GroupWorld:
             return _close_connection(value, parts[1])
         if parts[0] == "forget":
             return ()  # the group was deleted, and its offsets with it
+        if parts[0] == "expired":
+            return tuple(entry for entry in value if _key(entry[0]) not in parts[1])
         _, accepted = parts
         latest = dict(value)
         latest.update(accepted)
@@ -924,7 +966,7 @@ class GroupWorld:
         events, committing, processing a record, a subscription change, closing, crashing."""
         p = self.parameters
         consumer = slot.consumer
-        spec = self.consumers[index]
+        spec = self.consumer_spec(index, slot)
         name = client_name(index)
         step = partial(self._client_step, index, committed, slot, budgets)
         steps: list[GroupStep | Cut] = []
@@ -1001,13 +1043,54 @@ class GroupWorld:
                         spend="subscription_changes",
                     )
                 )
+        steps += self._misuse_steps(index, spec, consumer, budgets, step)
+        if budgets.disconnects and consumer.coordinator_known and not consumer.closed:
+            steps.append(
+                step(
+                    DISCONNECTED,
+                    f"fault {name} loses its connection",
+                    "Disconnected",
+                    spend="disconnects",
+                )
+            )
         if budgets.closes and spec.is_enabled(consumer, CLOSE):
             steps.append(step(CLOSE, f"{name} closes (Consumer.close())", "Close", spend="closes"))
         if budgets.crashes:
-            crash = self._crash(index, slot, cluster, budgets)
-            if crash is not None:
-                steps.append(crash)
+            for upgraded in (False, True) if p.upgrade_assignors else (False,):
+                crash = self._crash(index, slot, cluster, budgets, upgraded)
+                if crash is not None:
+                    steps.append(crash)
         return steps
+
+    def _misuse_steps(
+        self,
+        index: int,
+        spec: MemoConsumerSpec,
+        consumer: ConsumerState,
+        budgets: Budgets,
+        step: Callable[..., GroupStep | Cut],
+    ) -> list[GroupStep | Cut]:
+        """The application's calls the consumer must refuse or ignore locally, within the
+        `api_misuses` budget: a commit of nothing, a commit of a negative offset, and
+        subscribe() with the topics it already has."""
+        if not budgets.api_misuses or consumer.closed:
+            return []
+        name = client_name(index)
+        first = TopicPartition(self.parameters.topics[0], 0)
+        calls: tuple[tuple[ConsumerEvent, str, str], ...] = (
+            (CommitRequested(()), f"{name} commits nothing", "CommitRequested"),
+            (CommitRequested(((first, -1),)), f"{name} commits {first}@-1", "CommitRequested"),
+            (
+                SubscriptionChanged(consumer.subscription),
+                f"{name} subscribes again to {list(consumer.subscription)}",
+                "SubscriptionChanged",
+            ),
+        )
+        return [
+            step(event, label, action, spend="api_misuses")
+            for event, label, action in calls
+            if spec.is_enabled(consumer, event)
+        ]
 
     def _client_step(
         self,
@@ -1021,7 +1104,7 @@ class GroupWorld:
         spend: str | None = None,
     ) -> GroupStep | Cut:
         """The consumer reacts to `event`; its sends join the outbound queue."""
-        outcome, found = self._consumer_step(index, slot.consumer, event)
+        outcome, found = self._consumer_step(index, slot, slot.consumer, event)
         if self.parameters.commit_on_revoke and budgets.commits:
             outcome, found = self._commit_on_revoke(index, slot, outcome, found)
         consumer = outcome.state
@@ -1055,6 +1138,7 @@ class GroupWorld:
             outbound=outbound,
             inbound=inbound,
             positions=self._positions(slot, consumer.owned, committed),
+            upgraded=slot.upgraded,
         )
         return GroupStep(
             label,
@@ -1089,9 +1173,9 @@ class GroupWorld:
         if not offsets or outcome.state.member_state is not MemberState.STABLE:
             return outcome, found
         commit = CommitRequested(offsets)
-        if not self.consumers[index].is_enabled(outcome.state, commit):
+        if not self.consumer_spec(index, slot).is_enabled(outcome.state, commit):
             return outcome, found
-        then, more = self._consumer_step(index, outcome.state, commit)
+        then, more = self._consumer_step(index, slot, outcome.state, commit)
         merged = ConsumerOutcome(
             then.state,
             outcome.sends + then.sends,
@@ -1102,11 +1186,17 @@ class GroupWorld:
         )
         return merged, found + more
 
+    def consumer_spec(self, index: int, slot: ClientSlot) -> MemoConsumerSpec:
+        """The specification client `index` runs in `slot`: its own, or the upgraded one after a
+        restart with `upgrade_assignors`."""
+        return self.upgraded_consumers[index] if slot.upgraded else self.consumers[index]
+
     def _consumer_step(
-        self, index: int, consumer: ConsumerState, event: ConsumerEvent
+        self, index: int, slot: ClientSlot, consumer: ConsumerState, event: ConsumerEvent
     ) -> tuple[ConsumerOutcome, tuple[tuple[str, str], ...]]:
         """The consumer's outcome and the action-property violations of the step (memoized)."""
-        spec = self.consumers[index]
+        spec = self.consumer_spec(index, slot)
+        config_id = self._config_ids[index + (len(self.consumers) if slot.upgraded else 0)]
 
         def compute() -> tuple[ConsumerOutcome, tuple[tuple[str, str], ...]]:
             outcome = self.fault.consumer_outcome(consumer, event, spec.step(consumer, event))
@@ -1119,21 +1209,42 @@ class GroupWorld:
                         )
             return outcome, tuple(problems)
 
-        key = ("consumer", self._config_ids[index], canonical_repr(consumer), _event_key(event))
+        key = ("consumer", config_id, canonical_repr(consumer), _event_key(event))
         return self._memo.get(key, compute)
+
+    def coordinator_spec(self, budgets: Budgets | None) -> MemoCoordinatorSpec:
+        """The coordinator in charge: the one that took over once a failover has happened."""
+        if budgets is not None and budgets.failovers < self.parameters.failovers:
+            return self.coordinator_after_failover
+        return self.coordinator
+
+    def now_ms(self, coordinator: CoordinatorState) -> int:
+        """The world's clock in `coordinator`'s state: the time of the last offset-retention
+        check. Only that check moves the clock (see `_retention_group`); every timer may fire at
+        any time, so no other step needs one."""
+        return (
+            coordinator.retention_check_deadline_ms
+            - self.coordinator.config.offsets_retention_check_interval_ms
+        )
 
     def _coordinator_step(
         self,
         coordinator: CoordinatorState,
         event: Input,
         handled: tuple[RequestRef, Request] | None,
+        budgets: Budgets | None,
+        now_ms: int | None = None,
     ) -> tuple[tuple[Outcome, tuple[tuple[str, str], ...]], ...]:
-        """Every outcome of a coordinator step with its action-property violations (memoized)."""
+        """Every outcome of a coordinator step with its action-property violations (memoized),
+        by the coordinator in charge under `budgets` (None: no failover can have happened); at
+        the world's time unless `now_ms` moves the clock."""
+        now = self.now_ms(coordinator) if now_ms is None else now_ms
+        spec = self.coordinator_spec(budgets)
 
         def compute() -> tuple[tuple[Outcome, tuple[tuple[str, str], ...]], ...]:
             loaded = self._loaded(coordinator)
             results = []
-            for outcome in self.coordinator.step(coordinator, event, 0):
+            for outcome in spec.step(coordinator, event, now):
                 outcome = self.fault.coordinator_outcome(coordinator, event, outcome)
                 problems = check_step(coordinator, event, outcome.state, outcome.responses)
                 problems += props.coordinator_step_problems(
@@ -1142,7 +1253,13 @@ class GroupWorld:
                 results.append((outcome, tuple(problems)))
             return tuple(results)
 
-        key: tuple[object, ...] = ("coordinator", canonical_repr(coordinator), _event_key(event))
+        key: tuple[object, ...] = (
+            "coordinator",
+            canonical_repr(coordinator),
+            _event_key(event),
+            now_ms,
+            spec is not self.coordinator,
+        )
         if handled is not None and self.fault.rewrites_requests:
             key += (canonical_repr(handled[1]),)  # the event may differ from what was sent
         return self._memo.get(key, compute)
@@ -1164,18 +1281,20 @@ class GroupWorld:
         return tuple(positions)
 
     def _crash(
-        self, index: int, slot: ClientSlot, cluster: Cluster, budgets: Budgets
+        self, index: int, slot: ClientSlot, cluster: Cluster, budgets: Budgets, upgraded: bool
     ) -> GroupStep | None:
-        """The client crashes and restarts: a new consumer on a new connection (nothing, if it
-        crashed before doing anything)."""
+        """The client crashes and restarts: a new consumer on a new connection, `upgraded` to
+        `upgrade_assignors` or not (nothing, if it crashed before doing anything)."""
+        spec = self.upgraded_consumers[index] if upgraded else self.consumers[index]
         fresh = ClientSlot(
-            self.consumers[index].initial_state(cluster),
-            incarnation=slot.incarnation + 1,
+            spec.initial_state(cluster), incarnation=slot.incarnation + 1, upgraded=upgraded
         )
         if evolve(fresh, incarnation=slot.incarnation) == slot:
             return None
         closed = ((0, ("close", connection_name(index, slot.incarnation))),)
         label = f"fault {client_name(index)} crashes and restarts"
+        if upgraded:
+            label += f" with {ASSIGNOR_SEPARATOR.join(spec.config.assignors)}"
         return GroupStep(label, "Crash", (fresh, budgets.spend("crashes"), ()), updates=closed)
 
     # -- coordinator -------------------------------------------------------------------------
@@ -1203,7 +1322,7 @@ class GroupWorld:
         label = f"coordinator handles {client_name(index)} {describe_request(request)} #{cid}"
         action = "Handle" + type(request).__name__.removesuffix("Request")
         steps: list[GroupStep | Cut] = []
-        for outcome, found in self._coordinator_step(coordinator, event, handled):
+        for outcome, found in self._coordinator_step(coordinator, event, handled, budgets):
             taken, spent = _append_budget(outcome, budgets)
             if not taken:
                 continue
@@ -1244,7 +1363,7 @@ class GroupWorld:
             if isinstance(timer, HeartbeatExpired):
                 label += f" {timer.member_id}"
             stalled = _missed_the_rebalance(group, timer, held)
-            for outcome, found in self._coordinator_step(coordinator, timer, None):
+            for outcome, found in self._coordinator_step(coordinator, timer, None, budgets):
                 remaining = _member_ids(outcome.state.group(GROUP_ID))
                 evicted = sorted(
                     member_id for member_id in members - remaining if member_id in held
@@ -1287,7 +1406,8 @@ class GroupWorld:
         spent = budgets.spend(spend) if spend else budgets
         label = ("fault " if spend else "") + f"{type(event).__name__}"
         steps: list[GroupStep | Cut] = []
-        for outcome, found in self._coordinator_step(coordinator, event, None):
+        # The Unload is the old coordinator's last step; its successor loads the group.
+        for outcome, found in self._coordinator_step(coordinator, event, None, budgets):
             taken, after = _append_budget(outcome, spent)
             if taken and after is not None:
                 steps.append(
@@ -1295,6 +1415,52 @@ class GroupWorld:
                         outcome, found, label, type(event).__name__, None, (), budgets=after
                     )
                 )
+        return steps
+
+    def _retention_group(
+        self, coordinator: CoordinatorState, budgets: Budgets
+    ) -> list[GroupStep | Cut]:
+        """The Empty group lies idle for offsets.retention.ms, then the periodic retention check
+        runs (within the `retention_checks` budget). Only an Empty group: it has no member and
+        no armed timer, so a jump of the clock skips no timer that real time would have fired
+        first (the session timers of live members could be kept alive, but their join and sync
+        timers could not)."""
+        group = coordinator.group(GROUP_ID)
+        if (
+            not budgets.retention_checks
+            or not self._loaded(coordinator)
+            or group is None
+            or group.state is not EMPTY
+            or not group.offsets
+        ):
+            return []
+        later = self.now_ms(coordinator) + self.coordinator.config.offsets_retention_ms
+        spent = budgets.spend("retention_checks")
+        label = "the group lies idle for offsets.retention.ms; the retention check runs"
+        steps: list[GroupStep | Cut] = []
+        for outcome, found in self._coordinator_step(
+            coordinator, OffsetRetentionCheck(), None, budgets, later
+        ):
+            taken, after = _append_budget(outcome, spent)
+            if not taken or after is None:
+                continue
+            kept = outcome.state.group(GROUP_ID)
+            expired = _offset_partitions(group) - (_offset_partitions(kept) if kept else set())
+            # Expired offsets are gone from the log by design: the acknowledged-offsets ghost
+            # lets go of them, so Durability judges only what is still due.
+            forget = ((self._layout.acknowledged, ("expired", frozenset(expired))),)
+            steps.append(
+                self._coordinator_outcome(
+                    outcome,
+                    found,
+                    label,
+                    "OffsetRetentionCheck",
+                    None,
+                    (),
+                    budgets=after,
+                    first=forget,
+                )
+            )
         return steps
 
     def admin_requests(self) -> tuple[Request, ...]:
@@ -1373,7 +1539,7 @@ class GroupWorld:
             label = f"{who} sends {describe_request(request)}"
             action = "Handle" + type(request).__name__.removesuffix("Request")
             event = Received(ref, request)
-            for outcome, found in self._coordinator_step(coordinator, event, handled):
+            for outcome, found in self._coordinator_step(coordinator, event, handled, budgets):
                 forget: tuple[tuple[int, Hashable], ...] = ()
                 taken, after = _append_budget(outcome, budgets)
                 if not taken or after is None:
@@ -1453,10 +1619,10 @@ class GroupWorld:
         event = MetadataChanged(grown)
         clients = list(slots)
         for index, slot in enumerate(slots):
-            spec = self.consumers[index]
+            spec = self.consumer_spec(index, slot)
             if not spec.is_enabled(slot.consumer, event):
                 continue
-            outcome, found = self._consumer_step(index, slot.consumer, event)
+            outcome, found = self._consumer_step(index, slot, slot.consumer, event)
             assert not outcome.sends, "a metadata update sends nothing"
             rules += outcome.rules
             problems += [(which, f"{client_name(index)}: {detail}") for which, detail in found]
@@ -1668,6 +1834,16 @@ def _turned_away(consumer: ConsumerState) -> bool:
 def _coordinator_only(coordinator: CoordinatorState) -> WorldState:
     """A world state to hand a property that reads only the coordinator."""
     return WorldState(coordinator, (), Cluster.of({}), Budgets())
+
+
+def _offset_partitions(group: Group) -> set[tuple[str, int]]:
+    """The partitions `group` holds a committed offset for, as (topic, partition)."""
+    return {_key(partition) for partition, _ in group.offsets}
+
+
+def _key(partition: Any) -> tuple[str, int]:
+    """A topic partition of either kind (the assignment's or a request's) as a plain pair."""
+    return (partition.topic, partition.partition)
 
 
 def _coordinator_and_acknowledged(

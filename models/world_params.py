@@ -9,7 +9,7 @@ does not exist) with a `ParameterError` naming the key; `models/presets.py` adds
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from groupspec.spec.assignors.registry import ASSIGNORS
 from groupspec.spec.config import INT32_MAX, CoordinatorConfig
@@ -68,6 +68,11 @@ class WorldParameters:
     client_assignors: tuple[str, ...] = documented(
         (), 'per-client override, one entry per client: "range+cooperative-sticky"'
     )
+    upgrade_assignors: str = documented(
+        "",
+        'the assignors a crashed client restarts with, in preference order ("cooperative-'
+        'sticky+range": a rolling upgrade of the consumers; empty: its own)',
+    )
     topics: tuple[str, ...] = documented(("t",), "topic names")
     partitions: tuple[int, ...] = documented((2,), "partitions per topic, in the order of topics")
     subscription: tuple[str, ...] = documented((), "topics every client subscribes to (empty: all)")
@@ -113,8 +118,34 @@ class WorldParameters:
     closes: int = documented(
         0, "budget: clients that shut down gracefully (Consumer.close(); not a fault)"
     )
+    legacy_clients: int = documented(
+        0,
+        "the last N clients speak the versions of a Kafka 2.1 consumer (JoinGroup v3, without "
+        "the MEMBER_ID_REQUIRED round; SyncGroup and Heartbeat v2, LeaveGroup v2, OffsetCommit "
+        "v4, FindCoordinator v2); they must be dynamic",
+    )
+    disconnects: int = documented(
+        0,
+        "fault budget: a client's connection to the coordinator drops (Disconnected; the "
+        "client lives on and rediscovers its coordinator)",
+    )
+    retention_checks: int = documented(
+        0,
+        "budget: the Empty group lies idle for offsets.retention.minutes and the periodic "
+        "retention check runs (the clock jumps; its offsets expire, the group is deleted)",
+    )
+    api_misuses: int = documented(
+        0,
+        "budget: the application misuses the consumer API (commits nothing, commits a "
+        "negative offset, or subscribes again to the topics it has)",
+    )
     group_max_size: int = documented(
         0, "the coordinator's group.max.size (0: unlimited, Kafka's default)"
+    )
+    failover_group_max_size: int = documented(
+        0,
+        "the group.max.size of the coordinator that takes over after a failover (0: the same; "
+        "a rolling restart that lowered it)",
     )
     commits: int = documented(0, "budget: OffsetCommits the clients send in all")
     admin: bool = documented(
@@ -155,6 +186,12 @@ class WorldParameters:
             return tuple(self.client_assignors[index].split(ASSIGNOR_SEPARATOR))
         return self.assignors
 
+    def upgraded_assignors_of(self, index: int) -> tuple[str, ...]:
+        """The assignors client `index` (0-based) restarts with after a crash."""
+        if self.upgrade_assignors:
+            return tuple(self.upgrade_assignors.split(ASSIGNOR_SEPARATOR))
+        return self.assignors_of(index)
+
     def subscribed_topics(self) -> tuple[str, ...]:
         """The topics every client subscribes to at start."""
         return self.subscription or self.topics
@@ -170,6 +207,14 @@ def coordinator_config(parameters: WorldParameters) -> CoordinatorConfig:
         group_max_size=parameters.group_max_size or INT32_MAX,
         write_failures=(ErrorCode.NOT_ENOUGH_REPLICAS,) if parameters.append_failures else (),
     )
+
+
+def failover_coordinator_config(parameters: WorldParameters) -> CoordinatorConfig:
+    """The configuration of the coordinator that takes over after a failover."""
+    config = coordinator_config(parameters)
+    if parameters.failover_group_max_size:
+        config = replace(config, group_max_size=parameters.failover_group_max_size)
+    return config
 
 
 # Every parameter with its type, default and meaning (preset files, `--set`, docs).
@@ -188,6 +233,12 @@ _NON_NEGATIVE = (
     "partition_growths",
     "append_failures",
     "closes",
+    "foreign_answers",
+    "legacy_clients",
+    "disconnects",
+    "retention_checks",
+    "api_misuses",
+    "failover_group_max_size",
 )
 
 
@@ -212,6 +263,12 @@ def validate(p: WorldParameters) -> None:
     if p.static_clients > p.clients:
         raise ParameterError(
             "static_clients", f"must be at most clients ({p.clients}), got {p.static_clients}"
+        )
+    if p.static_clients + p.legacy_clients > p.clients:
+        raise ParameterError(
+            "legacy_clients",
+            f"legacy clients speak no static membership: at most clients - static_clients"
+            f" ({p.clients - p.static_clients}), got {p.legacy_clients}",
         )
     if p.max_generation < 1:
         raise ParameterError("max_generation", f"must be at least 1, got {p.max_generation}")
@@ -257,10 +314,12 @@ def _validate_assignors(p: WorldParameters) -> None:
             f"needs one entry per client ({p.clients}), got {len(p.client_assignors)}",
         )
     key = "client_assignors" if p.client_assignors else "assignors"
-    for index in range(p.clients):
-        names = p.assignors_of(index)
+    lists = [(key, f"client {index + 1}", p.assignors_of(index)) for index in range(p.clients)]
+    if p.upgrade_assignors:
+        lists.append(("upgrade_assignors", "a restarted client", p.upgraded_assignors_of(0)))
+    for key, who, names in lists:
         if not names or len(set(names)) != len(names):
-            raise ParameterError(key, f"client {index + 1} needs distinct assignors, got {names}")
+            raise ParameterError(key, f"{who} needs distinct assignors, got {names}")
         for name in names:
             if name not in ASSIGNORS:
                 raise ParameterError(

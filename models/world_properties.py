@@ -52,8 +52,9 @@ World properties:
   generation and its assignment. (At most one member per instance id is the coordinator's
   InstanceMapConsistent.)
 - Durability (catalog 11): every offset the coordinator acknowledged is in the log, and in memory
-  whenever the group's offsets partition is loaded. Offset expiry is not modelled (time is
-  abstract), so no acknowledged offset is eligible for expiry.
+  whenever the group's offsets partition is loaded, until it expires: the retention check that
+  runs after an Empty group lay idle (`retention_checks`) takes its offsets out of the
+  acknowledged set, as a DeleteGroups does.
 - NetworkConsistent: the world's own type invariant: every queued or parked message belongs to a
   request the client still has in flight, queues hold each request once, positions follow owned
   partitions.

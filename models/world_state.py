@@ -189,6 +189,7 @@ def _slot_digest(slot: ClientSlot) -> bytes:
         *[str(cid).encode() + b":" + part_digest(message) for cid, message in slot.inbound],
         b"at",
         _pairs_text(slot.positions).encode("utf-8"),
+        b"upgraded" if slot.upgraded else b"",
     ]
     return blake2b(b"|".join(parts), digest_size=PART_DIGEST_BYTES).digest()
 
@@ -216,6 +217,8 @@ class ClientSlot:
     outbound: tuple[tuple[int, Request], ...] = ()
     inbound: tuple[tuple[int, ResponseBody], ...] = ()
     positions: tuple[tuple[TopicPartition, int], ...] = ()
+    # The client restarted with the upgraded configuration (`upgrade_assignors`).
+    upgraded: bool = False
 
     def __init__(
         self,
@@ -224,6 +227,7 @@ class ClientSlot:
         outbound: tuple[tuple[int, Request], ...] = (),
         inbound: tuple[tuple[int, ResponseBody], ...] = (),
         positions: tuple[tuple[TopicPartition, int], ...] = (),
+        upgraded: bool = False,
     ) -> None:
         # Built for almost every candidate step; filling the dict directly is cheaper than the
         # generated frozen __init__ (one object.__setattr__ per field).
@@ -233,6 +237,7 @@ class ClientSlot:
         fields["outbound"] = outbound
         fields["inbound"] = inbound
         fields["positions"] = positions
+        fields["upgraded"] = upgraded
 
     def position(self, partition: TopicPartition) -> int | None:
         """The next offset this client would process in `partition`, if it holds a position."""
@@ -258,6 +263,12 @@ class Budgets:
     closes: int = 0
     commits: int = 0
     foreign_answers: int = 0
+    disconnects: int = 0
+    # Retention checks after a clock jump that are left (not a fault: time passes).
+    retention_checks: int = 0
+    # Calls of the consumer API an application should not make (not a fault: the consumer
+    # must refuse them locally).
+    api_misuses: int = 0
     # DeleteGroups the admin client may still have succeed (not a fault, like closes).
     deletes: int = 0
     # Static members the admin client may still remove by instance id (not a fault either).
@@ -284,6 +295,7 @@ class Budgets:
                 self.partition_growths,
                 self.append_failures,
                 self.foreign_answers,
+                self.disconnects,
             )
         )
 
@@ -337,7 +349,7 @@ class WorldState:
 # (needed for the symmetric minimum and the fingerprint) are printed without the generic
 # recursion. They are exactly `generic_dataclass_text` (tests compare them); the field lists
 # are checked here so that a new field cannot be silently left out.
-_SLOT_FIELDS = ("consumer", "incarnation", "outbound", "inbound", "positions")
+_SLOT_FIELDS = ("consumer", "incarnation", "outbound", "inbound", "positions", "upgraded")
 _WORLD_FIELDS = ("coordinator", "clients", "cluster", "budgets", "acknowledged", "step_problems")
 assert tuple(ClientSlot.__dataclass_fields__) == _SLOT_FIELDS
 assert tuple(WorldState.__dataclass_fields__) == _WORLD_FIELDS
@@ -355,6 +367,8 @@ def _slot_text(slot: ClientSlot) -> str:
         + _pairs_text(slot.inbound)
         + ", positions="
         + _pairs_text(slot.positions)
+        + ", upgraded="
+        + repr(slot.upgraded)
         + ")"
     )
 

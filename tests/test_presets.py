@@ -26,6 +26,7 @@ SHIPPED = (
     "foreign-1",
     "limits-2",
     "mixed",
+    "retention-1",
     "scale-down",
     "static-2",
     "writes-2",
@@ -174,6 +175,15 @@ def test_set_overrides_parse_by_declared_type():
         ({"colour": "red"}, "--set colour", "unknown parameter"),
         ({"clients": "9"}, "--set clients", "between 1 and"),
         ({"partitions": "2,x"}, "--set partitions", "comma-separated ints"),
+        (
+            {"static_clients": "1", "legacy_clients": "2"},
+            "--set legacy_clients",
+            "at most clients - static_clients (1)",
+        ),
+        ({"upgrade_assignors": "range+nope"}, "--set upgrade_assignors", "unknown assignor 'nope'"),
+        ({"upgrade_assignors": "range+range"}, "--set upgrade_assignors", "distinct assignors"),
+        ({"retention_checks": "-1"}, "--set retention_checks", "at least 0"),
+        ({"failover_group_max_size": "-2"}, "--set failover_group_max_size", "at least 0"),
     ],
 )
 def test_a_bad_override_names_file_and_key(overrides, key, words):
