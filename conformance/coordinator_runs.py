@@ -33,7 +33,16 @@ from groupspec.models.group_world import ADMIN_CONNECTION, GroupWorld
 from groupspec.models.misbehaving_client import MISBEHAVING_CONNECTION
 from groupspec.models.world_params import WorldParameters
 from groupspec.models.world_state import CLOSED_REF, WorldState, canonical_repr, connection_name
-from groupspec.spec import FinishLoading, GroupCoordinatorSpec, Input, Outcome, StartLoading, Unload
+from groupspec.spec import (
+    FinishLoading,
+    GroupCoordinatorSpec,
+    Input,
+    OffsetRetentionCheck,
+    Outcome,
+    StartLoading,
+    Unload,
+)
+from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.requests import Received, RequestRef
 from groupspec.spec.state import CoordinatorState
 
@@ -67,6 +76,12 @@ class CoordinatorStep:
     input: CoordinatorInput
     outcomes: tuple[Outcome, ...]
     taken: int
+    # The coordinator's clock at this step (the world's clock moves only when an idle group's
+    # offset-retention check runs; see GroupWorld.now_ms).
+    now_ms: int = 0
+    # The configuration of the coordinator that took the step (None: the run's own; another
+    # after a failover to a coordinator configured otherwise).
+    config: CoordinatorConfig | None = None
 
     @property
     def outcome(self) -> Outcome:
@@ -212,6 +227,9 @@ class _Walk:
     ) -> CoordinatorStep | None:
         """The coordinator transition inside a world step, or None for a client-only step."""
         old, new = before.coordinator, after.coordinator
+        now = self.walker.now_ms(old)
+        spec = self.walker.coordinator_spec(before.budgets)
+        config = None if spec is self.walker.coordinator else spec.config
         candidates: list[Input] = []
         if action.startswith("Handle"):
             candidates = [
@@ -229,6 +247,9 @@ class _Walk:
                 candidates += [Received(ref, r) for r in self.walker.misbehaving_requests(old)]
         elif action in _TIMER_ACTIONS:
             candidates = [timer for _, timer in self.spec.armed_timers(old)]
+        elif action == "OffsetRetentionCheck":
+            candidates = [OffsetRetentionCheck()]
+            now = self.walker.now_ms(new)  # the clock jumped to the check's time
         elif action in _PARTITION_ACTIONS:
             partition = self.walker.group_partition
             candidates = [StartLoading(partition), FinishLoading(partition), Unload(partition)]
@@ -245,10 +266,10 @@ class _Walk:
         for event in candidates:
             if not self._enabled(old, event):
                 continue
-            outcomes = tuple(self.spec.step(old, event, 0))
+            outcomes = tuple(spec.step(old, event, now))
             for index, outcome in enumerate(outcomes):
                 if outcome.state == new:
-                    return CoordinatorStep(event, outcomes, index)
+                    return CoordinatorStep(event, outcomes, index, now, config)
         raise CoordinatorRunsError(
             f"no coordinator input explains a {action} step of the walk (the world and the"
             " specification disagree)"
@@ -283,6 +304,8 @@ class _Walk:
             canonical_repr(coordinator),
             canonical_repr(rewrite_strings(step.input, mapping)),
             repr(step.outcome.choices),
+            str(step.now_ms),
+            repr(step.config),
         )
         if key in self.seen_transitions:
             return False

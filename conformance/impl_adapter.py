@@ -73,20 +73,30 @@ class HintedPolicy(DefaultPolicy):
 
 
 class ImplAdapter:
-    """A fresh `groupspec.impl.Coordinator` per vector, on a manual clock that never moves
-    (the vectors fire timers as inputs); it shows the timers in the impl's heap and its groups,
-    so the runner checks them too."""
+    """A fresh `groupspec.impl.Coordinator` per vector, on a manual clock that moves only when
+    a vector says (the vectors fire timers as inputs); it shows the timers in the impl's heap
+    and its groups, so the runner checks them too."""
 
     def __init__(self) -> None:
         self._policy = HintedPolicy()
-        self._coordinator = Coordinator(policy=self._policy, clock=ManualClock())
+        self._clock = ManualClock()
+        self._coordinator = Coordinator(policy=self._policy, clock=self._clock)
 
     def reset(self, config: CoordinatorConfig) -> None:
         """A fresh impl coordinator with `config`."""
         self._policy = HintedPolicy()
+        self._clock = ManualClock()
         self._coordinator = Coordinator(
-            to_impl_config(config), policy=self._policy, clock=ManualClock()
+            to_impl_config(config), policy=self._policy, clock=self._clock
         )
+
+    def set_time(self, now_ms: int) -> None:
+        """Move the impl's clock to `now_ms`."""
+        self._clock.set(now_ms)
+
+    def reconfigure(self, config: CoordinatorConfig) -> None:
+        """The impl coordinator serves later inputs with `config`."""
+        self._coordinator.reconfigure(to_impl_config(config))
 
     def member_ids(self, group_id: str) -> Sequence[str]:
         """The group's members and pending members, in the order their ids were created."""

@@ -6,7 +6,9 @@ line per node with the input that leads to it from its parent, every outcome the
 specification allows there, and the armed timers and groups after the outcome taken. Each
 root-to-leaf path is one vector: feed its inputs to a fresh coordinator and, after each, its
 responses must be those of one allowed outcome, and its timers and groups those recorded
-(when the adapter can show them; version-1 files carry responses only).
+(when the adapter can show them; version-1 files carry responses only). A node whose step
+happens later than time 0 says when (`now_ms`; only a retention check after an idle period moves
+the clock), and the runner moves the adapter's clock there first (`set_time`).
 
 Member ids are the coordinator's to choose, so a runner binds them: the first time a response
 shows an id the vector has not seen, the implementation's id is bound to the vector's, and
@@ -116,11 +118,15 @@ def _node_document(
     """The JSON line of one node: its input, every allowed outcome, the one taken, and the
     coordinator's armed timers and groups after the taken one (version 2)."""
     after = step.outcome.state
+    timed = {"now_ms": step.now_ms} if step.now_ms else {}
+    if step.config is not None:
+        timed["config"] = encode(step.config)
     return {
         "node": number,
         "parent": parent,
         "first": first,
         "leaf": leaf,
+        **timed,
         "input": encode(step.input),
         "taken": step.taken,
         "outcomes": [
@@ -157,8 +163,8 @@ def upgrade_vectors(path: Path) -> VectorFile:
     after it. Refuses (VectorFileError, the file untouched) unless the replay reproduces every
     recorded input and outcome exactly. Returns the file as rewritten."""
     vectors = read_vectors(path)
-    spec = GroupCoordinatorSpec(vectors.config)
-    states: list[CoordinatorState] = [spec.initial_state()]
+    specs = {vectors.config: GroupCoordinatorSpec(vectors.config)}
+    states: list[CoordinatorState] = [specs[vectors.config].initial_state()]
     lines: list[dict[str, Any]] = []
     for step in vectors.steps[1:]:
         assert step is not None
@@ -168,8 +174,12 @@ def upgrade_vectors(path: Path) -> VectorFile:
                 Outcome(apply_connection_closed(before, step.input), (), (), ()),
             )
         else:
-            outcomes = tuple(spec.step(before, step.input, 0))
-        replayed = CoordinatorStep(step.input, outcomes, min(step.taken, len(outcomes) - 1))
+            config = step.config or vectors.config
+            spec = specs.setdefault(config, GroupCoordinatorSpec(config))
+            outcomes = tuple(spec.step(before, step.input, step.now_ms))
+        replayed = CoordinatorStep(
+            step.input, outcomes, min(step.taken, len(outcomes) - 1), step.now_ms, step.config
+        )
         line = _node_document(step.node, step.parent, step.first, step.leaf, replayed)
         if line["input"] != step.input_json or line["outcomes"] != list(step.outcomes):
             raise VectorFileError(
@@ -201,6 +211,11 @@ class VectorStep:
     # and every group in memory, in the vector's member ids.
     timers: frozenset[TimerEvent] | None = None
     groups: tuple[GroupProjection, ...] | None = None
+    # When the step happens (the coordinator's clock; 0 unless an idle period passed before).
+    now_ms: int = 0
+    # The configuration of the coordinator that takes the step, when not the file's (after a
+    # failover to a coordinator configured otherwise).
+    config: CoordinatorConfig | None = None
 
     @property
     def hints(self) -> tuple[Choice, ...]:
@@ -272,6 +287,12 @@ def read_vectors(path: Path) -> VectorFile:
             if not 0 <= taken < len(outcomes):
                 raise VectorFileError(f"{path}:{number}: taken {taken} is not an outcome")
             timers, groups = _coordinator_after(line) if version >= 2 else (None, None)
+            now_ms = line.get("now_ms", 0)
+            if type(now_ms) is not int or not 0 <= now_ms < 2**63:
+                raise VectorFileError(f"{path}:{number}: now_ms must be a time in ms")
+            step_config = decode(line["config"], "config") if "config" in line else None
+            if step_config is not None and not isinstance(step_config, CoordinatorConfig):
+                raise VectorFileError(f"{path}:{number}: config is not a coordinator config")
             steps.append(
                 VectorStep(
                     node,
@@ -284,6 +305,8 @@ def read_vectors(path: Path) -> VectorFile:
                     taken,
                     timers,
                     groups,
+                    now_ms,
+                    step_config,
                 )
             )
         except KeyError as error:
@@ -368,6 +391,24 @@ class CoordinatorStateAdapter(CoordinatorAdapter, Protocol):
 STATE_METHODS = ("armed_timers", "group_projection")
 
 
+class TimedAdapter(CoordinatorAdapter, Protocol):
+    """An adapter whose clock the runner can move: needed by a file with a step later than
+    time 0 (a retention check after the group lay idle)."""
+
+    def set_time(self, now_ms: int) -> None:
+        """Move the coordinator's clock forward to `now_ms` (it never goes backwards)."""
+        ...
+
+
+class ReconfigurableAdapter(CoordinatorAdapter, Protocol):
+    """An adapter whose coordinator can take a new configuration: needed by a file in which a
+    coordinator configured otherwise takes over after a failover."""
+
+    def reconfigure(self, config: CoordinatorConfig) -> None:
+        """Serve every later input with `config`, keeping the coordinator's state and log."""
+        ...
+
+
 class SpecAdapter:
     """The specification itself behind the adapter interface: it follows the hints exactly,
     so it must pass every vector (a check of the vectors, and the reference runner)."""
@@ -375,18 +416,28 @@ class SpecAdapter:
     def __init__(self) -> None:
         self._spec = GroupCoordinatorSpec()
         self._state: CoordinatorState = self._spec.initial_state()
+        self._now_ms = 0
 
     def reset(self, config: CoordinatorConfig) -> None:
         """A fresh specification coordinator."""
         self._spec = GroupCoordinatorSpec(config)
         self._state = self._spec.initial_state()
+        self._now_ms = 0
+
+    def set_time(self, now_ms: int) -> None:
+        """Later steps happen at `now_ms`."""
+        self._now_ms = now_ms
+
+    def reconfigure(self, config: CoordinatorConfig) -> None:
+        """Later steps are taken by a specification coordinator with `config`."""
+        self._spec = GroupCoordinatorSpec(config)
 
     def apply(self, event: CoordinatorInput, hints: tuple[Choice, ...]) -> Sequence[Response]:
         """The outcome the hints name (the first allowed one without hints)."""
         if isinstance(event, ConnectionClosed):
             self._state = apply_connection_closed(self._state, event)
             return ()
-        outcomes = self._spec.step(self._state, event, 0)
+        outcomes = self._spec.step(self._state, event, self._now_ms)
         chosen = next((o for o in outcomes if o.choices == hints), outcomes[0])
         self._state = chosen.state
         return chosen.responses
@@ -481,8 +532,24 @@ def _run_path(
     binding = _Binding()
     closed: set[str] = set()
     named_groups: set[str] = set()
+    now_ms, config = 0, vectors.config
     for index, step in enumerate(path):
         report.steps += 1
+        wanted = step.config or vectors.config
+        changes: list[tuple[str, object, str]] = []
+        if wanted != config:
+            changes.append(
+                ("reconfigure", wanted, "step is taken by a coordinator configured otherwise")
+            )
+        if step.now_ms != now_ms:
+            changes.append(("set_time", step.now_ms, "step happens later"))
+        for method, value, why in changes:
+            call = getattr(adapter, method, None)
+            if not callable(call):
+                _fail(report, path, index, None, f"{why}: the adapter has no {method}")
+                return
+            call(value)
+        config, now_ms = wanted, step.now_ms
         named_groups.update(_string_values(step.input_json, _GROUP_ID_FIELDS))
         binding.bind_unseen(step.input_json, adapter)
         binding.bind_hinted(step.hints, step.input_json, adapter)

@@ -124,6 +124,19 @@ class Coordinator:
                     f"partition {partition!r} is outside [0, {self._rt.num_partitions})"
                 )
 
+    def reconfigure(self, config: CoordinatorConfig) -> None:
+        """Serve every later input with `config`, keeping groups, offsets and the log: what a
+        broker that takes over an offsets partition with other settings does (a rolling
+        restart that lowered group.max.size); a loaded group over the new limit rebalances
+        when it is next loaded. The number of offsets partitions cannot change."""
+        if not isinstance(config, CoordinatorConfig):
+            raise InvalidConfigError(
+                f"config must be a groupspec.impl CoordinatorConfig, got {type(config).__name__}"
+            )
+        if config.offsets_topic_num_partitions != self._rt.num_partitions:
+            raise InvalidConfigError("offsets.topic.num.partitions cannot change")
+        self._rt.config = config
+
     # -- inputs -----------------------------------------------------------------------------
 
     def handle(self, ref: Ref, request: Request) -> None:
