@@ -119,12 +119,13 @@ class Matrix:
         union = self.union
         return tuple(rule_id for rule_id in self.known if rule_id not in union)
 
-    def as_json(self) -> dict[str, object]:
-        """The matrix as a JSON document (format 1)."""
+    def as_json(self, runs: str = "presets") -> dict[str, object]:
+        """The matrix as a JSON document (format 1); `runs` names the key of the per-run rules
+        (`presets`, or `traces` for a campaign of traces)."""
         union = self.union
         return {
             "format": 1,
-            "presets": {name: sorted(rules) for name, rules in self.reached.items()},
+            runs: {name: sorted(rules) for name, rules in self.reached.items()},
             "totals": {
                 catalog: {
                     "known": sum(catalog_of(rule_id) == catalog for rule_id in self.known),
