@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.cli.arguments import output_directory
-from groupspec.coverage.presets import known_group_rules
-from groupspec.coverage.reached import COORDINATOR, Matrix, catalog_of, never_lines, totals_line
+from groupspec.coverage.presets import known_coordinator_rules
+from groupspec.coverage.reached import Matrix, never_lines, totals_line
 from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.profiles import (
     TOLERANCES,
@@ -175,10 +175,10 @@ def run_validate(args: argparse.Namespace) -> int:
         verdicts.append(verdict)
         _print(verdict)
         if args.coverage:
-            print(f"  {totals_line(_judged_rules(), verdict.rules)}")
+            print(f"  {totals_line(known_coordinator_rules(), verdict.rules)}")
         code = {PASS: EXIT_PASS, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)
         worst = _worse(worst, code)
-    campaign = Matrix(_judged_rules(), {v.source: v.rules for v in verdicts})
+    campaign = Matrix(known_coordinator_rules(), {v.source: v.rules for v in verdicts})
     if args.coverage:
         _print_coverage(campaign)
     if args.json is not None:
@@ -195,11 +195,6 @@ def _print_coverage(campaign: Matrix) -> None:
     print(totals_line(campaign.known, campaign.union) + f" by the {count} traces together")
     for line in never_lines(campaign.known, campaign.union, verbose=True):
         print(line)
-
-
-def _judged_rules() -> tuple[str, ...]:
-    """The rules a trace can show: the coordinator's (the oracle judges no consumer)."""
-    return tuple(rule for rule in known_group_rules() if catalog_of(rule) == COORDINATOR)
 
 
 def _run_spark(
