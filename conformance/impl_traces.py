@@ -11,7 +11,8 @@ them; `groupspec bench oracle` validates long ones.
 A `Scenario` steers the churn towards cases plain churn seldom or never reaches: a static
 member restarting while its group completes a rebalance, a new member crashing between
 MEMBER_ID_REQUIRED and its rejoin (its pending id expires), a leader going silent during a
-rebalance (the join completes without it). `conformance/impl_campaign.py` runs seeds ×
+rebalance (the join completes without it); or adds what consumers alone never send (an admin
+client's DescribeGroups, ListGroups, OffsetFetch and DeleteGroups). `conformance/impl_campaign.py` runs seeds ×
 scenarios and keeps the traces that exercise the most specification rules.
 """
 
@@ -43,6 +44,7 @@ SESSION_MS = 10_000
 REBALANCE_MS = 20_000
 HEARTBEAT_MS = 3_000
 COMMIT_MS = 5_000
+ADMIN_MS = 2_000
 START_MS = 1_700_000_000_000
 # Kafka's error codes the simulated consumers react to.
 MEMBER_ID_REQUIRED = 79
@@ -73,6 +75,9 @@ class Scenario:
     # The chance that, when a consumer arrives, the leader goes silent (connected, no request
     # again): the join round completes by its timer without the leader.
     leader_stalls: float = 0.0
+    # Consumers fetch their committed offsets once assigned, and an admin client describes,
+    # lists, fetches and deletes groups every `ADMIN_MS`.
+    admin: bool = False
 
 
 CHURN = Scenario("churn", "members leave, crash, arrive, restart, stall and commit stale offsets")
@@ -97,9 +102,15 @@ LEADER_STALLS = Scenario(
     rebalance_ms=5_000,
     leader_stalls=0.7,
 )
+ADMIN = Scenario(
+    "admin",
+    "consumers fetch their offsets once assigned; an admin client describes, lists, fetches "
+    "and deletes groups (the consumers', an emptied one, unknown ones)",
+    admin=True,
+)
 SCENARIOS: dict[str, Scenario] = {
     scenario.name: scenario
-    for scenario in (CHURN, STATIC_RESTART_COMPLETING, PENDING_CRASH, LEADER_STALLS)
+    for scenario in (CHURN, STATIC_RESTART_COMPLETING, PENDING_CRASH, LEADER_STALLS, ADMIN)
 }
 
 
@@ -128,6 +139,10 @@ class _Consumer:
     members: tuple[str, ...] = ()
     # When a leader that is computing the assignment sends its SyncGroup.
     sync_at: int | None = None
+    # Fetches its committed offsets before going on (Scenario.admin).
+    fetches: bool = False
+    # Which admin request it sends next (the admin client only).
+    admin_turn: int = 0
 
 
 @dataclass
@@ -150,7 +165,8 @@ class _Run:
     # The consumer the last JoinGroup response named leader.
     leader: str | None = None
     stats: TraceStats = field(default_factory=TraceStats)
-    versions: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    # The API key, version and request of each request not yet answered.
+    versions: dict[tuple[str, int], tuple[int, int, rq.Request]] = field(default_factory=dict)
 
     @property
     def now(self) -> int:
@@ -161,7 +177,7 @@ class _Run:
         ref = (consumer.connection, consumer.correlation)
         consumer.in_flight = consumer.correlation
         api_key, body = request_body(request)
-        self.versions[ref] = (api_key, request.api_version)
+        self.versions[ref] = (api_key, request.api_version, request)
         self.writer.write(
             TraceEvent(
                 self.now,
@@ -185,7 +201,7 @@ class _Run:
             # The impl types refs as any Hashable; the ones it hands back are the ImplRefs `send`
             # gave it.
             key = (ref.connection, ref.correlation_id)  # type: ignore[attr-defined]
-            api_key, version = self.versions.pop(key)
+            api_key, version, request = self.versions.pop(key)
             body = decode(encode(impl_body))
             self.writer.write(
                 TraceEvent(
@@ -196,7 +212,7 @@ class _Run:
                     version,
                     key[1],
                     None,
-                    response_body((body,), version),
+                    response_body((body,), version, (request,)),
                 )
             )
             self.stats.events += 1
@@ -236,6 +252,9 @@ def write_impl_trace(
     )
     for index in range(consumers):
         _arrive(run, index)
+    if scenario.admin:
+        admin = _Consumer("admin", "10.0.9.1:59999", None, phase="admin")
+        run.consumers[admin.name] = admin
     end = START_MS + duration_ms
     while run.now < end and (max_events is None or run.stats.events < max_events):
         clock.advance(run.rng.choice((20, 50, 100, 250)))
@@ -263,7 +282,7 @@ def _arrive(run: _Run, index: int) -> _Consumer:
 
 def _churn(run: _Run) -> None:
     rng = run.rng
-    live = [c for c in run.consumers.values() if c.phase != "gone"]
+    live = [c for c in run.consumers.values() if c.phase not in ("gone", "admin")]
     roll = rng.random()
     if roll < 0.002 and live:
         victim = rng.choice(live)
@@ -324,6 +343,14 @@ def _act(run: _Run, consumer: _Consumer) -> None:
         run.send(consumer, _join(run.scenario, consumer))
     elif consumer.phase == "assigning" and consumer.sync_at is not None and now >= consumer.sync_at:
         _sync(run, consumer)
+    elif consumer.phase == "admin" and now >= consumer.next_heartbeat:
+        consumer.next_heartbeat = now + ADMIN_MS
+        run.send(consumer, _admin_request(run, consumer))
+    elif consumer.phase == "stable" and consumer.fetches:
+        consumer.fetches = False
+        run.send(
+            consumer, rq.OffsetFetchRequest("g", (rq.TopicPartition(TOPIC, _partition(consumer)),))
+        )
     elif consumer.phase == "stable" and consumer.stale_generation is not None:
         generation, consumer.stale_generation = consumer.stale_generation, None
         run.send(consumer, _commit(consumer, generation))
@@ -355,11 +382,37 @@ def _join(scenario: Scenario, consumer: _Consumer) -> rq.JoinGroupRequest:
     )
 
 
+def _partition(consumer: _Consumer) -> int:
+    """The partition a consumer commits to."""
+    return int(consumer.name.rpartition("-")[2]) % PARTITIONS
+
+
+def _admin_request(run: _Run, admin: _Consumer) -> rq.Request:
+    """The admin client's next request, in turn: the consumers' group described, listed, its
+    offsets fetched and a delete refused; a group of standalone commits made, described,
+    emptied and deleted; and unknown groups asked about."""
+    admin.admin_turn += 1
+    standalone = f"g-standalone-{admin.admin_turn // 10}"
+    requests: list[rq.Request] = [
+        rq.DescribeGroupsRequest(("g",)),
+        rq.ListGroupsRequest(),
+        rq.OffsetFetchRequest("g", None),
+        rq.DeleteGroupsRequest(("g",)),
+        # A commit with no member and no generation: a group with offsets and no members.
+        rq.OffsetCommitRequest(standalone, (rq.OffsetCommitPartition(TOPIC, 0, admin.admin_turn),)),
+        rq.DescribeGroupsRequest((standalone,)),
+        rq.DeleteGroupsRequest((standalone,)),
+        rq.DescribeGroupsRequest(("g-unknown",)),
+        rq.OffsetFetchRequest("g-unknown", (rq.TopicPartition(TOPIC, 0),)),
+        rq.DeleteGroupsRequest(("g-unknown",)),
+    ]
+    return requests[(admin.admin_turn - 1) % len(requests)]
+
+
 def _commit(consumer: _Consumer, generation: int) -> rq.OffsetCommitRequest:
-    partition = int(consumer.name.rpartition("-")[2]) % PARTITIONS
     return rq.OffsetCommitRequest(
         "g",
-        (rq.OffsetCommitPartition(TOPIC, partition, consumer.offset),),
+        (rq.OffsetCommitPartition(TOPIC, _partition(consumer), consumer.offset),),
         generation_id=generation,
         member_id=consumer.member_id,
         group_instance_id=consumer.instance_id,
@@ -398,6 +451,7 @@ def _react(run: _Run, consumer: _Consumer, body: object) -> None:
     elif isinstance(body, rs.SyncGroupResponse):
         if error == 0:
             consumer.phase = "stable"
+            consumer.fetches = run.scenario.admin
             consumer.next_heartbeat = run.now + HEARTBEAT_MS
         else:
             _after_error(consumer, error)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from groupspec.cli.main import main
 from groupspec.conformance.impl_campaign import HARD_CASES, greedy_cover, run_campaign
 from groupspec.conformance.impl_traces import (
+    ADMIN,
     LEADER_STALLS,
     PENDING_CRASH,
     SCENARIOS,
@@ -84,11 +85,21 @@ def test_validate_coverage_reports_each_traces_rules_and_their_union(tmp_path, c
 
 
 def test_the_campaign_reaches_every_hard_case_and_keeps_traces_covering_its_union():
-    campaign = run_campaign(list(AIMED_AT.values()), range(1), duration_ms=5 * MINUTES)
-    assert [trace.verdict.status for trace in campaign.traces] == [PASS] * 3
+    scenarios = [*AIMED_AT.values(), ADMIN]
+    campaign = run_campaign(scenarios, range(1), duration_ms=5 * MINUTES)
+    assert [trace.verdict.status for trace in campaign.traces] == [PASS] * 4
     for rule, scenario in AIMED_AT.items():
         (trace,) = [t for t in campaign.traces if t.scenario == scenario.name]
         assert rule in trace.rules, f"{scenario.name} did not reach {rule} ({HARD_CASES[rule]})"
+    # The admin client's requests: the APIs no consumer of the other scenarios sends.
+    admin = campaign.by_scenario()[ADMIN.name]
+    assert {"list.groups", "fetch.all_offsets", "fetch.offsets", "fetch.unknown_group"} <= admin
+    assert {
+        "describe.stable_group",
+        "describe.unknown_group",
+        "commit.simple_group_created",
+    } <= admin
+    assert {"delete.empty_group_deleted", "delete.non_empty_group", "delete.unknown_group"} <= admin
     kept = frozenset().union(*(trace.rules for trace in campaign.kept))
     assert kept == campaign.union
     assert set(HARD_CASES) <= campaign.union
