@@ -22,9 +22,11 @@ from groupspec.conformance.impl_traces import (
     STATIC_RESTART_COMPLETING,
     write_impl_trace,
 )
+from groupspec.impl import admin as impl_admin
 from groupspec.impl import coordinator as impl_coordinator
 from groupspec.impl import join as impl_join
 from groupspec.impl import rebalance as impl_rebalance
+from groupspec.impl.errors import ErrorCode as ImplErrorCode
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
 
 MINUTES = 60_000
@@ -162,7 +164,17 @@ def _keep_a_leader_that_did_not_rejoin(original):
     return elect
 
 
-HARD_CASE_FAULTS = {
+def _refuse_every_delete(original):
+    def delete(rt, group):
+        if group is None:
+            return original(rt, group)
+        return ImplErrorCode.NON_EMPTY_GROUP  # an Empty group with offsets counted as in use
+
+    return delete
+
+
+# Faults where only a scenario's traces go: the three hard cases, and the admin APIs.
+FAULTS_IN_SCENARIOS = {
     # In CompletingRebalance a static replacement must prepare a rebalance; this coordinator
     # parks the new incarnation's join and goes on completing the old round.
     "a static replacement during CompletingRebalance does not rebalance": (
@@ -183,14 +195,20 @@ HARD_CASE_FAULTS = {
         "elect_joined_leader",
         _keep_a_leader_that_did_not_rejoin(impl_rebalance.elect_joined_leader),
     ),
+    "deleting an empty group that has offsets is refused": (
+        ADMIN,
+        impl_admin,
+        "delete_group",
+        _refuse_every_delete(impl_admin.delete_group),
+    ),
 }
 
 
-@pytest.mark.parametrize("fault", sorted(HARD_CASE_FAULTS))
-def test_a_fault_in_a_hard_case_is_caught_and_the_trace_judged_to_its_end(
+@pytest.mark.parametrize("fault", sorted(FAULTS_IN_SCENARIOS))
+def test_a_fault_only_a_scenario_reaches_is_caught_and_the_trace_judged_to_its_end(
     fault, tmp_path, monkeypatch
 ):
-    scenario, owner, attribute, replacement = HARD_CASE_FAULTS[fault]
+    scenario, owner, attribute, replacement = FAULTS_IN_SCENARIOS[fault]
     monkeypatch.setattr(owner, attribute, replacement)
     verdict = validate_trace(scenario_trace(tmp_path / "t.jsonl", scenario.name), shrink=False)
     assert verdict.status == DIVERGED, fault
