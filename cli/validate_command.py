@@ -153,6 +153,9 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"groupspec validate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.engine == SPARK:
+        if args.coverage:
+            print("groupspec validate: --coverage needs --engine inprocess", file=sys.stderr)
+            return EXIT_BAD_INPUT
         return _run_spark(args, overrides, settings)
     if args.out is not None or args.master is not None:
         print("groupspec validate: --out and --master need --engine spark", file=sys.stderr)

@@ -83,6 +83,12 @@ def test_validate_coverage_reports_each_traces_rules_and_their_union(tmp_path, c
     assert "timer.pending_member_expired" not in text.split("never reached")[1]
 
 
+def test_validate_coverage_on_spark_is_refused_before_any_work(tmp_path, capsys):
+    argv = ["validate", str(tmp_path), "--engine", "spark", "--out", str(tmp_path / "r")]
+    assert main([*argv, "--coverage"]) == 2
+    assert "--coverage needs --engine inprocess" in capsys.readouterr().err
+
+
 # -- the campaign reaches the hard cases --------------------------------------------------------
 
 
