@@ -1,10 +1,10 @@
 """`groupspec probe`: scripted exchanges, one protocol rule each, recorded and validated.
 
 groupspec's own server passes every probe; librdkafka's mock coordinator is pinned on the
-findings probes isolate (docs/oracle-librdkafka-mock.md): OffsetFetch with `topics: null`
-answers null instead of every committed offset; an uncommitted partition's offset comes with
-leader epoch 0 and null metadata; a static member's rejoin is not a replacement (strict xfails
-that assert Kafka's behaviour, so a fix in librdkafka shows up)."""
+findings probes isolate quickly (docs/oracle-librdkafka-mock.md): OffsetFetch with
+`topics: null` answers null instead of every committed offset; an uncommitted partition's
+offset comes with leader epoch 0 and null metadata (a strict xfail that asserts Kafka's
+behaviour, so a fix in librdkafka shows up)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,9 @@ def mock_verdicts(tmp_path_factory) -> dict[str, Verdict]:
     pytest.importorskip("confluent_kafka")
     from groupspec.record.workload.targets import MockTarget
 
-    names = ["static-rejoin", "offset-fetch-uncommitted"]
+    # Not static-rejoin: on the mock it waits out the old member's session (12 s), over the
+    # suite's budget; docs/oracle-librdkafka-mock.md (D5) says how to see that finding.
+    names = ["offset-fetch-uncommitted"]
     results = run_probes(MockTarget(), tmp_path_factory.mktemp("mock-probes"), names)
     profile = DeviationProfile().with_tolerance(FIRST_GENERATION)
     return {r.name: validate_trace(r.trace, profile=profile, shrink=False) for r in results}
@@ -62,18 +64,6 @@ def mock_verdicts(tmp_path_factory) -> dict[str, Verdict]:
 def test_the_mock_answers_an_uncommitted_offset_as_kafka_does(mock_verdicts):
     verdict = mock_verdicts["offset-fetch-uncommitted"]
     assert verdict.status == PASS, [d.observed for d in verdict.divergences]
-
-
-@NEEDS_CONFLUENT
-@pytest.mark.xfail(
-    strict=True,
-    reason="librdkafka's mock has no static membership: a rejoin with a known instance id adds a "
-    "member and a generation, and the old id's heartbeat gets ILLEGAL_GENERATION, not "
-    "FENCED_INSTANCE_ID",
-)
-def test_the_mock_replaces_a_rejoining_static_member_as_kafka_does(mock_verdicts):
-    verdict = mock_verdicts["static-rejoin"]
-    assert verdict.status == PASS, [(d.api, d.observed) for d in verdict.divergences]
 
 
 def test_a_target_that_is_not_a_broker_is_bad_input(tmp_path, capsys):
