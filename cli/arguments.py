@@ -87,6 +87,17 @@ def port_number(text: str) -> int:
     return number
 
 
+def positive_count(text: str) -> int:
+    """An argparse type: a whole number, at least 1."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} is below 1")
+    return number
+
+
 def available_cores() -> int:
     """The cores this process may run on (its CPU affinity where the system tells it)."""
     if hasattr(os, "sched_getaffinity"):

@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         assignors_command,
         bench_command,
         bugs_command,
+        campaign_command,
         catalog_command,
         check_command,
         coverage_command,
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.register(commands)
     validate_command.register(commands)
     probe_command.register(commands)
+    campaign_command.register(commands)
     return parser
 
 

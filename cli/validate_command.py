@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.cli.arguments import output_directory
+from groupspec.coverage.presets import known_coordinator_rules
+from groupspec.coverage.reached import Matrix, never_lines, totals_line
 from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.profiles import (
     TOLERANCES,
@@ -117,6 +119,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="give up (exit 3) beyond this many simultaneous hypotheses (default %(default)s)",
     )
     parser.add_argument(
+        "--coverage",
+        action="store_true",
+        help="also report which specification rules each trace exercised (the rules its "
+        "accepted hypotheses fired), and all traces together (JSON: `coverage`)",
+    )
+    parser.add_argument(
         "--no-shrink",
         action="store_true",
         help="show the divergent group's whole excerpt, unshrunk",
@@ -145,6 +153,9 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"groupspec validate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.engine == SPARK:
+        if args.coverage:
+            print("groupspec validate: --coverage needs --engine inprocess", file=sys.stderr)
+            return EXIT_BAD_INPUT
         return _run_spark(args, overrides, settings)
     if args.out is not None or args.master is not None:
         print("groupspec validate: --out and --master need --engine spark", file=sys.stderr)
@@ -166,12 +177,27 @@ def run_validate(args: argparse.Namespace) -> int:
             continue
         verdicts.append(verdict)
         _print(verdict)
+        if args.coverage:
+            print(f"  {totals_line(known_coordinator_rules(), verdict.rules)}")
         code = {PASS: EXIT_PASS, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)
         worst = _worse(worst, code)
+    campaign = Matrix(known_coordinator_rules(), {v.source: v.rules for v in verdicts})
+    if args.coverage:
+        _print_coverage(campaign)
     if args.json is not None:
-        document = {"verdicts": [v.to_json() for v in verdicts]}
+        document: dict[str, Any] = {"verdicts": [v.to_json() for v in verdicts]}
+        if args.coverage:
+            document["coverage"] = campaign.as_json(runs="traces")
         write_json(args, document)
     return worst
+
+
+def _print_coverage(campaign: Matrix) -> None:
+    """The rules the traces exercised together, and those none did, by family."""
+    count = len(campaign.reached)
+    print(totals_line(campaign.known, campaign.union) + f" by the {count} traces together")
+    for line in never_lines(campaign.known, campaign.union, verbose=True):
+        print(line)
 
 
 def _run_spark(

@@ -12,12 +12,18 @@ from collections.abc import Callable, Sequence
 from groupspec.checker.bfs import search
 from groupspec.models.catalog import group_preset_names, load_model
 
-from .reached import Matrix
+from .reached import COORDINATOR, Matrix, catalog_of
 
 
 def known_group_rules() -> tuple[str, ...]:
     """The rules a group world can be expected to reach (the same for every preset)."""
     return load_model(group_preset_names()[0]).known_rules
+
+
+def known_coordinator_rules() -> tuple[str, ...]:
+    """The coordinator's rules of `known_group_rules`: what a trace of a coordinator can show
+    (the oracle judges no consumer)."""
+    return tuple(rule for rule in known_group_rules() if catalog_of(rule) == COORDINATOR)
 
 
 def measured(

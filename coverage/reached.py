@@ -119,12 +119,13 @@ class Matrix:
         union = self.union
         return tuple(rule_id for rule_id in self.known if rule_id not in union)
 
-    def as_json(self) -> dict[str, object]:
-        """The matrix as a JSON document (format 1)."""
+    def as_json(self, runs: str = "presets") -> dict[str, object]:
+        """The matrix as a JSON document (format 1); `runs` names the key of the per-run rules
+        (`presets`, or `traces` for a campaign of traces)."""
         union = self.union
         return {
             "format": 1,
-            "presets": {name: sorted(rules) for name, rules in self.reached.items()},
+            runs: {name: sorted(rules) for name, rules in self.reached.items()},
             "totals": {
                 catalog: {
                     "known": sum(catalog_of(rule_id) == catalog for rule_id in self.known),
@@ -138,9 +139,9 @@ class Matrix:
             "never_reached": list(self.unreached()),
         }
 
-    def text_lines(self, *, verbose: bool) -> list[str]:
+    def text_lines(self, *, verbose: bool, runs: str = "presets") -> list[str]:
         """A table of families × presets (rules reached of the family's size), the union's
-        totals, and what no preset reached."""
+        totals, and what no preset reached; `runs` names the columns in the totals line."""
         names = list(self.reached)
         width = max([len(family.name) for family in families(self.known, ())] + [6])
         columns = [max(len(name), 7) for name in names]
@@ -156,7 +157,7 @@ class Matrix:
                 cells.append(f"{count:>{column - 3}}/{family.size:<2}")
             row = f"{family.name:<{width}}  " + "  ".join(cells)
             lines.append((row + f"  {len(family.reached):>4}/{family.size:<2}").rstrip())
-        lines.append(totals_line(self.known, union) + f" by the union of {len(names)} presets")
+        lines.append(totals_line(self.known, union) + f" by the union of {len(names)} {runs}")
         lines.extend(never_lines(self.known, union, verbose=verbose))
         return lines
 

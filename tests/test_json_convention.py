@@ -26,6 +26,7 @@ COMMANDS_WITH_JSON = {
     ("bench", "spark"),
     ("bench", "stickiness"),
     ("bugs",),
+    ("campaign",),
     ("check",),
     ("coverage",),
     ("simulate",),

@@ -96,7 +96,9 @@ def first_difference(allowed: Any, observed: Any, path: str = "") -> str | None:
     handed out yet match any id; None if they agree."""
     if isinstance(allowed, dict) and isinstance(observed, dict):
         for key, value in allowed.items():
-            found = first_difference(value, observed.get(key), f"{path}.{key}" if path else key)
+            if key not in observed:
+                continue  # not a field of the observed version, so not compared
+            found = first_difference(value, observed[key], f"{path}.{key}" if path else key)
             if found is not None:
                 return found
         return None

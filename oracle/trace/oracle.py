@@ -161,6 +161,13 @@ class Oracle:
         """The share of events judged against a specification state (1.0 with no events)."""
         return self.counts.judged / self.counts.events if self.counts.events else 1.0
 
+    @property
+    def rules_exercised(self) -> frozenset[str]:
+        """The specification rules the observed coordinator was seen to follow: those every
+        hypothesis still held fired on its way here (adopt steps are not rules)."""
+        fired = [hypothesis.fired for hypothesis in self.tracker.hypotheses]
+        return frozenset.intersection(*fired) if fired else frozenset()
+
     # -- observations -------------------------------------------------------------------------
 
     def observe(self, event: TraceEvent, line: int = 0) -> Divergence | None:

@@ -80,8 +80,9 @@ class Hypothesis:
     `queues` are the requests not yet taken, per connection in arrival order; `outbox` the
     responses produced but not yet observed (a batched request has one body per key);
     `origins` when and by which rules each response in the outbox was produced, and `deviated`
-    the requests taken as a tolerated deviation makes them (reporting only: not part of `key`,
-    so hypotheses differing only there merge).
+    the requests taken as a tolerated deviation makes them, and `fired` the specification rules
+    its moves fired so far (both for reporting only: not part of `key`, so hypotheses differing
+    only there merge, keeping the first one's).
     """
 
     state: CoordinatorState
@@ -92,6 +93,7 @@ class Hypothesis:
     origins: tuple[tuple[Ref, int, tuple[str, ...]], ...] = ()
     # Requests taken as a tolerated deviation makes them (`Pending.alternative`), until answered.
     deviated: tuple[Ref, ...] = ()
+    fired: frozenset[str] = frozenset()
 
     def origin(self, ref: Ref) -> tuple[int, tuple[str, ...]] | None:
         """When, and by which specification rules, the response to `ref` was produced."""
@@ -105,14 +107,23 @@ class Hypothesis:
     def with_queues(self, queues: tuple[tuple[str, tuple[Pending, ...]], ...]) -> Hypothesis:
         """This hypothesis with other request queues."""
         return Hypothesis(
-            self.state, queues, self.outbox, self.binding, self.closed, self.origins, self.deviated
+            self.state,
+            queues,
+            self.outbox,
+            self.binding,
+            self.closed,
+            self.origins,
+            self.deviated,
+            self.fired,
         )
 
     def answered(self, ref: Ref) -> Hypothesis:
         """This hypothesis once the response to `ref` was observed (no longer owed)."""
         if len(self.outbox) == 1 and self.outbox[0][0] == ref and not self.deviated:
             # The common case: the one response owed was this one.
-            return Hypothesis(self.state, self.queues, (), self.binding, self.closed, (), ())
+            return Hypothesis(
+                self.state, self.queues, (), self.binding, self.closed, (), (), self.fired
+            )
         return Hypothesis(
             self.state,
             self.queues,
@@ -121,6 +132,7 @@ class Hypothesis:
             self.closed,
             tuple(e for e in self.origins if e[0] != ref),
             tuple(r for r in self.deviated if r != ref) if self.deviated else (),
+            self.fired,
         )
 
     def produced(self, ref: Ref) -> tuple[ResponseBody, ...] | None:
@@ -368,6 +380,10 @@ class Tracker:
             hypothesis.closed,
             tuple(origins),
             hypothesis.deviated,
+            # Most steps fire rules fired before: the same set, not a copy.
+            hypothesis.fired
+            if hypothesis.fired.issuperset(rules)
+            else hypothesis.fired.union(rules),
         )
 
 

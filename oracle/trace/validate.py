@@ -91,6 +91,8 @@ class Verdict:
     note: str = ""
     tolerated: tuple[Tolerated, ...] = ()
     profile: DeviationProfile = field(default_factory=DeviationProfile)
+    # The specification rules the trace exercised (`Oracle.rules_exercised`).
+    rules: frozenset[str] = frozenset()
 
     @property
     def passed(self) -> bool:
@@ -146,6 +148,7 @@ class Verdict:
                 for name, lines in self.tolerated_by_name().items()
             ],
             "note": self.note,
+            "rules_exercised": sorted(self.rules),
         }
 
 
@@ -244,6 +247,7 @@ def validate_lines(
             str(error),
             tuple(oracle.tolerated),
             oracle.profile,
+            oracle.rules_exercised,
         )
     try:
         groups = _groups(
@@ -267,6 +271,7 @@ def validate_lines(
         note,
         tuple(oracle.tolerated),
         profile,
+        oracle.rules_exercised,
     )
 
 

@@ -15,7 +15,9 @@ docs/protocol.md):
   assignment;
 - `static-rejoin`: a static member rejoining with its instance id replaces its old member id,
   which is then fenced (FENCED_INSTANCE_ID);
-- `offset-fetch-all`: OffsetFetch with `topics: null` returns every committed offset.
+- `offset-fetch-all`: OffsetFetch with `topics: null` returns every committed offset;
+- `offset-fetch-uncommitted`: OffsetFetch (v5, which carries leader epochs) of a partition nobody
+  committed returns offset -1, leader epoch -1 and metadata "".
 """
 
 from __future__ import annotations
@@ -216,16 +218,21 @@ async def static_rejoin(connect: Connect, group: str) -> None:
     new.close()
 
 
-async def offset_fetch_all(connect: Connect, group: str) -> None:
-    """Commit an offset without group management, then fetch every offset (topics null)."""
-    client = await connect("probe-a")
-    # The topic must exist (a broker answers UNKNOWN_TOPIC_OR_PARTITION before the coordinator
-    # sees the commit); a Metadata request makes brokers that auto-create topics create it.
+async def _create_probe_topic(client: _Client) -> None:
+    """Make topic "probe" exist: a broker answers UNKNOWN_TOPIC_OR_PARTITION about a topic it
+    does not know before its coordinator sees the request, and a Metadata request makes brokers
+    that auto-create topics create it."""
     await client.call(
         MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="probe")]),
         MetadataResponse,
         1,
     )
+
+
+async def offset_fetch_all(connect: Connect, group: str) -> None:
+    """Commit an offset without group management, then fetch every offset (topics null)."""
+    client = await connect("probe-a")
+    await _create_probe_topic(client)
     await _find(client, group)
     commit = OffsetCommitRequest(
         group_id=group,
@@ -248,6 +255,16 @@ async def offset_fetch_all(connect: Connect, group: str) -> None:
     client.close()
 
 
+async def offset_fetch_uncommitted(connect: Connect, group: str) -> None:
+    """Fetch, at v5, the offset of a partition of an existing topic that nobody committed."""
+    client = await connect("probe-a")
+    await _create_probe_topic(client)
+    await _find(client, group)
+    topic = OffsetFetchRequest.OffsetFetchRequestTopic(name="probe", partition_indexes=[0])
+    await client.call(OffsetFetchRequest(group_id=group, topics=[topic]), OffsetFetchResponse, 5)
+    client.close()
+
+
 PROBES: dict[str, Callable[[Connect, str], Coroutine[Any, Any, None]]] = {
     "member-id-required": member_id_required,
     "first-generation": first_generation,
@@ -255,6 +272,7 @@ PROBES: dict[str, Callable[[Connect, str], Coroutine[Any, Any, None]]] = {
     "sync-follower-after-leader": sync_follower_after_leader,
     "static-rejoin": static_rejoin,
     "offset-fetch-all": offset_fetch_all,
+    "offset-fetch-uncommitted": offset_fetch_uncommitted,
 }
 
 
