@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.cli.arguments import output_directory
+from groupspec.cli.arguments import output_directory, output_file
+from groupspec.oracle.trace.baseline import (
+    Baseline,
+    BaselineError,
+    GroupKey,
+    baseline_toml,
+    read_baseline,
+)
 from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.profiles import (
     TOLERANCES,
@@ -27,7 +34,7 @@ from groupspec.oracle.trace.validate import (
 )
 
 from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
-from .output import add_json_option, write_json
+from .output import add_json_option, write_atomically, write_json
 
 EXIT_PASS, EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 
@@ -89,6 +96,19 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="a deviation profile (TOML: name, tolerate = [...], [coordinator] settings)",
     )
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="divergences accepted (TOML [[accepted]] entries: api, kind, field, rule, why): "
+        "reported as known; exit 1 only on a kind of divergence it does not accept",
+    )
+    parser.add_argument(
+        "--write-baseline",
+        type=output_file,
+        metavar="FILE",
+        help="write a baseline accepting every kind of divergence seen in this run",
+    )
+    parser.add_argument(
         "--late-response-ms",
         type=int,
         default=OracleSettings.late_response_ms,
@@ -135,13 +155,24 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_validate)
 
 
+# What `options` raises on a bad option (its message names the option or file and line).
+OPTION_ERRORS = (ValueError, ProfileError, BaselineError)
+
+
+def options(
+    args: argparse.Namespace,
+) -> tuple[dict[str, Any], OracleSettings, DeviationProfile, Baseline | None]:
+    """The parsed options read and checked: coordinator overrides, oracle settings, the
+    deviation profile, the baseline (one of OPTION_ERRORS if one is bad)."""
+    baseline = read_baseline(args.baseline) if args.baseline is not None else None
+    return _settings(args.set), _oracle_settings(args), _profile(args), baseline
+
+
 def run_validate(args: argparse.Namespace) -> int:
     """Validate every trace; print one verdict each; exit with the worst outcome."""
     try:
-        overrides = _settings(args.set)
-        settings = _oracle_settings(args)
-        profile = _profile(args)
-    except (ValueError, ProfileError) as error:
+        overrides, settings, profile, baseline = options(args)
+    except OPTION_ERRORS as error:
         print(f"groupspec validate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.engine == SPARK:
@@ -165,13 +196,61 @@ def run_validate(args: argparse.Namespace) -> int:
             worst = _worse(worst, EXIT_BAD_INPUT)
             continue
         verdicts.append(verdict)
-        _print(verdict)
+        _print(verdict, baseline)
         code = {PASS: EXIT_PASS, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)
+        if code == EXIT_DIVERGED and baseline is not None and not _new_groups(verdict, baseline):
+            code = EXIT_PASS  # every kind of divergence is one the baseline accepts
         worst = _worse(worst, code)
+    if baseline is not None:
+        _print_baseline_summary(verdicts, baseline)
+    if args.write_baseline is not None:
+        write_atomically(args.write_baseline, baseline_toml(_seen_groups(verdicts)))
+        print(f"baseline of {len(_seen_groups(verdicts))} kinds written to {args.write_baseline}")
     if args.json is not None:
-        document = {"verdicts": [v.to_json() for v in verdicts]}
+        document: dict[str, Any] = {"verdicts": [_verdict_json(v, baseline) for v in verdicts]}
+        if baseline is not None:
+            document["baseline"] = _baseline_json(verdicts, baseline)
         write_json(args, document)
     return worst
+
+
+def _new_groups(verdict: Verdict, baseline: Baseline) -> list[DivergenceGroup]:
+    """The divergence groups of `verdict` that `baseline` does not accept."""
+    return [g for g in verdict.groups if baseline.accepts(g.first.group_key) is None]
+
+
+def _seen_groups(verdicts: list[Verdict]) -> dict[GroupKey, str]:
+    """Every kind of divergence of `verdicts`, with where it was first seen."""
+    seen: dict[GroupKey, str] = {}
+    for verdict in verdicts:
+        for group in verdict.groups:
+            seen.setdefault(group.first.group_key, f"{verdict.source} line {group.first.line}")
+    return seen
+
+
+def _verdict_json(verdict: Verdict, baseline: Baseline | None) -> dict[str, Any]:
+    document = verdict.to_json()
+    if baseline is not None:
+        for group in document["divergence_groups"]:
+            key = (group["api"], group["kind"], group["field"], group["rule"])
+            group["accepted_by_baseline"] = baseline.accepts(key) is not None
+        document["new_divergence_groups"] = len(_new_groups(verdict, baseline))
+    return document
+
+
+def _baseline_json(verdicts: list[Verdict], baseline: Baseline) -> dict[str, Any]:
+    return {
+        "file": baseline.source,
+        "new_divergence_groups": sum(len(_new_groups(v, baseline)) for v in verdicts),
+        "unused": [entry.describe() for entry in baseline.unused(_seen_groups(verdicts))],
+    }
+
+
+def _print_baseline_summary(verdicts: list[Verdict], baseline: Baseline) -> None:
+    new = sum(len(_new_groups(v, baseline)) for v in verdicts)
+    print(f"baseline {baseline.source}: {new} new kinds of divergence")
+    for entry in baseline.unused(_seen_groups(verdicts)):
+        print(f"  accepted but not seen in these traces (fixed?): {entry.describe()}")
 
 
 def _run_spark(
@@ -265,7 +344,7 @@ def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
     )
 
 
-def _print(verdict: Verdict) -> None:
+def _print(verdict: Verdict, baseline: Baseline | None = None) -> None:
     counts = verdict.counts
     summary = (
         f"{counts.events} events, {verdict.judged_fraction:.1%} judged ({counts.judged}), "
@@ -293,10 +372,12 @@ def _print(verdict: Verdict) -> None:
     if verdict.divergences:
         print(f"  {len(verdict.divergences)} divergences of {len(verdict.groups)} kinds:")
     for number, group in enumerate(verdict.groups, start=1):
-        _print_group(number, group)
+        accepted = baseline.accepts(group.first.group_key) if baseline is not None else None
+        known = f" [accepted by the baseline: {accepted.why}]" if accepted is not None else ""
+        _print_group(number, group, known)
 
 
-def _print_group(number: int, group: DivergenceGroup) -> None:
+def _print_group(number: int, group: DivergenceGroup, known: str = "") -> None:
     divergence = group.first
     api, kind, field, rule = divergence.group_key
     where = ", ".join(str(line) for line in group.lines[:10])
@@ -305,7 +386,7 @@ def _print_group(number: int, group: DivergenceGroup) -> None:
         f"  [{number}] {api} {kind}"
         + (f", field {field}" if field else "")
         + (f", rule {rule}" if rule else "")
-        + f": × {group.count} (lines {where}{more})"
+        + f": × {group.count} (lines {where}{more}){known}"
     )
     print(
         f"    line {divergence.line}: {divergence.api} v{divergence.version} response to "
