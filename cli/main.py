@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         bugs_command,
         catalog_command,
         check_command,
+        ci_command,
         coverage_command,
         diagram_command,
         partition_command,
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.register(commands)
     validate_command.register(commands)
     probe_command.register(commands)
+    ci_command.register(commands)
     return parser
 
 
