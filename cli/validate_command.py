@@ -123,6 +123,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "shared broker's other groups): ignore them, counted (default), or judge them",
     )
     parser.add_argument(
+        "--mid-stream",
+        action="store_true",
+        help="the trace may start with groups already present (recorded mid-stream): each group "
+        "is judged from when a leader's JoinGroup response shows its whole membership; its "
+        "events before that are counted as not judged",
+    )
+    parser.add_argument(
         "--max-divergences",
         type=int,
         default=OracleSettings.max_divergences,
@@ -341,6 +348,7 @@ def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
         args.late_response_ms,
         args.foreign_groups,
         args.max_divergences,
+        mid_stream=args.mid_stream,
     )
 
 
@@ -356,6 +364,12 @@ def _print(verdict: Verdict, baseline: Baseline | None = None) -> None:
     print(f"{verdict.source}: {verdict.status.upper()}{cut} — {summary}")
     if verdict.note:
         print(f"  {verdict.note}")
+    if verdict.mid_stream:
+        print(
+            f"  mid-stream: {counts.groups_learned} groups learned (learn.group), "
+            f"{counts.pending_members_learned} pending members (learn.pending-member); "
+            f"{counts.held} events of groups not learned yet, not judged"
+        )
     if counts.foreign_groups:
         print(f"  {counts.foreign_groups} groups listed by ListGroups outside the trace, ignored")
     tolerated = verdict.tolerated_by_name()

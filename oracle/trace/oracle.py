@@ -19,6 +19,7 @@ from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.errors import ErrorCode
 from groupspec.spec.responses import ResponseBody
+from groupspec.spec.state import Group, PendingMember
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
 from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_into
@@ -33,6 +34,7 @@ from .kafka_shape import (
     response_body,
     spec_requests,
 )
+from .mid_stream import MidStream
 from .profiles import ERROR_PREFIX, FIRST_GENERATION, NO_MEMBER_ID_REQUIRED, DeviationProfile
 from .tracker import IGNORE_FOREIGN, Hypothesis, OracleSettings, Pending, Ref, Tracker
 
@@ -119,6 +121,11 @@ class OracleCounts:
     max_hypotheses: int = 1
     skipped_apis: dict[str, int] = field(default_factory=dict)
     foreign_groups: int = 0
+    # Mid-stream (`OracleSettings.mid_stream`): events of groups not learned yet, not judged,
+    # and the groups learned.
+    held: int = 0
+    groups_learned: int = 0
+    pending_members_learned: int = 0
 
 
 class Unexplained(NamedTuple):
@@ -150,6 +157,7 @@ class Oracle:
         self._requests: dict[Ref, Pending] = {}
         self._named_groups: set[str] = set()
         self._last = 0
+        self.mid_stream = MidStream() if self.tracker.settings.mid_stream else None
 
     @property
     def divergence(self) -> Divergence | None:
@@ -226,6 +234,13 @@ class Oracle:
             raise ObservationError(
                 f"{API_NAMES.get(api_key, api_key)} v{version} request: {error}"
             ) from None
+        pending = Pending(
+            ref, api_key, version, requests, self._time(ts_ms), line, self._alternative(requests)
+        )
+        if self.mid_stream is not None and self.mid_stream.holds(api_key, _group_ids(requests)):
+            self.mid_stream.held[ref] = pending
+            self.counts.held += 1
+            return
         self.counts.requests += 1
         self.counts.judged += 1
         first = requests[0] if len(requests) == 1 else None
@@ -233,10 +248,9 @@ class Oracle:
             self._named_groups.add(first.group_id)  # the common case, without a set built
         else:
             self._named_groups.update(_group_ids(requests))
-        pending = Pending(
-            ref, api_key, version, requests, self._time(ts_ms), line, self._alternative(requests)
-        )
         self._requests[ref] = pending
+        if self.mid_stream is not None and first is not None:
+            self._learn_pending_member(first, pending.ts)
         self.tracker.on_request(pending)
 
     def response(
@@ -251,6 +265,8 @@ class Oracle:
     ) -> Divergence | None:
         """The coordinator answered; returns the divergence if the answer is not allowed (the
         oracle then resynchronizes with it and goes on)."""
+        if self._learning(connection, correlation_id, body, ts_ms):
+            return None
         pending = self._answered(connection, correlation_id, ts_ms, line)
         if pending is None:
             return None
@@ -326,7 +342,13 @@ class Oracle:
     ) -> Divergence | None:
         """The coordinator answered with bytes that do not decode as the request's response: a
         divergence (no client can act on it); the request counts as answered."""
-        pending = self._answered(connection, correlation_id, ts_ms, line)
+        held = self.mid_stream.release((connection, correlation_id)) if self.mid_stream else None
+        if held is not None:
+            self.counts.events += 1
+            self.counts.judged += 1  # undecodable whatever the group's state
+            pending: Pending | None = held
+        else:
+            pending = self._answered(connection, correlation_id, ts_ms, line)
         if pending is None:
             return None
         self._time(ts_ms)
@@ -369,6 +391,61 @@ class Oracle:
         return found
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _learn_pending_member(self, request: rq.Request, now: int) -> None:
+        """`learn.pending-member` (see `mid_stream`): the id a JoinGroup presents becomes a
+        pending member in each state whose group does not know it."""
+        assert self.mid_stream is not None
+        if not isinstance(request, rq.JoinGroupRequest) or not request.member_id:
+            return
+        changed = False
+        updated = []
+        for h in self.tracker.hypotheses:
+            group = h.state.group(getattr(request, "group_id", ""))
+            spec_id = h.binding.to_spec(request.member_id)
+            if group is None or not self.mid_stream.handed_out_before(request, now, group, spec_id):
+                updated.append(h)
+                continue
+            changed = True
+            pending = PendingMember(request.member_id, request.session_timeout_ms)
+            group = group.with_pending_member(pending)
+            binding = _with_ids(h.binding, [request.member_id])
+            updated.append(replace(h, state=h.state.with_group(group), binding=binding))
+        if changed:
+            self.counts.pending_members_learned += 1
+            self.tracker.hypotheses = updated
+
+    def _learning(
+        self, connection: str, correlation_id: int, body: dict[str, Any], ts_ms: float
+    ) -> bool:
+        """Whether the response answers a held request (mid-stream): then it is not judged,
+        and it may teach the oracle its group (`learn.group`)."""
+        if self.mid_stream is None:
+            return False
+        pending = self.mid_stream.release((connection, correlation_id))
+        if pending is None:
+            return False
+        self.counts.events += 1
+        self.counts.held += 1
+        group = self.mid_stream.learn(pending, body, self._time(ts_ms))
+        if group is not None:
+            self.counts.groups_learned += 1
+            self._named_groups.add(group.group_id)
+            self.tracker.hypotheses = [
+                replace(
+                    h,
+                    state=h.state.with_group(group),
+                    binding=_with_ids(h.binding, _member_ids(group)),
+                )
+                for h in self.tracker.hypotheses
+            ]
+            for released in self.mid_stream.after_learning(group.group_id, group.generation_id):
+                self.counts.held -= 1  # judged after all
+                self.counts.requests += 1
+                self.counts.judged += 1
+                self._requests[released.ref] = released
+                self.tracker.on_request(released)
+        return True
 
     def _answered(
         self, connection: str, correlation_id: int, ts_ms: float, line: int
@@ -604,6 +681,8 @@ class Oracle:
         # Requests left on a closed connection are owed nothing (the client may have given up).
         for ref in [r for r in self._requests if r[0] == connection]:
             del self._requests[ref]
+        if self.mid_stream is not None:
+            self.mid_stream.drop_connection(connection)
         self.tracker.on_close(connection)
 
     def _time(self, ts_ms: float) -> int:
@@ -612,6 +691,19 @@ class Oracle:
             self._origin = ts_ms
         self._last = int(ts_ms - self._origin)
         return self._last
+
+
+def _member_ids(group: Group) -> list[str]:
+    """The ids of the group's members and pending members."""
+    return [m.member_id for m in group.members] + [p.member_id for p in group.pending_members]
+
+
+def _with_ids(binding: Binding, member_ids: list[str]) -> Binding:
+    """`binding` with each of `member_ids` bound to itself (ids learned mid-stream are the
+    specification's own spelling)."""
+    for member_id in member_ids:
+        binding = binding.with_pair(member_id, member_id)
+    return binding
 
 
 def _rebind(hypothesis: Hypothesis, binding: Binding) -> Hypothesis:

@@ -57,6 +57,9 @@ class OracleSettings:
     foreign_groups: str = IGNORE_FOREIGN
     # Stop judging a trace after this many divergences (0: judge it to the end).
     max_divergences: int = 0
+    # The trace may start mid-stream, with groups already present: hold each group back until
+    # it is learned (oracle/trace/mid_stream.py).
+    mid_stream: bool = False
 
 
 @dataclass(frozen=True, slots=True)

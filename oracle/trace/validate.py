@@ -91,6 +91,7 @@ class Verdict:
     note: str = ""
     tolerated: tuple[Tolerated, ...] = ()
     profile: DeviationProfile = field(default_factory=DeviationProfile)
+    mid_stream: bool = False
 
     @property
     def passed(self) -> bool:
@@ -133,6 +134,15 @@ class Verdict:
             "skipped_requests": self.counts.skipped,
             "skipped_apis": self.counts.skipped_apis,
             "foreign_groups_ignored": self.counts.foreign_groups,
+            "mid_stream": (
+                {
+                    "groups_learned": self.counts.groups_learned,
+                    "pending_members_learned": self.counts.pending_members_learned,
+                    "held_events": self.counts.held,
+                }
+                if self.mid_stream
+                else None
+            ),
             "max_hypotheses": self.counts.max_hypotheses,
             "cut_at_line": self.cut_at_line,
             "elapsed_s": round(self.elapsed_s, 3),
@@ -244,6 +254,7 @@ def validate_lines(
             str(error),
             tuple(oracle.tolerated),
             oracle.profile,
+            settings.mid_stream,
         )
     try:
         groups = _groups(
@@ -267,6 +278,7 @@ def validate_lines(
         note,
         tuple(oracle.tolerated),
         profile,
+        settings.mid_stream,
     )
 
 
