@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
@@ -32,6 +33,8 @@ from groupspec.oracle.trace.validate import (
     Verdict,
     validate_trace,
 )
+from groupspec.wire.trace_format import TraceFormatError
+from groupspec.wire.trace_merge import BROKER_SEPARATOR, merge_traces
 
 from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
 from .output import add_json_option, write_atomically, write_json
@@ -123,6 +126,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         "shared broker's other groups): ignore them, counted (default), or judge them",
     )
     parser.add_argument(
+        "--merge",
+        type=output_file,
+        metavar="OUT",
+        help="the FILEs are one cluster's brokers, each recorded by its own recorder: merge them "
+        "by time into OUT (connections named BROKER|client, BROKER each file's name without "
+        ".jsonl) and judge OUT, following groups across coordinators",
+    )
+    parser.add_argument(
         "--mid-stream",
         action="store_true",
         help="the trace may start with groups already present (recorded mid-stream): each group "
@@ -191,6 +202,13 @@ def run_validate(args: argparse.Namespace) -> int:
         # The header of every trace names its coordinator's settings; say which were replaced.
         given = " ".join(f"{name}={value}" for name, value in overrides.items())
         print(f"coordinator settings from --set, over each trace header's: {given}")
+    if args.merge is not None:
+        try:
+            _merge(args.traces, args.merge)
+        except (TraceFormatError, OSError, ValueError) as error:
+            print(f"groupspec validate: --merge: {error}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        args.traces = [args.merge]
     verdicts: list[Verdict] = []
     worst = EXIT_PASS
     for path in args.traces:
@@ -219,6 +237,20 @@ def run_validate(args: argparse.Namespace) -> int:
             document["baseline"] = _baseline_json(verdicts, baseline)
         write_json(args, document)
     return worst
+
+
+def _merge(traces: list[Path], out: Path) -> None:
+    """Merge `traces` (one broker each, named by the file's stem) into `out`."""
+    brokers = [path.stem for path in traces]
+    if len(set(brokers)) != len(brokers) or any(BROKER_SEPARATOR in b for b in brokers):
+        raise ValueError(
+            f"the traces' names {brokers} must differ and hold no {BROKER_SEPARATOR!r}: "
+            "each names its broker"
+        )
+    text = io.StringIO()
+    count = merge_traces(list(zip(brokers, traces, strict=True)), text)
+    write_atomically(out, text.getvalue())
+    print(f"merged {len(traces)} traces ({count} events) into {out}")
 
 
 def _new_groups(verdict: Verdict, baseline: Baseline) -> list[DivergenceGroup]:
@@ -369,6 +401,11 @@ def _print(verdict: Verdict, baseline: Baseline | None = None) -> None:
             f"  mid-stream: {counts.groups_learned} groups learned (learn.group), "
             f"{counts.pending_members_learned} pending members (learn.pending-member); "
             f"{counts.held} events of groups not learned yet, not judged"
+        )
+    if counts.coordinator_moves:
+        print(
+            f"  {counts.coordinator_moves} offsets-partition events followed from the "
+            "coordinators' answers (follow.unload, follow.load: docs/oracle.md)"
         )
     if counts.foreign_groups:
         print(f"  {counts.foreign_groups} groups listed by ListGroups outside the trace, ignored")

@@ -25,6 +25,7 @@ from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_into
 from .binding import Binding
 from .comparison import MEMBER_ID_REQUIRED, comparable
+from .coordinators import Coordinators, broker_of
 from .divergence_text import error_names, first_difference, render_response, render_state
 from .kafka_shape import (
     JOIN_GROUP,
@@ -126,6 +127,8 @@ class OracleCounts:
     held: int = 0
     groups_learned: int = 0
     pending_members_learned: int = 0
+    # Partition events applied as coordinators' answers showed them (`coordinators`).
+    coordinator_moves: int = 0
 
 
 class Unexplained(NamedTuple):
@@ -158,6 +161,10 @@ class Oracle:
         self._named_groups: set[str] = set()
         self._last = 0
         self.mid_stream = MidStream() if self.tracker.settings.mid_stream else None
+        self.coordinators = Coordinators()
+        # Requests sent to a broker that does not coordinate their group (see `coordinators`).
+        self._elsewhere: dict[Ref, Pending] = {}
+        self._partitions: dict[str, int] = {}
 
     @property
     def divergence(self) -> Divergence | None:
@@ -225,15 +232,16 @@ class Oracle:
         try:
             requests = spec_requests(api_key, version, body, client_id, connection)
         except UnmodelledRequest:
-            self._skipped.add(ref)
-            self.counts.skipped += 1
-            name = API_NAMES.get(api_key, str(api_key))
-            self.counts.skipped_apis[name] = self.counts.skipped_apis.get(name, 0) + 1
+            self._skip(ref, API_NAMES.get(api_key, str(api_key)))
             return
         except BodyError as error:
             raise ObservationError(
                 f"{API_NAMES.get(api_key, api_key)} v{version} request: {error}"
             ) from None
+        if self.coordinators.unowned and self._finds_a_moving_group(requests):
+            # Any broker may answer it, naming the old coordinator, the new one or none yet.
+            self._skip(ref, "FindCoordinator (its group's coordinator moving)")
+            return
         pending = Pending(
             ref, api_key, version, requests, self._time(ts_ms), line, self._alternative(requests)
         )
@@ -243,6 +251,10 @@ class Oracle:
             return
         self.counts.requests += 1
         self.counts.judged += 1
+        partition = self._partition(requests)
+        if partition is not None and self.coordinators.elsewhere(partition, broker_of(connection)):
+            self._elsewhere[ref] = pending
+            return
         first = requests[0] if len(requests) == 1 else None
         if isinstance(first, (rq.HeartbeatRequest, rq.OffsetCommitRequest, rq.SyncGroupRequest)):
             self._named_groups.add(first.group_id)  # the common case, without a set built
@@ -266,6 +278,8 @@ class Oracle:
         """The coordinator answered; returns the divergence if the answer is not allowed (the
         oracle then resynchronizes with it and goes on)."""
         if self._learning(connection, correlation_id, body, ts_ms):
+            return None
+        if self._follow((connection, correlation_id), body, ts_ms):
             return None
         pending = self._answered(connection, correlation_id, ts_ms, line)
         if pending is None:
@@ -391,6 +405,63 @@ class Oracle:
         return found
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _skip(self, ref: Ref, name: str) -> None:
+        """The request `ref` and its response are not judged: counted under `name`."""
+        self._skipped.add(ref)
+        self.counts.skipped += 1
+        self.counts.skipped_apis[name] = self.counts.skipped_apis.get(name, 0) + 1
+
+    def _finds_a_moving_group(self, requests: tuple[rq.Request, ...]) -> bool:
+        """Whether these are FindCoordinator requests for a group whose coordinator answered
+        NOT_COORDINATOR and no broker took it over yet."""
+        return any(
+            isinstance(r, rq.FindCoordinatorRequest)
+            and self.tracker.spec.partition_for(r.key) in self.coordinators.unowned
+            for r in requests
+        )
+
+    def _partition(self, requests: tuple[rq.Request, ...]) -> int | None:
+        """The offsets partition of the one group `requests` name, if they name one."""
+        group_id = getattr(requests[0], "group_id", None) if len(requests) == 1 else None
+        if not isinstance(group_id, str):
+            return None
+        partition = self._partitions.get(group_id)
+        if partition is None:
+            partition = self._partitions[group_id] = self.tracker.spec.partition_for(group_id)
+        return partition
+
+    def _follow(self, ref: Ref, body: dict[str, Any], ts_ms: float) -> bool:
+        """Follow the group of the request `ref` across coordinators (`coordinators`) on its
+        response `body`; True if the response was judged here (NOT_COORDINATOR from a broker
+        that does not coordinate the group, as allowed)."""
+        elsewhere = self._elsewhere.pop(ref, None)
+        pending = elsewhere or self._requests.get(ref)
+        partition = self._partition(pending.requests) if pending is not None else None
+        if pending is None or partition is None:
+            return False
+        error = _coordinator_error(body)
+        broker = broker_of(ref[0])
+        if elsewhere is not None and error == ErrorCode.NOT_COORDINATOR:
+            self.counts.events += 1
+            self.counts.judged += 1
+            self.counts.responses_checked += 1
+            self._time(ts_ms)
+            return True
+        loading = partition in self.tracker.hypotheses[0].state.loading_partitions
+        if error == ErrorCode.NOT_COORDINATOR:
+            events: list[Any] = list(self.coordinators.unloaded(partition, broker))
+        else:
+            is_loading = error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+            events = self.coordinators.loaded(partition, broker, is_loading, loading)
+        now = self._time(ts_ms) if events else 0
+        for event in events:
+            self.tracker.apply(event, now)
+        self.counts.coordinator_moves += len(events)
+        if elsewhere is not None:  # this broker coordinates the group now: judge it so
+            self._requests[ref] = elsewhere
+            self.tracker.on_request(elsewhere)
+        return False
 
     def _learn_pending_member(self, request: rq.Request, now: int) -> None:
         """`learn.pending-member` (see `mid_stream`): the id a JoinGroup presents becomes a
@@ -691,6 +762,19 @@ class Oracle:
             self._origin = ts_ms
         self._last = int(ts_ms - self._origin)
         return self._last
+
+
+def _coordinator_error(body: dict[str, Any]) -> int | None:
+    """The response's top-level error code; for a response without one (OffsetCommit), the
+    first error code it carries (a coordinator that moved answers every part alike)."""
+    code = body.get("error_code")
+    if isinstance(code, int):
+        return code
+    for topic in body.get("topics") or ():
+        for part in (topic.get("partitions") or ()) if isinstance(topic, dict) else ():
+            nested = part.get("error_code") if isinstance(part, dict) else None
+            return nested if isinstance(nested, int) else None
+    return None
 
 
 def _member_ids(group: Group) -> list[str]:

@@ -134,6 +134,7 @@ class Verdict:
             "skipped_requests": self.counts.skipped,
             "skipped_apis": self.counts.skipped_apis,
             "foreign_groups_ignored": self.counts.foreign_groups,
+            "coordinator_moves_followed": self.counts.coordinator_moves,
             "mid_stream": (
                 {
                     "groups_learned": self.counts.groups_learned,
