@@ -20,11 +20,11 @@ MID_STREAM = OracleSettings(mid_stream=True)
 COMMIT = "commit skips the generation check"
 
 
-def cut_trace(path: Path, cut_at: int, seed: int = 1) -> Path:
+def cut_trace(path: Path, cut_at: int, seed: int = 1, minutes: int = 3) -> Path:
     """An impl trace whose events before line `cut_at` were never recorded: the recorder
     started mid-stream (responses to requests it did not see are dropped too)."""
     out = io.StringIO()
-    write_impl_trace(out, seed=seed, duration_ms=5 * MINUTES, consumers=4)
+    write_impl_trace(out, seed=seed, duration_ms=minutes * MINUTES, consumers=4)
     header, *events = out.getvalue().splitlines()
     kept, seen = [header], set()
     for line in events[cut_at - 2 :]:
@@ -55,7 +55,7 @@ def test_ids_handed_out_before_the_recording_are_learned_as_pending_members(tmp_
     # Cut inside the first rounds: members join with ids given (MEMBER_ID_REQUIRED) before
     # the cut, which no response of the trace shows (`learn.pending-member`).
     for seed in (1, 2):
-        trace = cut_trace(tmp_path / f"early-{seed}.jsonl", 5, seed)
+        trace = cut_trace(tmp_path / f"early-{seed}.jsonl", 5, seed, minutes=1)
         verdict = validate_trace(trace, settings=MID_STREAM, shrink=False)
         assert verdict.status == PASS, verdict.to_json()["divergence_groups"]
         assert verdict.counts.pending_members_learned >= 2
