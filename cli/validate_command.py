@@ -194,6 +194,12 @@ def run_validate(args: argparse.Namespace) -> int:
         print(f"groupspec validate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.engine == SPARK:
+        if args.merge is not None or args.mid_stream or baseline is not None:
+            print(
+                "groupspec validate: --merge, --mid-stream and --baseline need --engine inprocess",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
         return _run_spark(args, overrides, settings)
     if args.out is not None or args.master is not None:
         print("groupspec validate: --out and --master need --engine spark", file=sys.stderr)

@@ -162,3 +162,11 @@ def test_merged_recorders_must_agree_on_the_settings_and_be_named_apart(tmp_path
     (other / "b1.jsonl").write_text(b1.read_text())
     assert main(["validate", "--merge", out, str(b1), str(other / "b1.jsonl")]) == 2
     assert "must differ" in capsys.readouterr().err
+
+
+def test_merge_is_refused_with_the_spark_engine(tmp_path, capsys):
+    b1, b2 = two_recorders(tmp_path, 0)
+    out = str(tmp_path / "m.jsonl")
+    args = ["validate", "--merge", out, "--engine", "spark", "--out", str(tmp_path / "r")]
+    assert main([*args, str(b1), str(b2)]) == 2
+    assert "need --engine inprocess" in capsys.readouterr().err
