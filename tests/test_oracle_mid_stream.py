@@ -12,8 +12,11 @@ from test_impl_conformance import MUTATIONS
 
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
+from groupspec.oracle.trace.kafka_shape import HEARTBEAT, LIST_GROUPS
+from groupspec.oracle.trace.oracle import Oracle
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
+from groupspec.spec.config import CoordinatorConfig
 
 MINUTES = 60_000
 MID_STREAM = OracleSettings(mid_stream=True)
@@ -91,3 +94,23 @@ def test_the_report_says_what_was_learned_and_held(tmp_path, capsys):
     assert verdict["mid_stream"]["held_events"] > 0
     assert main(["validate", str(trace), "--max-divergences", "1", "--json", str(report)]) == 1
     assert json.loads(report.read_text())["verdicts"][0]["mid_stream"] is None
+
+
+def test_a_group_not_learned_yet_is_left_out_of_list_groups_and_its_traffic_held():
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0), MID_STREAM)
+    beat = {
+        "group_id": "running",
+        "generation_id": 7,
+        "member_id": "m-1",
+        "group_instance_id": None,
+    }
+    oracle.request("c", 1, HEARTBEAT, 4, beat, 0, client_id="c")
+    assert oracle.response("c", 1, HEARTBEAT, 4, {"error_code": 0}, 1) is None
+    oracle.request("admin", 1, LIST_GROUPS, 4, {"states_filter": []}, 2)
+    listed = [{"group_id": "running", "protocol_type": "consumer", "group_state": "Stable"}]
+    assert (
+        oracle.response("admin", 1, LIST_GROUPS, 4, {"error_code": 0, "groups": listed}, 3) is None
+    )
+    assert not oracle.divergences
+    assert oracle.counts.foreign_groups == 1 and oracle.counts.held == 2
+    assert oracle.counts.judged == 2  # the ListGroups exchange; the heartbeat was not judged
