@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         campaign_command,
         catalog_command,
         check_command,
+        ci_command,
         coverage_command,
         diagram_command,
         partition_command,
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate_command.register(commands)
     probe_command.register(commands)
     campaign_command.register(commands)
+    ci_command.register(commands)
     return parser
 
 

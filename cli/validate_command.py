@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.cli.arguments import output_directory
+from groupspec.cli.arguments import output_directory, output_file
 from groupspec.coverage.presets import known_coordinator_rules
 from groupspec.coverage.reached import Matrix, never_lines, totals_line
+from groupspec.oracle.trace.baseline import (
+    Baseline,
+    BaselineError,
+    GroupKey,
+    baseline_toml,
+    read_baseline,
+)
 from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.profiles import (
     TOLERANCES,
@@ -27,9 +35,11 @@ from groupspec.oracle.trace.validate import (
     Verdict,
     validate_trace,
 )
+from groupspec.wire.trace_format import TraceFormatError
+from groupspec.wire.trace_merge import BROKER_SEPARATOR, merge_traces
 
 from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
-from .output import add_json_option, write_json
+from .output import add_json_option, write_atomically, write_json
 
 EXIT_PASS, EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 
@@ -91,6 +101,19 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="a deviation profile (TOML: name, tolerate = [...], [coordinator] settings)",
     )
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="divergences accepted (TOML [[accepted]] entries: api, kind, field, rule, why): "
+        "reported as known; exit 1 only on a kind of divergence it does not accept",
+    )
+    parser.add_argument(
+        "--write-baseline",
+        type=output_file,
+        metavar="FILE",
+        help="write a baseline accepting every kind of divergence seen in this run",
+    )
+    parser.add_argument(
         "--late-response-ms",
         type=int,
         default=OracleSettings.late_response_ms,
@@ -103,6 +126,21 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=IGNORE_FOREIGN,
         help="groups a ListGroups response lists that no request of the trace named so far (a "
         "shared broker's other groups): ignore them, counted (default), or judge them",
+    )
+    parser.add_argument(
+        "--merge",
+        type=output_file,
+        metavar="OUT",
+        help="the FILEs are one cluster's brokers, each recorded by its own recorder: merge them "
+        "by time into OUT (connections named BROKER|client, BROKER each file's name without "
+        ".jsonl) and judge OUT, following groups across coordinators",
+    )
+    parser.add_argument(
+        "--mid-stream",
+        action="store_true",
+        help="the trace may start with groups already present (recorded mid-stream): each group "
+        "is judged from when a leader's JoinGroup response shows its whole membership; its "
+        "events before that are counted as not judged",
     )
     parser.add_argument(
         "--max-divergences",
@@ -143,18 +181,33 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run_validate)
 
 
+# What `options` raises on a bad option (its message names the option or file and line).
+OPTION_ERRORS = (ValueError, ProfileError, BaselineError)
+
+
+def options(
+    args: argparse.Namespace,
+) -> tuple[dict[str, Any], OracleSettings, DeviationProfile, Baseline | None]:
+    """The parsed options read and checked: coordinator overrides, oracle settings, the
+    deviation profile, the baseline (one of OPTION_ERRORS if one is bad)."""
+    baseline = read_baseline(args.baseline) if args.baseline is not None else None
+    return _settings(args.set), _oracle_settings(args), _profile(args), baseline
+
+
 def run_validate(args: argparse.Namespace) -> int:
     """Validate every trace; print one verdict each; exit with the worst outcome."""
     try:
-        overrides = _settings(args.set)
-        settings = _oracle_settings(args)
-        profile = _profile(args)
-    except (ValueError, ProfileError) as error:
+        overrides, settings, profile, baseline = options(args)
+    except OPTION_ERRORS as error:
         print(f"groupspec validate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.engine == SPARK:
-        if args.coverage:
-            print("groupspec validate: --coverage needs --engine inprocess", file=sys.stderr)
+        if args.coverage or args.merge is not None or args.mid_stream or baseline is not None:
+            print(
+                "groupspec validate: --coverage, --merge, --mid-stream and --baseline need"
+                " --engine inprocess",
+                file=sys.stderr,
+            )
             return EXIT_BAD_INPUT
         return _run_spark(args, overrides, settings)
     if args.out is not None or args.master is not None:
@@ -164,6 +217,13 @@ def run_validate(args: argparse.Namespace) -> int:
         # The header of every trace names its coordinator's settings; say which were replaced.
         given = " ".join(f"{name}={value}" for name, value in overrides.items())
         print(f"coordinator settings from --set, over each trace header's: {given}")
+    if args.merge is not None:
+        try:
+            _merge(args.traces, args.merge)
+        except (TraceFormatError, OSError, ValueError) as error:
+            print(f"groupspec validate: --merge: {error}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        args.traces = [args.merge]
     verdicts: list[Verdict] = []
     worst = EXIT_PASS
     for path in args.traces:
@@ -176,18 +236,27 @@ def run_validate(args: argparse.Namespace) -> int:
             worst = _worse(worst, EXIT_BAD_INPUT)
             continue
         verdicts.append(verdict)
-        _print(verdict)
+        _print(verdict, baseline)
         if args.coverage:
             print(f"  {totals_line(known_coordinator_rules(), verdict.rules)}")
         code = {PASS: EXIT_PASS, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)
+        if code == EXIT_DIVERGED and baseline is not None and not _new_groups(verdict, baseline):
+            code = EXIT_PASS  # every kind of divergence is one the baseline accepts
         worst = _worse(worst, code)
     campaign = Matrix(known_coordinator_rules(), {v.source: v.rules for v in verdicts})
     if args.coverage:
         _print_coverage(campaign)
+    if baseline is not None:
+        _print_baseline_summary(verdicts, baseline)
+    if args.write_baseline is not None:
+        write_atomically(args.write_baseline, baseline_toml(_seen_groups(verdicts)))
+        print(f"baseline of {len(_seen_groups(verdicts))} kinds written to {args.write_baseline}")
     if args.json is not None:
-        document: dict[str, Any] = {"verdicts": [v.to_json() for v in verdicts]}
+        document: dict[str, Any] = {"verdicts": [_verdict_json(v, baseline) for v in verdicts]}
         if args.coverage:
             document["coverage"] = campaign.as_json(runs="traces")
+        if baseline is not None:
+            document["baseline"] = _baseline_json(verdicts, baseline)
         write_json(args, document)
     return worst
 
@@ -198,6 +267,59 @@ def _print_coverage(campaign: Matrix) -> None:
     print(totals_line(campaign.known, campaign.union) + f" by the {count} traces together")
     for line in never_lines(campaign.known, campaign.union, verbose=True):
         print(line)
+
+
+def _merge(traces: list[Path], out: Path) -> None:
+    """Merge `traces` (one broker each, named by the file's stem) into `out`."""
+    brokers = [path.stem for path in traces]
+    if len(set(brokers)) != len(brokers) or any(BROKER_SEPARATOR in b for b in brokers):
+        raise ValueError(
+            f"the traces' names {brokers} must differ and hold no {BROKER_SEPARATOR!r}: "
+            "each names its broker"
+        )
+    text = io.StringIO()
+    count = merge_traces(list(zip(brokers, traces, strict=True)), text)
+    write_atomically(out, text.getvalue())
+    print(f"merged {len(traces)} traces ({count} events) into {out}")
+
+
+def _new_groups(verdict: Verdict, baseline: Baseline) -> list[DivergenceGroup]:
+    """The divergence groups of `verdict` that `baseline` does not accept."""
+    return [g for g in verdict.groups if baseline.accepts(g.first.group_key) is None]
+
+
+def _seen_groups(verdicts: list[Verdict]) -> dict[GroupKey, str]:
+    """Every kind of divergence of `verdicts`, with where it was first seen."""
+    seen: dict[GroupKey, str] = {}
+    for verdict in verdicts:
+        for group in verdict.groups:
+            seen.setdefault(group.first.group_key, f"{verdict.source} line {group.first.line}")
+    return seen
+
+
+def _verdict_json(verdict: Verdict, baseline: Baseline | None) -> dict[str, Any]:
+    document = verdict.to_json()
+    if baseline is not None:
+        for group in document["divergence_groups"]:
+            key = (group["api"], group["kind"], group["field"], group["rule"])
+            group["accepted_by_baseline"] = baseline.accepts(key) is not None
+        document["new_divergence_groups"] = len(_new_groups(verdict, baseline))
+    return document
+
+
+def _baseline_json(verdicts: list[Verdict], baseline: Baseline) -> dict[str, Any]:
+    return {
+        "file": baseline.source,
+        "new_divergence_groups": sum(len(_new_groups(v, baseline)) for v in verdicts),
+        "unused": [entry.describe() for entry in baseline.unused(_seen_groups(verdicts))],
+    }
+
+
+def _print_baseline_summary(verdicts: list[Verdict], baseline: Baseline) -> None:
+    new = sum(len(_new_groups(v, baseline)) for v in verdicts)
+    print(f"baseline {baseline.source}: {new} new kinds of divergence")
+    for entry in baseline.unused(_seen_groups(verdicts)):
+        print(f"  accepted but not seen in these traces (fixed?): {entry.describe()}")
 
 
 def _run_spark(
@@ -288,10 +410,11 @@ def _oracle_settings(args: argparse.Namespace) -> OracleSettings:
         args.late_response_ms,
         args.foreign_groups,
         args.max_divergences,
+        mid_stream=args.mid_stream,
     )
 
 
-def _print(verdict: Verdict) -> None:
+def _print(verdict: Verdict, baseline: Baseline | None = None) -> None:
     counts = verdict.counts
     summary = (
         f"{counts.events} events, {verdict.judged_fraction:.1%} judged ({counts.judged}), "
@@ -303,6 +426,17 @@ def _print(verdict: Verdict) -> None:
     print(f"{verdict.source}: {verdict.status.upper()}{cut} — {summary}")
     if verdict.note:
         print(f"  {verdict.note}")
+    if verdict.mid_stream:
+        print(
+            f"  mid-stream: {counts.groups_learned} groups learned (learn.group), "
+            f"{counts.pending_members_learned} pending members (learn.pending-member); "
+            f"{counts.held} events of groups not learned yet, not judged"
+        )
+    if counts.coordinator_moves:
+        print(
+            f"  {counts.coordinator_moves} offsets-partition events followed from the "
+            "coordinators' answers (follow.unload, follow.load: docs/oracle.md)"
+        )
     if counts.foreign_groups:
         print(f"  {counts.foreign_groups} groups listed by ListGroups outside the trace, ignored")
     tolerated = verdict.tolerated_by_name()
@@ -319,10 +453,12 @@ def _print(verdict: Verdict) -> None:
     if verdict.divergences:
         print(f"  {len(verdict.divergences)} divergences of {len(verdict.groups)} kinds:")
     for number, group in enumerate(verdict.groups, start=1):
-        _print_group(number, group)
+        accepted = baseline.accepts(group.first.group_key) if baseline is not None else None
+        known = f" [accepted by the baseline: {accepted.why}]" if accepted is not None else ""
+        _print_group(number, group, known)
 
 
-def _print_group(number: int, group: DivergenceGroup) -> None:
+def _print_group(number: int, group: DivergenceGroup, known: str = "") -> None:
     divergence = group.first
     api, kind, field, rule = divergence.group_key
     where = ", ".join(str(line) for line in group.lines[:10])
@@ -331,7 +467,7 @@ def _print_group(number: int, group: DivergenceGroup) -> None:
         f"  [{number}] {api} {kind}"
         + (f", field {field}" if field else "")
         + (f", rule {rule}" if rule else "")
-        + f": × {group.count} (lines {where}{more})"
+        + f": × {group.count} (lines {where}{more}){known}"
     )
     print(
         f"    line {divergence.line}: {divergence.api} v{divergence.version} response to "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from .config import CoordinatorConfig
 from .errors import ErrorCode, append_error_to_response
@@ -241,11 +242,10 @@ def _reply_current_generation(
     )
 
 
-def add_member_then_rebalance_or_complete_join(
-    step: Step, group: Group, ref: RequestRef, request: JoinGroupRequest, member_id: str
-) -> Group:
-    """Add a new member (parked in JoinGroup), then rebalance or try to complete the join phase."""
-    member = Member(
+def member_of_join(request: JoinGroupRequest, member_id: str, **state: Any) -> Member:
+    """The member a JoinGroup request describes (its protocols and timeouts), with `state`
+    (is_new, awaiting_join, heartbeat_deadline_ms, ...) as given."""
+    return Member(
         member_id=member_id,
         group_instance_id=request.group_instance_id,
         client_id=request.client_id,
@@ -254,9 +254,15 @@ def add_member_then_rebalance_or_complete_join(
         session_timeout_ms=request.session_timeout_ms,
         protocol_type=request.protocol_type,
         protocols=request.protocols,
-        is_new=True,
-        awaiting_join=ref,
+        **state,
     )
+
+
+def add_member_then_rebalance_or_complete_join(
+    step: Step, group: Group, ref: RequestRef, request: JoinGroupRequest, member_id: str
+) -> Group:
+    """Add a new member (parked in JoinGroup), then rebalance or try to complete the join phase."""
+    member = member_of_join(request, member_id, is_new=True, awaiting_join=ref)
     if group.state is PREPARING_REBALANCE and group.previous_state is EMPTY:
         group = replace(group, new_member_added=True)
     if not group.members:

@@ -14,6 +14,7 @@ from kafka.protocol.consumer.metadata import (
 
 from groupspec.cli.main import main
 from groupspec.oracle.trace.validate import PASS, validate_trace
+from groupspec.record.workload.runner import group_name
 from groupspec.record.workload.targets import free_port
 from groupspec.wire.trace_format import CLOSE, REQUEST, RESPONSE, TraceReading, read_trace
 
@@ -150,3 +151,9 @@ def test_the_workload_package_imports_no_spec_model_or_checker():
             if isinstance(node, ast.ImportFrom) and node.module:
                 parts = node.module.split(".")
                 assert not {"spec", "models", "checker"} & set(parts), (path.name, node.module)
+
+
+def test_on_a_running_broker_every_workload_names_its_group_afresh():
+    names = {group_name("dynamic", "kafka-python", "broker") for _ in range(50)}
+    assert len(names) == 50 and all(n.startswith("gs-dynamic-kafka-python-") for n in names)
+    assert group_name("dynamic", "kafka-python", "serve") == GROUP  # a fresh serve: plain name

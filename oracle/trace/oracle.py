@@ -19,11 +19,13 @@ from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.errors import ErrorCode
 from groupspec.spec.responses import ResponseBody
+from groupspec.spec.state import Group, PendingMember
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
 from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_into
 from .binding import Binding
 from .comparison import MEMBER_ID_REQUIRED, comparable
+from .coordinators import Coordinators, broker_of
 from .divergence_text import error_names, first_difference, render_response, render_state
 from .kafka_shape import (
     JOIN_GROUP,
@@ -33,6 +35,7 @@ from .kafka_shape import (
     response_body,
     spec_requests,
 )
+from .mid_stream import MidStream
 from .profiles import ERROR_PREFIX, FIRST_GENERATION, NO_MEMBER_ID_REQUIRED, DeviationProfile
 from .tracker import IGNORE_FOREIGN, Hypothesis, OracleSettings, Pending, Ref, Tracker
 
@@ -119,6 +122,13 @@ class OracleCounts:
     max_hypotheses: int = 1
     skipped_apis: dict[str, int] = field(default_factory=dict)
     foreign_groups: int = 0
+    # Mid-stream (`OracleSettings.mid_stream`): events of groups not learned yet, not judged,
+    # and the groups learned.
+    held: int = 0
+    groups_learned: int = 0
+    pending_members_learned: int = 0
+    # Partition events applied as coordinators' answers showed them (`coordinators`).
+    coordinator_moves: int = 0
 
 
 class Unexplained(NamedTuple):
@@ -150,6 +160,11 @@ class Oracle:
         self._requests: dict[Ref, Pending] = {}
         self._named_groups: set[str] = set()
         self._last = 0
+        self.mid_stream = MidStream() if self.tracker.settings.mid_stream else None
+        self.coordinators = Coordinators()
+        # Requests sent to a broker that does not coordinate their group (see `coordinators`).
+        self._elsewhere: dict[Ref, Pending] = {}
+        self._partitions: dict[str, int] = {}
 
     @property
     def divergence(self) -> Divergence | None:
@@ -224,26 +239,37 @@ class Oracle:
         try:
             requests = spec_requests(api_key, version, body, client_id, connection)
         except UnmodelledRequest:
-            self._skipped.add(ref)
-            self.counts.skipped += 1
-            name = API_NAMES.get(api_key, str(api_key))
-            self.counts.skipped_apis[name] = self.counts.skipped_apis.get(name, 0) + 1
+            self._skip(ref, API_NAMES.get(api_key, str(api_key)))
             return
         except BodyError as error:
             raise ObservationError(
                 f"{API_NAMES.get(api_key, api_key)} v{version} request: {error}"
             ) from None
+        if self.coordinators.unowned and self._finds_a_moving_group(requests):
+            # Any broker may answer it, naming the old coordinator, the new one or none yet.
+            self._skip(ref, "FindCoordinator (its group's coordinator moving)")
+            return
+        pending = Pending(
+            ref, api_key, version, requests, self._time(ts_ms), line, self._alternative(requests)
+        )
+        if self.mid_stream is not None and self.mid_stream.holds(api_key, _group_ids(requests)):
+            self.mid_stream.held[ref] = pending
+            self.counts.held += 1
+            return
         self.counts.requests += 1
         self.counts.judged += 1
+        partition = self._partition(requests)
+        if partition is not None and self.coordinators.elsewhere(partition, broker_of(connection)):
+            self._elsewhere[ref] = pending
+            return
         first = requests[0] if len(requests) == 1 else None
         if isinstance(first, (rq.HeartbeatRequest, rq.OffsetCommitRequest, rq.SyncGroupRequest)):
             self._named_groups.add(first.group_id)  # the common case, without a set built
         else:
             self._named_groups.update(_group_ids(requests))
-        pending = Pending(
-            ref, api_key, version, requests, self._time(ts_ms), line, self._alternative(requests)
-        )
         self._requests[ref] = pending
+        if self.mid_stream is not None and first is not None:
+            self._learn_pending_member(first, pending.ts)
         self.tracker.on_request(pending)
 
     def response(
@@ -258,6 +284,10 @@ class Oracle:
     ) -> Divergence | None:
         """The coordinator answered; returns the divergence if the answer is not allowed (the
         oracle then resynchronizes with it and goes on)."""
+        if self._learning(connection, correlation_id, body, ts_ms):
+            return None
+        if self._follow((connection, correlation_id), body, ts_ms):
+            return None
         pending = self._answered(connection, correlation_id, ts_ms, line)
         if pending is None:
             return None
@@ -333,7 +363,13 @@ class Oracle:
     ) -> Divergence | None:
         """The coordinator answered with bytes that do not decode as the request's response: a
         divergence (no client can act on it); the request counts as answered."""
-        pending = self._answered(connection, correlation_id, ts_ms, line)
+        held = self.mid_stream.release((connection, correlation_id)) if self.mid_stream else None
+        if held is not None:
+            self.counts.events += 1
+            self.counts.judged += 1  # undecodable whatever the group's state
+            pending: Pending | None = held
+        else:
+            pending = self._answered(connection, correlation_id, ts_ms, line)
         if pending is None:
             return None
         self._time(ts_ms)
@@ -376,6 +412,118 @@ class Oracle:
         return found
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _skip(self, ref: Ref, name: str) -> None:
+        """The request `ref` and its response are not judged: counted under `name`."""
+        self._skipped.add(ref)
+        self.counts.skipped += 1
+        self.counts.skipped_apis[name] = self.counts.skipped_apis.get(name, 0) + 1
+
+    def _finds_a_moving_group(self, requests: tuple[rq.Request, ...]) -> bool:
+        """Whether these are FindCoordinator requests for a group whose coordinator answered
+        NOT_COORDINATOR and no broker took it over yet."""
+        return any(
+            isinstance(r, rq.FindCoordinatorRequest)
+            and self.tracker.spec.partition_for(r.key) in self.coordinators.unowned
+            for r in requests
+        )
+
+    def _partition(self, requests: tuple[rq.Request, ...]) -> int | None:
+        """The offsets partition of the one group `requests` name, if they name one."""
+        group_id = getattr(requests[0], "group_id", None) if len(requests) == 1 else None
+        if not isinstance(group_id, str):
+            return None
+        partition = self._partitions.get(group_id)
+        if partition is None:
+            partition = self._partitions[group_id] = self.tracker.spec.partition_for(group_id)
+        return partition
+
+    def _follow(self, ref: Ref, body: dict[str, Any], ts_ms: float) -> bool:
+        """Follow the group of the request `ref` across coordinators (`coordinators`) on its
+        response `body`; True if the response was judged here (NOT_COORDINATOR from a broker
+        that does not coordinate the group, as allowed)."""
+        elsewhere = self._elsewhere.pop(ref, None)
+        pending = elsewhere or self._requests.get(ref)
+        partition = self._partition(pending.requests) if pending is not None else None
+        if pending is None or partition is None:
+            return False
+        error = _coordinator_error(body)
+        broker = broker_of(ref[0])
+        if elsewhere is not None and error == ErrorCode.NOT_COORDINATOR:
+            self.counts.events += 1
+            self.counts.judged += 1
+            self.counts.responses_checked += 1
+            self._time(ts_ms)
+            return True
+        loading = partition in self.tracker.hypotheses[0].state.loading_partitions
+        if error == ErrorCode.NOT_COORDINATOR:
+            events: list[Any] = list(self.coordinators.unloaded(partition, broker))
+        else:
+            is_loading = error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+            events = self.coordinators.loaded(partition, broker, is_loading, loading)
+        now = self._time(ts_ms) if events else 0
+        for event in events:
+            self.tracker.apply(event, now)
+        self.counts.coordinator_moves += len(events)
+        if elsewhere is not None:  # this broker coordinates the group now: judge it so
+            self._requests[ref] = elsewhere
+            self.tracker.on_request(elsewhere)
+        return False
+
+    def _learn_pending_member(self, request: rq.Request, now: int) -> None:
+        """`learn.pending-member` (see `mid_stream`): the id a JoinGroup presents becomes a
+        pending member in each state whose group does not know it."""
+        assert self.mid_stream is not None
+        if not isinstance(request, rq.JoinGroupRequest) or not request.member_id:
+            return
+        changed = False
+        updated = []
+        for h in self.tracker.hypotheses:
+            group = h.state.group(getattr(request, "group_id", ""))
+            spec_id = h.binding.to_spec(request.member_id)
+            if group is None or not self.mid_stream.handed_out_before(request, now, group, spec_id):
+                updated.append(h)
+                continue
+            changed = True
+            pending = PendingMember(request.member_id, request.session_timeout_ms)
+            group = group.with_pending_member(pending)
+            binding = _with_ids(h.binding, [request.member_id])
+            updated.append(replace(h, state=h.state.with_group(group), binding=binding))
+        if changed:
+            self.counts.pending_members_learned += 1
+            self.tracker.hypotheses = updated
+
+    def _learning(
+        self, connection: str, correlation_id: int, body: dict[str, Any], ts_ms: float
+    ) -> bool:
+        """Whether the response answers a held request (mid-stream): then it is not judged,
+        and it may teach the oracle its group (`learn.group`)."""
+        if self.mid_stream is None:
+            return False
+        pending = self.mid_stream.release((connection, correlation_id))
+        if pending is None:
+            return False
+        self.counts.events += 1
+        self.counts.held += 1
+        group = self.mid_stream.learn(pending, body, self._time(ts_ms))
+        if group is not None:
+            self.counts.groups_learned += 1
+            self._named_groups.add(group.group_id)
+            self.tracker.hypotheses = [
+                replace(
+                    h,
+                    state=h.state.with_group(group),
+                    binding=_with_ids(h.binding, _member_ids(group)),
+                )
+                for h in self.tracker.hypotheses
+            ]
+            for released in self.mid_stream.after_learning(group.group_id, group.generation_id):
+                self.counts.held -= 1  # judged after all
+                self.counts.requests += 1
+                self.counts.judged += 1
+                self._requests[released.ref] = released
+                self.tracker.on_request(released)
+        return True
 
     def _answered(
         self, connection: str, correlation_id: int, ts_ms: float, line: int
@@ -611,6 +759,8 @@ class Oracle:
         # Requests left on a closed connection are owed nothing (the client may have given up).
         for ref in [r for r in self._requests if r[0] == connection]:
             del self._requests[ref]
+        if self.mid_stream is not None:
+            self.mid_stream.drop_connection(connection)
         self.tracker.on_close(connection)
 
     def _time(self, ts_ms: float) -> int:
@@ -619,6 +769,32 @@ class Oracle:
             self._origin = ts_ms
         self._last = int(ts_ms - self._origin)
         return self._last
+
+
+def _coordinator_error(body: dict[str, Any]) -> int | None:
+    """The response's top-level error code; for a response without one (OffsetCommit), the
+    first error code it carries (a coordinator that moved answers every part alike)."""
+    code = body.get("error_code")
+    if isinstance(code, int):
+        return code
+    for topic in body.get("topics") or ():
+        for part in (topic.get("partitions") or ()) if isinstance(topic, dict) else ():
+            nested = part.get("error_code") if isinstance(part, dict) else None
+            return nested if isinstance(nested, int) else None
+    return None
+
+
+def _member_ids(group: Group) -> list[str]:
+    """The ids of the group's members and pending members."""
+    return [m.member_id for m in group.members] + [p.member_id for p in group.pending_members]
+
+
+def _with_ids(binding: Binding, member_ids: list[str]) -> Binding:
+    """`binding` with each of `member_ids` bound to itself (ids learned mid-stream are the
+    specification's own spelling)."""
+    for member_id in member_ids:
+        binding = binding.with_pair(member_id, member_id)
+    return binding
 
 
 def _rebind(hypothesis: Hypothesis, binding: Binding) -> Hypothesis:

@@ -133,19 +133,27 @@ class ProfileReading:
         return str(self.path)
 
 
-def read_profile(path: Path, base: DeviationProfile | None = None) -> DeviationProfile:
-    """The profile in the TOML file `path`, added to `base`; ProfileError naming the file and
-    line of what is wrong."""
+def read_toml(
+    path: Path, what: str, error_type: type[Exception]
+) -> tuple[ProfileReading, dict[str, Any]]:
+    """The TOML document in `path`, with its text for naming lines; `error_type` naming the
+    file (and line, for malformed TOML) if it cannot be read or parsed."""
     reading = ProfileReading(path)
     try:
         reading.text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise ProfileError(f"{path}: cannot read the profile: {error}") from None
+        raise error_type(f"{path}: cannot read the {what}: {error}") from None
     reading.lines = reading.text.splitlines()
     try:
-        document = tomllib.loads(reading.text)
+        return reading, tomllib.loads(reading.text)
     except tomllib.TOMLDecodeError as error:
-        raise ProfileError(f"{path}: malformed TOML: {error}") from None
+        raise error_type(f"{path}: malformed TOML: {error}") from None
+
+
+def read_profile(path: Path, base: DeviationProfile | None = None) -> DeviationProfile:
+    """The profile in the TOML file `path`, added to `base`; ProfileError naming the file and
+    line of what is wrong."""
+    reading, document = read_toml(path, "profile", ProfileError)
     profile = base or DeviationProfile()
     unknown = sorted(set(document) - {"name", "tolerate", "coordinator"})
     if unknown:

@@ -28,7 +28,7 @@ from groupspec.checker.rewrite import rewrite_strings
 from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.coordinator import GroupCoordinatorSpec
-from groupspec.spec.events import TimerEvent
+from groupspec.spec.events import EventNotEnabledError, PartitionEvent, TimerEvent
 from groupspec.spec.member_ids import rename_request_member_ids
 from groupspec.spec.responses import ResponseBody
 from groupspec.spec.state import CoordinatorState
@@ -57,6 +57,9 @@ class OracleSettings:
     foreign_groups: str = IGNORE_FOREIGN
     # Stop judging a trace after this many divergences (0: judge it to the end).
     max_divergences: int = 0
+    # The trace may start mid-stream, with groups already present: hold each group back until
+    # it is learned (oracle/trace/mid_stream.py).
+    mid_stream: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +220,27 @@ class Tracker:
             frontier = _unique([m for h in frontier for m in self._moves(h, until)])
             explored += len(frontier)
         return []
+
+    def apply(self, event: PartitionEvent, now: int) -> None:
+        """Every hypothesis after `event` (an offsets partition unloaded or loaded, as the
+        coordinators' answers showed) at time `now`; hypotheses it does not apply to stay."""
+        updated = []
+        for hypothesis in self.hypotheses:
+            try:
+                outcomes = self.spec.step(hypothesis.state, event, now)
+            except EventNotEnabledError:
+                updated.append(hypothesis)
+                continue
+            for outcome in outcomes:
+                produced = [
+                    ((r.ref.connection, r.ref.correlation_id), r.body) for r in outcome.responses
+                ]
+                updated.append(
+                    self._after(
+                        hypothesis, outcome.state, hypothesis.queues, produced, now, outcome.rules
+                    )
+                )
+        self.hypotheses = _unique(updated)
 
     def settle(self, now: int) -> None:
         """Advance every hypothesis past what time `now` forces (overdue timers and requests)."""

@@ -93,6 +93,7 @@ class Verdict:
     profile: DeviationProfile = field(default_factory=DeviationProfile)
     # The specification rules the trace exercised (`Oracle.rules_exercised`).
     rules: frozenset[str] = frozenset()
+    mid_stream: bool = False
 
     @property
     def passed(self) -> bool:
@@ -135,6 +136,16 @@ class Verdict:
             "skipped_requests": self.counts.skipped,
             "skipped_apis": self.counts.skipped_apis,
             "foreign_groups_ignored": self.counts.foreign_groups,
+            "coordinator_moves_followed": self.counts.coordinator_moves,
+            "mid_stream": (
+                {
+                    "groups_learned": self.counts.groups_learned,
+                    "pending_members_learned": self.counts.pending_members_learned,
+                    "held_events": self.counts.held,
+                }
+                if self.mid_stream
+                else None
+            ),
             "max_hypotheses": self.counts.max_hypotheses,
             "cut_at_line": self.cut_at_line,
             "elapsed_s": round(self.elapsed_s, 3),
@@ -248,6 +259,7 @@ def validate_lines(
             tuple(oracle.tolerated),
             oracle.profile,
             oracle.rules_exercised,
+            settings.mid_stream,
         )
     try:
         groups = _groups(
@@ -272,6 +284,7 @@ def validate_lines(
         tuple(oracle.tolerated),
         profile,
         oracle.rules_exercised,
+        settings.mid_stream,
     )
 
 

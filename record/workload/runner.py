@@ -44,6 +44,14 @@ def trace_path(trace_dir: Path, client: str, scenario: str) -> Path:
     return trace_dir / f"{client}-{scenario}.jsonl"
 
 
+def group_name(scenario: str, client: str, target_kind: str) -> str:
+    """The group (and topic) name a workload uses: on a broker that runs on between workloads
+    (`target_kind` "broker"), a name nobody used before, so that no earlier run's group is in
+    it; a fresh `groupspec serve` or mock cluster keeps the plain, readable name."""
+    suffix = f"-{uuid.uuid4().hex[:12]}" if target_kind == "broker" else ""
+    return f"gs-{scenario}-{client}{suffix}"
+
+
 def run_workload(
     target: Target, client: str, scenario: Scenario, trace_dir: Path
 ) -> WorkloadResult:
@@ -58,9 +66,7 @@ def run_workload(
     if client not in scenario.clients:
         result.skipped = f"{client} cannot run {scenario.name!r} ({scenario.summary})"
         return result
-    # An existing broker keeps its groups and topics from run to run: new names each time.
-    suffix = f"-{uuid.uuid4().hex[:6]}" if target.kind == "broker" else ""
-    name = f"gs-{scenario.name}-{client}{suffix}"
+    name = group_name(scenario.name, client, target.kind)
     target.open()
     try:
         path = trace_path(trace_dir, client, scenario.name)

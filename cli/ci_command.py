@@ -1,0 +1,186 @@
+"""`groupspec ci`: the broker-conformance job of docs/ci/broker-conformance.yml in one command.
+
+It runs, in this order, the commands a user would type: `groupspec workload` (real clients
+through the recorder), `groupspec probe` (scripted exchanges through the recorder) and
+`groupspec validate` over every trace they left, with the user's baseline and validate options.
+Each is parsed before anything runs (bad input exits 2 before a broker is touched), printed as
+a shell line, and run through the same parser; `commands.sh` in the output folder lists them,
+so a failing CI run can be reproduced by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+from groupspec.cli.arguments import output_directory
+from groupspec.cli.output import write_atomically
+from groupspec.record.workload.client_scenarios import SCENARIOS
+from groupspec.record.workload.probes import PROBES
+
+from . import validate_command
+from .workload_command import CLIENTS
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+TRACE_GLOB = "*.jsonl"
+TRACES, REPORT_TEXT, REPORT_JSON, COMMANDS = "traces", "report.txt", "report.json", "commands.sh"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `ci` subcommand."""
+    parser = commands.add_parser(
+        "ci",
+        help="the broker-conformance CI job: workloads, probes, validation, a report",
+        description=(
+            "Judge a broker as its CI would (docs/oracle.md, 'In a broker's own CI'): run the "
+            "real-client workloads and the probes against --target through the recorder, "
+            "validate every trace, and write the traces, report.txt, report.json and "
+            "commands.sh (the commands run) to --out. Options after `--` go to `groupspec "
+            "validate` (--tolerate, --profile, --set, ...). Exit 0 when nothing new diverged, "
+            "1 on a divergence the --baseline does not accept or a workload or probe that did "
+            "not finish, 2 on bad input, 3 when a trace was too ambiguous to decide."
+        ),
+    )
+    parser.add_argument("--target", required=True, help="HOST:PORT of the broker, serve or mock")
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=output_directory,
+        metavar="DIR",
+        help="where the traces, report.txt, report.json and commands.sh go",
+    )
+    parser.add_argument("--client", choices=[*CLIENTS, "all"], default="all")
+    parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
+    parser.add_argument("--no-workloads", action="store_true", help="run the probes only")
+    parser.add_argument(
+        "--probe", action="append", choices=sorted(PROBES), help="a probe to run (default: all)"
+    )
+    parser.add_argument("--no-probes", action="store_true", help="run the workloads only")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="the kinds of divergence accepted (validate --baseline); without it any fails",
+    )
+    parser.add_argument(
+        "validate_options",
+        nargs=argparse.REMAINDER,
+        metavar="-- VALIDATE-OPTION",
+        help="options for groupspec validate",
+    )
+    parser.set_defaults(run=run)
+
+
+def job_commands(args: argparse.Namespace) -> list[list[str]]:
+    """The groupspec commands (argument lists, without `groupspec`) the job runs, in order;
+    the last validates `traces/*.jsonl`, expanded when it runs."""
+    traces = str(args.out / TRACES)
+    found: list[list[str]] = []
+    if not args.no_workloads:
+        found.append(
+            [
+                "workload",
+                "--target",
+                args.target,
+                "--trace-dir",
+                traces,
+                "--client",
+                args.client,
+                "--scenario",
+                args.scenario,
+            ]
+        )
+    if not args.no_probes:
+        probes = [part for name in args.probe or () for part in ("--probe", name)]
+        found.append(["probe", "--target", args.target, "--trace-dir", traces, *probes])
+    validate = ["validate", f"{traces}/{TRACE_GLOB}", "--json", str(args.out / REPORT_JSON)]
+    if args.baseline is not None:
+        validate += ["--baseline", str(args.baseline)]
+    options = list(args.validate_options)
+    validate += options[1:] if options[:1] == ["--"] else options
+    found.append(validate)
+    return found
+
+
+def shell_line(command: list[str]) -> str:
+    """`command` as a line of sh, the traces' glob left for the shell to expand."""
+    parts = ["groupspec"]
+    for part in command:
+        folder, glob, rest = part.rpartition("/" + TRACE_GLOB)
+        is_glob = glob and not rest
+        parts.append(f"{shlex.quote(folder)}/{TRACE_GLOB}" if is_glob else shlex.quote(part))
+    return " ".join(parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the job; the worst exit code of its commands (see the description)."""
+    from groupspec.cli.main import build_parser, main
+
+    if args.no_workloads and args.no_probes:
+        return _usage("--no-workloads and --no-probes leave nothing to validate")
+    commands = job_commands(args)
+    (args.out / TRACES).mkdir(parents=True, exist_ok=True)  # validate's --json needs it
+    parser = build_parser()
+    for command in commands:
+        try:
+            # Parsed and read now, so that a bad option fails before the broker is touched.
+            with contextlib.redirect_stdout(sys.stderr):
+                parsed = parser.parse_args(command)
+            if parsed.command == "validate":
+                validate_command.options(parsed)
+        except SystemExit as refused:
+            return int(refused.code or EXIT_USAGE)
+        except validate_command.OPTION_ERRORS as error:
+            return _usage(f"validate: {error}")
+    lines = ["#!/bin/sh"] + [shell_line(command) for command in commands]
+    write_atomically(args.out / COMMANDS, "\n".join(lines) + "\n")
+    failed = False
+    for command in commands[:-1]:
+        print(f"$ {shell_line(command)}", flush=True)
+        code = main(command)
+        if code == EXIT_USAGE:
+            return EXIT_USAGE
+        failed = failed or code != EXIT_OK
+    validate = commands[-1]
+    traces = sorted(str(path) for path in (args.out / TRACES).glob(TRACE_GLOB))
+    if not traces:
+        return _usage(f"no traces in {args.out / TRACES}: nothing to validate")
+    print(f"$ {shell_line(validate)}", flush=True)
+    with (args.out / REPORT_TEXT).open("w", encoding="utf-8") as report, _tee(report):
+        code = main([validate[0], *traces, *validate[2:]])
+    if failed:
+        print("groupspec ci: a workload or probe did not finish (see above)", file=sys.stderr)
+        code = code or EXIT_FAILED
+    return code
+
+
+class _Tee:
+    """Writes go to both streams."""
+
+    def __init__(self, first: TextIO, second: TextIO) -> None:
+        self.first, self.second = first, second
+
+    def write(self, text: str) -> int:
+        self.second.write(text)
+        return self.first.write(text)
+
+    def flush(self) -> None:
+        self.first.flush()
+        self.second.flush()
+
+
+@contextlib.contextmanager
+def _tee(report: TextIO) -> Iterator[None]:
+    """Standard output copied into `report` meanwhile."""
+    with contextlib.redirect_stdout(_Tee(sys.stdout, report)):
+        yield
+
+
+def _usage(message: str) -> int:
+    print(f"groupspec ci: {message}", file=sys.stderr)
+    return EXIT_USAGE
