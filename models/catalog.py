@@ -17,7 +17,7 @@ from groupspec.checker.check import CheckResult
 from groupspec.checker.check_report import liveness_json, result_json, with_digests
 from groupspec.checker.model import Model
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
-from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
+from groupspec.spec.rules import REACHABLE_RULE_IDS
 
 from .faults import FAULTS
 from .presets import (
@@ -120,10 +120,10 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
         rules: tuple[str, ...] = ()
         actions: tuple[str, ...] = TWO_PHASE_ACTIONS
     elif preset.kind == CLIENTS_KIND:
-        rules = tuple(sorted(RULE_IDS - DEFENSIVE_RULE_IDS))
+        rules = tuple(sorted(REACHABLE_RULE_IDS))
         actions = ()
     else:
-        rules = tuple(sorted((RULE_IDS - DEFENSIVE_RULE_IDS) | CONSUMER_RULE_IDS))
+        rules = tuple(sorted(REACHABLE_RULE_IDS | CONSUMER_RULE_IDS))
         actions = tuple(getattr(model, "action_kinds", ()))
     return LoadedModel(
         preset.name,

@@ -37,6 +37,7 @@ from .rules import (
     JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3,
     JOIN_NEW_DYNAMIC_MEMBER_MEMBER_ID_REQUIRED,
     JOIN_NEW_GROUP_WRITE_FAILED,
+    JOIN_NEW_MEMBER_DOES_NOT_EXTEND_INITIAL_DELAY_KAFKA_3X,
     JOIN_NEW_MEMBER_GROUP_DEAD,
     JOIN_NEW_MEMBER_INCONSISTENT_PROTOCOL,
     JOIN_NEW_STATIC_MEMBER_ADDED,
@@ -258,7 +259,11 @@ def add_member_then_rebalance_or_complete_join(
         awaiting_join=ref,
     )
     if group.state is PREPARING_REBALANCE and group.previous_state is EMPTY:
-        group = replace(group, new_member_added=True)
+        # The Scala coordinator tests "generation 0" where the Java one tests "came from Empty".
+        if step.config.is_scala_coordinator and group.generation_id != 0:
+            step.fire(JOIN_NEW_MEMBER_DOES_NOT_EXTEND_INITIAL_DELAY_KAFKA_3X)
+        else:
+            group = replace(group, new_member_added=True)
     if not group.members:
         group = replace(group, protocol_type=request.protocol_type)
     group = group.without_member(member_id).with_member(member)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .config import KAFKA_3X
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -23,6 +25,9 @@ class Rule:
     # another thread just killed). Steps of the spec are atomic, so only a state built by hand
     # reaches it; coverage reports list such rules apart.
     defensive: bool = False
+    # Set for a rule of another Kafka release's coordinator: it fires only when the
+    # coordinator's `kafka_version` is this profile (docs/protocol.md §11.2).
+    kafka_version: str | None = None
 
 
 # Coordinator-level checks
@@ -103,6 +108,12 @@ JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3 = Rule(
     "join.new_dynamic_member_added_v0_to_v3",
     "§2.2.4",
     "Dynamic member on JoinGroup v0-v3 is added at once.",
+)
+JOIN_NEW_MEMBER_DOES_NOT_EXTEND_INITIAL_DELAY_KAFKA_3X = Rule(
+    "join.new_member_does_not_extend_initial_delay.kafka_3x",
+    "§11.2",
+    "Scala GroupCoordinator: a member joining the initial rebalance of a group past generation 0 does not mark a new member added, so the initial delay is not extended for it.",
+    kafka_version=KAFKA_3X,
 )
 JOIN_EXISTING_MEMBER_GROUP_DEAD = Rule(
     "join.existing_member.group_dead",
@@ -218,6 +229,12 @@ REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL = Rule(
     "§3 timers",
     "A removal by expiry left everyone joined: complete the join phase (even during the initial rebalance).",
 )
+REBALANCE_INITIAL_DELAY_KEPT_AFTER_REMOVAL_KAFKA_3X = Rule(
+    "rebalance.initial_delay_kept_after_removal.kafka_3x",
+    "§11.2",
+    "Scala GroupCoordinator: a removal by expiry that leaves everyone joined during the initial-rebalance delay does not complete the join phase; the delay runs out first.",
+    kafka_version=KAFKA_3X,
+)
 REBALANCE_INITIAL_DELAY_EXTENDED = Rule(
     "rebalance.initial_delay_extended",
     "§3 step 5",
@@ -292,6 +309,12 @@ SYNC_STABLE_RETURNS_ASSIGNMENT = Rule(
     "§2.3",
     "Stable: the stored assignment is returned at once.",
 )
+SYNC_STABLE_RETURNS_ASSIGNMENT_KAFKA_3X = Rule(
+    "sync.stable_returns_assignment.kafka_3x",
+    "§11.2",
+    "Scala GroupCoordinator: a SyncGroup in Stable returns the member's assignment and also renews its session timer.",
+    kafka_version=KAFKA_3X,
+)
 
 # Heartbeat
 HEARTBEAT_UNKNOWN_GROUP = Rule(
@@ -351,6 +374,12 @@ COMMIT_UNKNOWN_GROUP_WITH_GENERATION = Rule(
     "commit.unknown_group_with_generation",
     "§5.1",
     "Unknown group, generation ≥ 0: GROUP_ID_NOT_FOUND on v9+, ILLEGAL_GENERATION before.",
+)
+COMMIT_UNKNOWN_GROUP_WITH_GENERATION_KAFKA_3X = Rule(
+    "commit.unknown_group_with_generation.kafka_3x",
+    "§11.2",
+    "Scala GroupCoordinator: an OffsetCommit to an unknown group with generation >= 0 gets ILLEGAL_GENERATION at every API version.",
+    kafka_version=KAFKA_3X,
 )
 COMMIT_SIMPLE_GROUP_CREATED = Rule(
     "commit.simple_group_created",
@@ -522,6 +551,7 @@ RULES: tuple[Rule, ...] = (
     JOIN_NEW_STATIC_MEMBER_ADDED,
     JOIN_NEW_DYNAMIC_MEMBER_MEMBER_ID_REQUIRED,
     JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3,
+    JOIN_NEW_MEMBER_DOES_NOT_EXTEND_INITIAL_DELAY_KAFKA_3X,
     JOIN_EXISTING_MEMBER_GROUP_DEAD,
     JOIN_EXISTING_MEMBER_INCONSISTENT_PROTOCOL,
     JOIN_PENDING_MEMBER_WITH_INSTANCE_ID,
@@ -545,6 +575,7 @@ RULES: tuple[Rule, ...] = (
     REBALANCE_JOIN_TIMER_ARMED,
     REBALANCE_JOIN_COMPLETED_EARLY,
     REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL,
+    REBALANCE_INITIAL_DELAY_KEPT_AFTER_REMOVAL_KAFKA_3X,
     REBALANCE_INITIAL_DELAY_EXTENDED,
     REBALANCE_DYNAMIC_MEMBER_NOT_REJOINED_REMOVED,
     REBALANCE_LEADER_REELECTED,
@@ -562,6 +593,7 @@ RULES: tuple[Rule, ...] = (
     SYNC_LEADER_ASSIGNMENT_WRITE_FAILED,
     SYNC_PARKED_ANSWERED_WITH_ERROR,
     SYNC_STABLE_RETURNS_ASSIGNMENT,
+    SYNC_STABLE_RETURNS_ASSIGNMENT_KAFKA_3X,
     # Heartbeat
     HEARTBEAT_UNKNOWN_GROUP,
     HEARTBEAT_GROUP_DEAD,
@@ -579,6 +611,7 @@ RULES: tuple[Rule, ...] = (
     LEAVE_MEMBER_REMOVED,
     # Offsets
     COMMIT_UNKNOWN_GROUP_WITH_GENERATION,
+    COMMIT_UNKNOWN_GROUP_WITH_GENERATION_KAFKA_3X,
     COMMIT_SIMPLE_GROUP_CREATED,
     COMMIT_REJECTED_BY_FENCING,
     COMMIT_ACCEPTED,
@@ -620,3 +653,9 @@ RULES: tuple[Rule, ...] = (
 
 RULE_IDS: frozenset[str] = frozenset(rule.rule_id for rule in RULES)
 DEFENSIVE_RULE_IDS: frozenset[str] = frozenset(rule.rule_id for rule in RULES if rule.defensive)
+# Rules of another Kafka release's coordinator, never fired under the default `kafka_version`.
+VERSION_PROFILE_RULE_IDS: frozenset[str] = frozenset(
+    rule.rule_id for rule in RULES if rule.kafka_version is not None
+)
+# What a closed world of the default coordinator can be expected to reach.
+REACHABLE_RULE_IDS: frozenset[str] = RULE_IDS - DEFENSIVE_RULE_IDS - VERSION_PROFILE_RULE_IDS
