@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.cli.arguments import output_directory
+from groupspec.cli.arguments import add_kafka_version_option, kafka_version_line, output_directory
 from groupspec.oracle.trace.divergence_text import error_names
 from groupspec.oracle.trace.profiles import (
     TOLERANCES,
@@ -61,6 +61,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="a coordinator setting (CoordinatorConfig name, e.g. group_initial_rebalance_delay_ms=0), "
         "over the trace header's",
     )
+    add_kafka_version_option(parser)
     parser.add_argument(
         "--timer-slack-ms",
         type=int,
@@ -139,6 +140,8 @@ def run_validate(args: argparse.Namespace) -> int:
     """Validate every trace; print one verdict each; exit with the worst outcome."""
     try:
         overrides = _settings(args.set)
+        if args.kafka_version is not None:
+            overrides["kafka_version"] = args.kafka_version
         settings = _oracle_settings(args)
         profile = _profile(args)
     except (ValueError, ProfileError) as error:
@@ -231,6 +234,8 @@ def _settings(options: list[str]) -> dict[str, Any]:
         name, equals, value = option.partition("=")
         if not equals or not name:
             raise ValueError(f"--set {option!r}: expected NAME=VALUE")
+        if name == "kafka_version":
+            raise ValueError(f"--set {option!r}: choose the version with --kafka-version")
         try:
             settings[name] = int(value)
         except ValueError:
@@ -275,6 +280,7 @@ def _print(verdict: Verdict) -> None:
     )
     cut = f" (cut at line {verdict.cut_at_line}: validated up to it)" if verdict.cut_at_line else ""
     print(f"{verdict.source}: {verdict.status.upper()}{cut} — {summary}")
+    print(f"  {kafka_version_line(verdict.kafka_version)}")
     if verdict.note:
         print(f"  {verdict.note}")
     if counts.foreign_groups:

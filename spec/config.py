@@ -8,12 +8,14 @@ from .errors import APPEND_ERRORS, ErrorCode, InvalidConfigError
 
 INT32_MAX = 2**31 - 1
 
-# The coordinator whose behaviour the specification follows where Kafka releases differ:
-# "4.x" is the Java group coordinator (GroupMetadataManager, Kafka 3.7+ and 4.x), "3.x" the
-# Scala GroupCoordinator (Kafka 2.8.1 to 3.9). docs/protocol.md §11.2 lists the differences.
+# The coordinator whose behaviour the specification follows where Kafka releases differ, and
+# what each profile stands for. docs/protocol.md §11.2 lists the differences.
 KAFKA_4X = "4.x"
 KAFKA_3X = "3.x"
-KAFKA_VERSIONS = (KAFKA_4X, KAFKA_3X)
+KAFKA_VERSIONS: dict[str, str] = {
+    KAFKA_4X: "the Java group coordinator of Kafka 3.7+ and 4.x",
+    KAFKA_3X: "the Scala GroupCoordinator of Kafka 2.8.1 to 3.9",
+}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.config import KAFKA_4X, CoordinatorConfig
 from groupspec.spec.errors import InvalidConfigError
 from groupspec.wire.trace_format import (
     REQUEST,
@@ -91,6 +91,8 @@ class Verdict:
     note: str = ""
     tolerated: tuple[Tolerated, ...] = ()
     profile: DeviationProfile = field(default_factory=DeviationProfile)
+    # The Kafka version profile the specification followed (CoordinatorConfig.kafka_version).
+    kafka_version: str = KAFKA_4X
 
     @property
     def passed(self) -> bool:
@@ -124,6 +126,7 @@ class Verdict:
         return {
             "trace": self.source,
             "status": self.status,
+            "kafka_version": self.kafka_version,
             "events": self.counts.events,
             "judged_events": self.counts.judged,
             "judged_fraction": round(self.judged_fraction, 4),
@@ -244,6 +247,7 @@ def validate_lines(
             str(error),
             tuple(oracle.tolerated),
             oracle.profile,
+            config.kafka_version,
         )
     try:
         groups = _groups(
@@ -267,6 +271,7 @@ def validate_lines(
         note,
         tuple(oracle.tolerated),
         profile,
+        config.kafka_version,
     )
 
 
