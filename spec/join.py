@@ -32,6 +32,7 @@ from .rules import (
     JOIN_EXISTING_MEMBER_STABLE_FOLLOWER_UNCHANGED,
     JOIN_EXISTING_MEMBER_STABLE_LEADER_REBALANCES,
     JOIN_GROUP_CREATED,
+    JOIN_GROUP_CREATED_KAFKA_3X,
     JOIN_GROUP_MAX_SIZE_REACHED,
     JOIN_INVALID_SESSION_TIMEOUT,
     JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3,
@@ -75,9 +76,12 @@ def join_group(
         step.fire(JOIN_UNKNOWN_GROUP_WITH_MEMBER_ID)
         _reply_error(step, ref, request, ErrorCode.UNKNOWN_MEMBER_ID)
         return state
-    is_new_group = existing is None
+    # The Java coordinator persists a group it creates; the Scala one keeps it in memory only.
+    persists_new_group = existing is None and not config.is_scala_coordinator
     if existing is None:
-        step.fire(JOIN_GROUP_CREATED)
+        step.fire(
+            JOIN_GROUP_CREATED_KAFKA_3X if config.is_scala_coordinator else JOIN_GROUP_CREATED
+        )
     group = existing if existing is not None else Group(group_id=request.group_id)
     next_seq = state.next_member_seq
 
@@ -94,7 +98,7 @@ def join_group(
     else:
         group = join_existing_member(step, group, ref, request)
 
-    if is_new_group:
+    if persists_new_group:
         failure = step.write([empty_group_record(request.group_id)])
         if failure is not None:
             # The coordinator reverts to its snapshot: the new group never existed.

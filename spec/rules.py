@@ -68,6 +68,12 @@ JOIN_GROUP_CREATED = Rule(
     "§1, §2.2.2",
     'JoinGroup with member id "" creates the group: Empty, generation 0; an empty group record is written.',
 )
+JOIN_GROUP_CREATED_KAFKA_3X = Rule(
+    "join.group_created.kafka_3x",
+    "§11.2",
+    'Scala GroupCoordinator: JoinGroup with member id "" creates the group in memory only (Empty, generation 0); no record is written, so no append can fail it and a coordinator move before its first rebalance forgets it.',
+    kafka_version=KAFKA_3X,
+)
 JOIN_NEW_GROUP_WRITE_FAILED = Rule(
     "join.new_group_write_failed",
     "§2.0, §6",
@@ -543,6 +549,7 @@ RULES: tuple[Rule, ...] = (
     JOIN_INVALID_SESSION_TIMEOUT,
     JOIN_UNKNOWN_GROUP_WITH_MEMBER_ID,
     JOIN_GROUP_CREATED,
+    JOIN_GROUP_CREATED_KAFKA_3X,
     JOIN_NEW_GROUP_WRITE_FAILED,
     JOIN_GROUP_MAX_SIZE_REACHED,
     JOIN_NEW_MEMBER_GROUP_DEAD,

@@ -17,7 +17,7 @@ from coordinator_driver import (
 
 from groupspec.spec import ErrorCode, HeartbeatExpired, InvalidConfigError, JoinTimerExpired
 from groupspec.spec.config import CoordinatorConfig
-from groupspec.spec.requests import OffsetCommitPartition, OffsetCommitRequest
+from groupspec.spec.requests import OffsetCommitPartition, OffsetCommitRequest, Received
 from groupspec.spec.rules import (
     REACHABLE_RULE_IDS,
     RULES,
@@ -48,7 +48,7 @@ def test_the_default_profile_is_the_java_coordinator_and_others_are_refused():
 def test_version_profile_rules_are_named_for_their_release_and_kept_out_of_the_default_totals():
     profiled = [rule for rule in RULES if rule.kafka_version is not None]
     assert {rule.rule_id for rule in profiled} == VERSION_PROFILE_RULE_IDS
-    assert len(profiled) == 4
+    assert len(profiled) == 5
     for rule in profiled:
         assert rule.rule_id.endswith(".kafka_3x") and rule.kafka_version == SCALA
     assert not VERSION_PROFILE_RULE_IDS & REACHABLE_RULE_IDS
@@ -146,3 +146,21 @@ def test_at_generation_0_both_coordinators_extend_the_initial_delay():
         fired = driver.step(JoinTimerExpired(GROUP), at=3_000)
         assert "rebalance.initial_delay_extended" in fired.rules, version
         assert response_to(fired, a_ref) is None
+
+
+@_by_profile("join.group_created", "join.group_created.kafka_3x")
+def test_a_group_a_join_creates_is_persisted_only_by_the_java_coordinator(version, rule, is_java):
+    # Every append may fail: the Java coordinator's join of a new group can fail with it (the
+    # group is rolled back); the Scala coordinator writes nothing, so its join always proceeds.
+    driver = Driver(write_failures=(ErrorCode.NOT_ENOUGH_REPLICAS,), kafka_version=version)
+    ref = driver.next_ref("a")
+    outcomes = driver.outcomes(Received(ref, join_request("a")))
+    assert all(rule in outcome.rules for outcome in outcomes)
+    answers = {response_to(outcome, ref).error_code for outcome in outcomes}
+    expected = {ErrorCode.MEMBER_ID_REQUIRED}
+    assert answers == (expected | {ErrorCode.COORDINATOR_NOT_AVAILABLE} if is_java else expected)
+    # Where the join succeeds, the group survives a coordinator move only if it was written.
+    (created,) = [o for o in outcomes if response_to(o, ref).error_code in expected]
+    driver.state = created.state
+    driver.reload()
+    assert (driver.state.group(GROUP) is not None) is is_java
