@@ -156,8 +156,8 @@ def _row(rule: Rule | ConsumerRule, where: list[RulePlace]) -> str:
     if isinstance(rule, ConsumerRule):
         return f"| `{rule.rule_id}` | {rule.section} | `{rule.java}` | {located} | {rule.summary} |"
     marker = " *(defensive)*" if rule.defensive else ""
-    if rule.kafka_version is not None:
-        marker = f" *(Kafka {rule.kafka_version} profile only)*"
+    if rule.profile_only:
+        marker = f" *({rule.profile_only})*"
     return f"| `{rule.rule_id}`{marker} | {rule.section} | {located} | {rule.summary} |"
 
 

@@ -16,8 +16,9 @@ from typing import Any
 from groupspec.checker.check import CheckResult
 from groupspec.checker.check_report import liveness_json, result_json, with_digests
 from groupspec.checker.model import Model
+from groupspec.spec.config import KAFKA_4X
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
-from groupspec.spec.rules import REACHABLE_RULE_IDS
+from groupspec.spec.rules import REACHABLE_RULE_IDS, reachable_rule_ids
 
 from .faults import FAULTS
 from .presets import (
@@ -123,7 +124,11 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
         rules = tuple(sorted(REACHABLE_RULE_IDS))
         actions = ()
     else:
-        rules = tuple(sorted(REACHABLE_RULE_IDS | CONSUMER_RULE_IDS))
+        # A world of another Kafka release counts the rules of that release's coordinator.
+        coordinator_rules = reachable_rule_ids(
+            getattr(preset.parameters, "kafka_version", KAFKA_4X)
+        )
+        rules = tuple(sorted(coordinator_rules | CONSUMER_RULE_IDS))
         actions = tuple(getattr(model, "action_kinds", ()))
     return LoadedModel(
         preset.name,

@@ -15,6 +15,7 @@ from coordinator_driver import (
     response_to,
 )
 
+from groupspec.cli.main import main
 from groupspec.spec import ErrorCode, HeartbeatExpired, InvalidConfigError, JoinTimerExpired
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.requests import OffsetCommitPartition, OffsetCommitRequest, Received
@@ -22,6 +23,7 @@ from groupspec.spec.rules import (
     REACHABLE_RULE_IDS,
     RULES,
     VERSION_PROFILE_RULE_IDS,
+    reachable_rule_ids,
 )
 
 SCALA = "3.x"
@@ -46,12 +48,21 @@ def test_the_default_profile_is_the_java_coordinator_and_others_are_refused():
 
 
 def test_version_profile_rules_are_named_for_their_release_and_kept_out_of_the_default_totals():
-    profiled = [rule for rule in RULES if rule.kafka_version is not None]
-    assert {rule.rule_id for rule in profiled} == VERSION_PROFILE_RULE_IDS
-    assert len(profiled) == 5
-    for rule in profiled:
-        assert rule.rule_id.endswith(".kafka_3x") and rule.kafka_version == SCALA
+    scala_only = [rule for rule in RULES if rule.kafka_versions == (SCALA,)]
+    assert {rule.rule_id for rule in scala_only} == VERSION_PROFILE_RULE_IDS
+    assert len(scala_only) == 5
+    for rule in scala_only:
+        assert rule.rule_id.endswith(".kafka_3x") and rule.profile_only == "Kafka 3.x profile only"
     assert not VERSION_PROFILE_RULE_IDS & REACHABLE_RULE_IDS
+    # The default rules the Scala coordinator has no branch for are outside its totals.
+    java_only = {rule.rule_id for rule in RULES if rule.kafka_versions == (JAVA,)}
+    assert java_only == {
+        "join.group_created",
+        "join.new_group_write_failed",
+        "sync.stable_returns_assignment",
+        "commit.unknown_group_with_generation",
+    }
+    assert reachable_rule_ids(SCALA) == (REACHABLE_RULE_IDS - java_only) | VERSION_PROFILE_RULE_IDS
 
 
 @_by_profile("sync.stable_returns_assignment", "sync.stable_returns_assignment.kafka_3x")
@@ -164,3 +175,13 @@ def test_a_group_a_join_creates_is_persisted_only_by_the_java_coordinator(versio
     driver.state = created.state
     driver.reload()
     assert (driver.state.group(GROUP) is not None) is is_java
+
+
+def test_the_checker_explores_a_3x_world_and_counts_that_releases_rules(capsys):
+    argv = ["check", "eager-2", "--set", "clients=1", "--set", "kafka_version=3.x"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    # 92 default coordinator rules, less the 4 the Scala coordinator lacks, plus its 5.
+    assert "verdict: pass" in out and "(coordinator 20/93, consumer" in out
+    assert main([*argv[:-1], "kafka_version=2.x"]) == 2
+    assert "kafka_version: must be one of 4.x, 3.x, got '2.x'" in capsys.readouterr().err
