@@ -126,3 +126,19 @@ def test_a_profile_file_may_choose_the_release_and_a_bad_one_names_its_line(tmp_
     assert main(["validate", str(trace), "--profile", str(profile)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert f"{profile}:4: kafka_version must be one of 4.x, 3.x" in line
+
+
+def test_a_trace_header_may_name_the_release(tmp_path, capsys):
+    trace = tmp_path / "commit.jsonl"
+    body = _commit_to_an_unknown_group(ErrorCode.ILLEGAL_GENERATION).split("\n", 1)[1]
+    trace.write_text(
+        '{"format":"groupspec-trace","version":1,"coordinator":{"kafka_version":"3.x"}}\n' + body
+    )
+    assert main(["validate", str(trace), "--no-shrink"]) == 0
+    assert "judged as Kafka 3.x: the Scala GroupCoordinator" in capsys.readouterr().out
+    trace.write_text(
+        '{"format":"groupspec-trace","version":1,"coordinator":{"kafka_version":"9"}}\n' + body
+    )
+    assert main(["validate", str(trace)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert str(trace) in line and "kafka_version must be one of 4.x, 3.x" in line
