@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_oracle import heartbeat, two_members_join
+from test_oracle import heartbeat, join_body, joined, two_members_join
 
 from groupspec.cli.main import main
-from groupspec.oracle.trace.kafka_shape import HEARTBEAT, SYNC_GROUP
+from groupspec.oracle.trace.kafka_shape import DESCRIBE_GROUPS, HEARTBEAT, JOIN_GROUP, SYNC_GROUP
 from groupspec.oracle.trace.oracle import Oracle
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.errors import ErrorCode
@@ -142,3 +142,38 @@ def test_a_trace_header_may_name_the_release(tmp_path, capsys):
     assert main(["validate", str(trace)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert str(trace) in line and "kafka_version must be one of 4.x, 3.x" in line
+
+
+@pytest.mark.parametrize(
+    ("state", "passes_under"), [("CompletingRebalance", JAVA), ("PreparingRebalance", SCALA)]
+)
+def test_whether_an_expiry_ends_the_initial_delay_depends_on_the_release(state, passes_under):
+    """a joins; b only fetches a member id, which expires at 10 s, inside the 20 s initial
+    delay. At 15 s an admin describes the group: the Java coordinator has completed the join
+    phase at the expiry, the Scala one is still waiting for the delay to run out."""
+    for version in (SCALA, JAVA):
+        config = CoordinatorConfig(group_initial_rebalance_delay_ms=20_000, kafka_version=version)
+        oracle = Oracle(config)
+        for conn, member, ts in (("a", "c-a-uuid", 0), ("b", "c-b-uuid", 2)):
+            oracle.request(conn, 1, JOIN_GROUP, 9, join_body(), ts, client_id="c")
+            required = {"error_code": ErrorCode.MEMBER_ID_REQUIRED, "member_id": member}
+            assert oracle.response(conn, 1, JOIN_GROUP, 9, required, ts) is None
+            if conn == "a":
+                oracle.request("a", 2, JOIN_GROUP, 9, join_body(member), 1, client_id="c")
+        describe = {"groups": ["g"], "include_authorized_operations": False}
+        oracle.request("admin", 1, DESCRIBE_GROUPS, 5, describe, 15_000, client_id="admin")
+        member = {
+            "member_id": "c-a-uuid",
+            "group_instance_id": None,
+            "client_id": "c",
+            "client_host": "/a",
+            "member_metadata": "",
+            "member_assignment": "",
+        }
+        group = {"error_code": 0, "group_id": "g", "group_state": state, "members": [member]}
+        described = {"groups": [{**group, "protocol_type": "consumer", "protocol_data": ""}]}
+        oracle.response("admin", 1, DESCRIBE_GROUPS, 5, described, 15_001)
+        answer = joined("c-a-uuid", "c-a-uuid", ["c-a-uuid"])
+        oracle.response("a", 2, JOIN_GROUP, 9, answer, 20_500)
+        diverged = [d.api for d in oracle.divergences]
+        assert diverged == ([] if version == passes_under else ["DescribeGroups"]), version
