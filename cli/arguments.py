@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from groupspec.spec.config import KAFKA_VERSIONS
+
 EXIT_USAGE = 2
 
 
@@ -25,6 +27,23 @@ class CommandParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print `message` as one line on stderr and exit 2."""
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def add_kafka_version_option(parser: argparse.ArgumentParser) -> None:
+    """Add `--kafka-version`: which release's coordinator the traces are judged against."""
+    parser.add_argument(
+        "--kafka-version",
+        choices=tuple(KAFKA_VERSIONS),
+        metavar="VERSION",
+        help="judge against this Kafka release's coordinator where releases differ: "
+        + "; ".join(f"{version} ({what})" for version, what in KAFKA_VERSIONS.items())
+        + " (default: the trace header's, else 4.x; docs/oracle.md)",
+    )
+
+
+def kafka_version_line(version: str) -> str:
+    """The report line naming the Kafka version profile a trace was judged against."""
+    return f"judged as Kafka {version}: {KAFKA_VERSIONS[version]}"
 
 
 def output_file(text: str) -> Path:

@@ -71,6 +71,9 @@ def run_rules(args: argparse.Namespace) -> int:
             sorted({f"{p.module}:{p.function}" for p in places.get(rule.rule_id, [])})
         )
         flag = " [defensive]" if getattr(rule, "defensive", False) else ""
+        only = getattr(rule, "profile_only", "")  # consumer rules hold for every release
+        if only:
+            flag = f" [{only}]"
         print(f"{rule.rule_id:60} {rule.section:18} {where}{flag}")
     print(f"{len(catalog.rules)} {catalog.name} rules")
     return 0

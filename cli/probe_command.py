@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from groupspec.cli.arguments import output_directory
+from groupspec.cli.arguments import add_kafka_version_option, kafka_version_line, output_directory
 from groupspec.record.workload.probes import PROBES, run_probes
 from groupspec.record.workload.targets import make_target
 from groupspec.wire.reachability import NotABrokerError
@@ -34,11 +34,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--probe", action="append", choices=sorted(PROBES), help="a probe to run (default: all)"
     )
     parser.add_argument("--validate", action="store_true", help="validate each trace")
+    add_kafka_version_option(parser)
     parser.set_defaults(run=run_probe)
 
 
 def run_probe(args: argparse.Namespace) -> int:
     """Run the probes; with --validate print each verdict."""
+    if args.kafka_version is not None and not args.validate:
+        print("groupspec probe: --kafka-version needs --validate", file=sys.stderr)
+        return EXIT_USAGE
     try:
         make_target(args.target)
     except ValueError as error:
@@ -54,21 +58,24 @@ def run_probe(args: argparse.Namespace) -> int:
         note = f" (stopped: {result.error})" if result.error else ""
         print(f"probe {result.name}: trace {result.trace}{note}")
         if args.validate:
-            code = max(code, _judge(result.trace))
+            code = max(code, _judge(result.trace, args.kafka_version))
     return code
 
 
-def _judge(trace: Path) -> int:
-    """Validate one probe's trace and print its verdict; the exit code it calls for. A trace
-    that cannot be validated is reported as such, never as a crash."""
+def _judge(trace: Path, kafka_version: str | None) -> int:
+    """Validate one probe's trace (against `kafka_version`'s coordinator if given) and print its
+    verdict; the exit code it calls for. A trace that cannot be validated is reported as such,
+    never as a crash."""
     from groupspec.oracle.trace.validate import DIVERGED, PASS, TraceInputError, validate_trace
 
+    overrides = {"kafka_version": kafka_version} if kafka_version is not None else {}
     try:
-        verdict = validate_trace(trace)
+        verdict = validate_trace(trace, overrides)
     except TraceInputError as error:
         print(f"  unjudged (bad trace): {error}")
         return EXIT_USAGE
     print(f"  {verdict.status} ({verdict.judged_fraction:.0%} of events judged)")
+    print(f"  {kafka_version_line(verdict.kafka_version)}")
     for group in verdict.groups:
         divergence = group.first
         print(f"  line {divergence.line}: {divergence.api}: {divergence.reason} (× {group.count})")

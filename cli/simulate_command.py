@@ -23,7 +23,7 @@ from groupspec.models.catalog import (
     random_clients_preset_names,
 )
 from groupspec.models.parameters import ParameterError, parse_set_options
-from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
+from groupspec.spec.rules import DEFENSIVE_RULE_IDS, REACHABLE_RULE_IDS
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -154,7 +154,7 @@ def walk_presets(args: argparse.Namespace) -> int:
 def _coverage_line(reports: list[WalkReport]) -> str:
     """How many of the coordinator's rules the walks fired, all presets together."""
     fired = {rule for report in reports for rule in report.rule_counts}
-    reachable = RULE_IDS - DEFENSIVE_RULE_IDS
+    reachable = REACHABLE_RULE_IDS
     return (
         f"coordinator rules fired: {len(fired & reachable)}/{len(reachable)} "
         f"(plus {len(fired & DEFENSIVE_RULE_IDS)}/{len(DEFENSIVE_RULE_IDS)} defensive)"

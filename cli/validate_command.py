@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groupspec.cli.arguments import output_directory, output_file
+from groupspec.cli.arguments import (
+    add_kafka_version_option,
+    kafka_version_line,
+    output_directory,
+    output_file,
+)
 from groupspec.coverage.presets import known_coordinator_rules
 from groupspec.coverage.reached import Matrix, never_lines, totals_line
 from groupspec.oracle.trace.baseline import (
@@ -73,6 +78,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="a coordinator setting (CoordinatorConfig name, e.g. group_initial_rebalance_delay_ms=0), "
         "over the trace header's",
     )
+    add_kafka_version_option(parser)
     parser.add_argument(
         "--timer-slack-ms",
         type=int,
@@ -191,7 +197,10 @@ def options(
     """The parsed options read and checked: coordinator overrides, oracle settings, the
     deviation profile, the baseline (one of OPTION_ERRORS if one is bad)."""
     baseline = read_baseline(args.baseline) if args.baseline is not None else None
-    return _settings(args.set), _oracle_settings(args), _profile(args), baseline
+    overrides = _settings(args.set)
+    if args.kafka_version is not None:
+        overrides["kafka_version"] = args.kafka_version
+    return overrides, _oracle_settings(args), _profile(args), baseline
 
 
 def run_validate(args: argparse.Namespace) -> int:
@@ -379,6 +388,8 @@ def _settings(options: list[str]) -> dict[str, Any]:
         name, equals, value = option.partition("=")
         if not equals or not name:
             raise ValueError(f"--set {option!r}: expected NAME=VALUE")
+        if name == "kafka_version":
+            raise ValueError(f"--set {option!r}: choose the version with --kafka-version")
         try:
             settings[name] = int(value)
         except ValueError:
@@ -424,6 +435,7 @@ def _print(verdict: Verdict, baseline: Baseline | None = None) -> None:
     )
     cut = f" (cut at line {verdict.cut_at_line}: validated up to it)" if verdict.cut_at_line else ""
     print(f"{verdict.source}: {verdict.status.upper()}{cut} — {summary}")
+    print(f"  {kafka_version_line(verdict.kafka_version)}")
     if verdict.note:
         print(f"  {verdict.note}")
     if verdict.mid_stream:

@@ -160,8 +160,9 @@ def _write_file(path: Path, header: dict[str, Any], lines: Iterable[dict[str, An
 def upgrade_vectors(path: Path) -> VectorFile:
     """Rewrite the vector file at `path` as version 2, in place: replay its tree on the
     specification, following each node's `taken` outcome, and record the timers and groups
-    after it. Refuses (VectorFileError, the file untouched) unless the replay reproduces every
-    recorded input and outcome exactly. Returns the file as rewritten."""
+    after it; the header's config is written with every setting spelt out. Refuses
+    (VectorFileError, the file untouched) unless the replay reproduces every recorded input and
+    outcome exactly. Returns the file as rewritten."""
     vectors = read_vectors(path)
     specs = {vectors.config: GroupCoordinatorSpec(vectors.config)}
     states: list[CoordinatorState] = [specs[vectors.config].initial_state()]
@@ -188,7 +189,9 @@ def upgrade_vectors(path: Path) -> VectorFile:
             )
         states.append(replayed.outcome.state)
         lines.append(line)
-    _write_file(path, {**vectors.header, "version": VERSION}, lines)
+    # The config is written afresh, so it names every setting the specification now has.
+    header = {**vectors.header, "version": VERSION, "config": encode(vectors.config)}
+    _write_file(path, header, lines)
     return read_vectors(path)
 
 

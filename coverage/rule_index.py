@@ -156,6 +156,8 @@ def _row(rule: Rule | ConsumerRule, where: list[RulePlace]) -> str:
     if isinstance(rule, ConsumerRule):
         return f"| `{rule.rule_id}` | {rule.section} | `{rule.java}` | {located} | {rule.summary} |"
     marker = " *(defensive)*" if rule.defensive else ""
+    if rule.profile_only:
+        marker = f" *({rule.profile_only})*"
     return f"| `{rule.rule_id}`{marker} | {rule.section} | {located} | {rule.summary} |"
 
 

@@ -16,8 +16,9 @@ from typing import Any
 from groupspec.checker.check import CheckResult
 from groupspec.checker.check_report import liveness_json, result_json, with_digests
 from groupspec.checker.model import Model
+from groupspec.spec.config import KAFKA_4X
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
-from groupspec.spec.rules import DEFENSIVE_RULE_IDS, RULE_IDS
+from groupspec.spec.rules import REACHABLE_RULE_IDS, reachable_rule_ids
 
 from .faults import FAULTS
 from .presets import (
@@ -120,10 +121,14 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
         rules: tuple[str, ...] = ()
         actions: tuple[str, ...] = TWO_PHASE_ACTIONS
     elif preset.kind == CLIENTS_KIND:
-        rules = tuple(sorted(RULE_IDS - DEFENSIVE_RULE_IDS))
+        rules = tuple(sorted(REACHABLE_RULE_IDS))
         actions = ()
     else:
-        rules = tuple(sorted((RULE_IDS - DEFENSIVE_RULE_IDS) | CONSUMER_RULE_IDS))
+        # A world of another Kafka release counts the rules of that release's coordinator.
+        coordinator_rules = reachable_rule_ids(
+            getattr(preset.parameters, "kafka_version", KAFKA_4X)
+        )
+        rules = tuple(sorted(coordinator_rules | CONSUMER_RULE_IDS))
         actions = tuple(getattr(model, "action_kinds", ()))
     return LoadedModel(
         preset.name,

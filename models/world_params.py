@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from groupspec.spec.assignors.registry import ASSIGNORS
-from groupspec.spec.config import INT32_MAX, CoordinatorConfig
+from groupspec.spec.config import INT32_MAX, KAFKA_4X, KAFKA_VERSIONS, CoordinatorConfig
 from groupspec.spec.errors import ErrorCode
 
 from .faults import FAULTS, unknown_fault_message
@@ -148,6 +148,11 @@ class WorldParameters:
         "a rolling restart that lowered it)",
     )
     commits: int = documented(0, "budget: OffsetCommits the clients send in all")
+    kafka_version: str = documented(
+        KAFKA_4X,
+        "the coordinator followed where Kafka releases differ: 4.x (the Java group coordinator) "
+        "or 3.x (the Scala GroupCoordinator); docs/oracle.md, Kafka version profiles",
+    )
     admin: bool = documented(
         False,
         "an admin client may describe, list and delete the group and fetch its offsets at any "
@@ -206,6 +211,7 @@ def coordinator_config(parameters: WorldParameters) -> CoordinatorConfig:
     return CoordinatorConfig(
         group_max_size=parameters.group_max_size or INT32_MAX,
         write_failures=(ErrorCode.NOT_ENOUGH_REPLICAS,) if parameters.append_failures else (),
+        kafka_version=parameters.kafka_version,
     )
 
 
@@ -274,6 +280,10 @@ def validate(p: WorldParameters) -> None:
         raise ParameterError("max_generation", f"must be at least 1, got {p.max_generation}")
     if p.max_in_flight < 1:
         raise ParameterError("max_in_flight", f"must be at least 1, got {p.max_in_flight}")
+    if p.kafka_version not in KAFKA_VERSIONS:
+        raise ParameterError(
+            "kafka_version", f"must be one of {', '.join(KAFKA_VERSIONS)}, got {p.kafka_version!r}"
+        )
     if p.fault and p.fault not in FAULTS:
         raise ParameterError("fault", unknown_fault_message(p.fault))
     _validate_topics(p)

@@ -8,6 +8,15 @@ from .errors import APPEND_ERRORS, ErrorCode, InvalidConfigError
 
 INT32_MAX = 2**31 - 1
 
+# The coordinator whose behaviour the specification follows where Kafka releases differ, and
+# what each profile stands for. docs/protocol.md §11.2 lists the differences.
+KAFKA_4X = "4.x"
+KAFKA_3X = "3.x"
+KAFKA_VERSIONS: dict[str, str] = {
+    KAFKA_4X: "the Java group coordinator of Kafka 3.7+ and 4.x",
+    KAFKA_3X: "the Scala GroupCoordinator of Kafka 2.8.1 to 3.9",
+}
+
 
 @dataclass(frozen=True)
 class CoordinatorConfig:
@@ -26,6 +35,13 @@ class CoordinatorConfig:
     # Append failures the log may answer with. Empty means every append succeeds; otherwise
     # each append is a nondeterministic choice between success and each listed error.
     write_failures: tuple[ErrorCode, ...] = field(default=())
+    # Which release's coordinator to follow where they differ (one of KAFKA_VERSIONS).
+    kafka_version: str = KAFKA_4X
+
+    @property
+    def is_scala_coordinator(self) -> bool:
+        """Whether the Scala GroupCoordinator of Kafka 2.x-3.x is followed."""
+        return self.kafka_version == KAFKA_3X
 
     def __post_init__(self) -> None:
         positive = (
@@ -49,6 +65,11 @@ class CoordinatorConfig:
             raise InvalidConfigError(
                 "group_min_session_timeout_ms exceeds group_max_session_timeout_ms "
                 f"({self.group_min_session_timeout_ms} > {self.group_max_session_timeout_ms})"
+            )
+        if self.kafka_version not in KAFKA_VERSIONS:
+            raise InvalidConfigError(
+                f"kafka_version must be one of {', '.join(KAFKA_VERSIONS)}, "
+                f"got {self.kafka_version!r}"
             )
         for error in self.write_failures:
             if error not in APPEND_ERRORS:

@@ -33,11 +33,13 @@ from .rules import (
     JOIN_EXISTING_MEMBER_STABLE_FOLLOWER_UNCHANGED,
     JOIN_EXISTING_MEMBER_STABLE_LEADER_REBALANCES,
     JOIN_GROUP_CREATED,
+    JOIN_GROUP_CREATED_KAFKA_3X,
     JOIN_GROUP_MAX_SIZE_REACHED,
     JOIN_INVALID_SESSION_TIMEOUT,
     JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3,
     JOIN_NEW_DYNAMIC_MEMBER_MEMBER_ID_REQUIRED,
     JOIN_NEW_GROUP_WRITE_FAILED,
+    JOIN_NEW_MEMBER_DOES_NOT_EXTEND_INITIAL_DELAY_KAFKA_3X,
     JOIN_NEW_MEMBER_GROUP_DEAD,
     JOIN_NEW_MEMBER_INCONSISTENT_PROTOCOL,
     JOIN_NEW_STATIC_MEMBER_ADDED,
@@ -75,9 +77,12 @@ def join_group(
         step.fire(JOIN_UNKNOWN_GROUP_WITH_MEMBER_ID)
         _reply_error(step, ref, request, ErrorCode.UNKNOWN_MEMBER_ID)
         return state
-    is_new_group = existing is None
+    # The Java coordinator persists a group it creates; the Scala one keeps it in memory only.
+    persists_new_group = existing is None and not config.is_scala_coordinator
     if existing is None:
-        step.fire(JOIN_GROUP_CREATED)
+        step.fire(
+            JOIN_GROUP_CREATED_KAFKA_3X if config.is_scala_coordinator else JOIN_GROUP_CREATED
+        )
     group = existing if existing is not None else Group(group_id=request.group_id)
     next_seq = state.next_member_seq
 
@@ -94,7 +99,7 @@ def join_group(
     else:
         group = join_existing_member(step, group, ref, request)
 
-    if is_new_group:
+    if persists_new_group:
         failure = step.write([empty_group_record(request.group_id)])
         if failure is not None:
             # The coordinator reverts to its snapshot: the new group never existed.
@@ -264,7 +269,11 @@ def add_member_then_rebalance_or_complete_join(
     """Add a new member (parked in JoinGroup), then rebalance or try to complete the join phase."""
     member = member_of_join(request, member_id, is_new=True, awaiting_join=ref)
     if group.state is PREPARING_REBALANCE and group.previous_state is EMPTY:
-        group = replace(group, new_member_added=True)
+        # The Scala coordinator tests "generation 0" where the Java one tests "came from Empty".
+        if step.config.is_scala_coordinator and group.generation_id != 0:
+            step.fire(JOIN_NEW_MEMBER_DOES_NOT_EXTEND_INITIAL_DELAY_KAFKA_3X)
+        else:
+            group = replace(group, new_member_added=True)
     if not group.members:
         group = replace(group, protocol_type=request.protocol_type)
     group = group.without_member(member_id).with_member(member)

@@ -25,6 +25,7 @@ from .rules import (
     COMMIT_REJECTED_BY_FENCING,
     COMMIT_SIMPLE_GROUP_CREATED,
     COMMIT_UNKNOWN_GROUP_WITH_GENERATION,
+    COMMIT_UNKNOWN_GROUP_WITH_GENERATION_KAFKA_3X,
     COMMIT_WRITE_FAILED,
     FETCH_ALL_OFFSETS,
     FETCH_OFFSETS,
@@ -76,6 +77,10 @@ def offset_commit(
     """Handle an OffsetCommit after the coordinator-level checks passed."""
     group = state.group(request.group_id)
     if group is None:
+        if request.generation_id >= 0 and step.config.is_scala_coordinator:
+            step.fire(COMMIT_UNKNOWN_GROUP_WITH_GENERATION_KAFKA_3X)
+            step.respond(ref, commit_error_response(request, ErrorCode.ILLEGAL_GENERATION))
+            return state
         if request.generation_id >= 0:
             step.fire(COMMIT_UNKNOWN_GROUP_WITH_GENERATION)
             unknown_group_error = (

@@ -26,6 +26,7 @@ from .rules import (
     REBALANCE_DYNAMIC_MEMBER_NOT_REJOINED_REMOVED,
     REBALANCE_INITIAL_DELAY_ARMED,
     REBALANCE_INITIAL_DELAY_EXTENDED,
+    REBALANCE_INITIAL_DELAY_KEPT_AFTER_REMOVAL_KAFKA_3X,
     REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL,
     REBALANCE_JOIN_COMPLETED_EARLY,
     REBALANCE_JOIN_TIMER_ARMED,
@@ -271,7 +272,17 @@ def remove_member_and_update_group(step: Step, group: Group, member_id: str) -> 
     group = fail_parked_join_and_remove(step, group, member_id)
     if group.state in (STABLE, COMPLETING_REBALANCE):
         return maybe_prepare_rebalance_or_complete_join(step, group)
-    if group.state is PREPARING_REBALANCE and group.has_all_members_joined():
-        step.fire(REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL)
-        return complete_join(step, group)
-    return group
+    return complete_join_after_removal(step, group)
+
+
+def complete_join_after_removal(step: Step, group: Group) -> Group:
+    """A removal by expiry left everyone joined: complete the join phase under way."""
+    if group.state is not PREPARING_REBALANCE or not group.has_all_members_joined():
+        return group
+    assert group.join_timer is not None
+    if step.config.is_scala_coordinator and group.join_timer.is_initial_rebalance:
+        # Scala's InitialDelayedJoin never completes early: only its timer ends the delay.
+        step.fire(REBALANCE_INITIAL_DELAY_KEPT_AFTER_REMOVAL_KAFKA_3X)
+        return group
+    step.fire(REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL)
+    return complete_join(step, group)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .config import KAFKA_3X, KAFKA_4X, KAFKA_VERSIONS
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -23,6 +25,16 @@ class Rule:
     # another thread just killed). Steps of the spec are atomic, so only a state built by hand
     # reaches it; coverage reports list such rules apart.
     defensive: bool = False
+    # The Kafka version profiles (CoordinatorConfig.kafka_version) whose coordinator has this
+    # branch; most rules hold for every release (docs/protocol.md §11.2).
+    kafka_versions: tuple[str, ...] = tuple(KAFKA_VERSIONS)
+
+    @property
+    def profile_only(self) -> str:
+        """'Kafka 3.x profile only' for a rule of some releases' coordinator, else ''."""
+        if self.kafka_versions == tuple(KAFKA_VERSIONS):
+            return ""
+        return f"Kafka {', '.join(self.kafka_versions)} profile only"
 
 
 # Coordinator-level checks
@@ -62,11 +74,19 @@ JOIN_GROUP_CREATED = Rule(
     "join.group_created",
     "§1, §2.2.2",
     'JoinGroup with member id "" creates the group: Empty, generation 0; an empty group record is written.',
+    kafka_versions=(KAFKA_4X,),
+)
+JOIN_GROUP_CREATED_KAFKA_3X = Rule(
+    "join.group_created.kafka_3x",
+    "§11.2",
+    'Scala GroupCoordinator: JoinGroup with member id "" creates the group in memory only (Empty, generation 0); no record is written, so no append can fail it and a coordinator move before its first rebalance forgets it.',
+    kafka_versions=(KAFKA_3X,),
 )
 JOIN_NEW_GROUP_WRITE_FAILED = Rule(
     "join.new_group_write_failed",
     "§2.0, §6",
     "The new group's record could not be written: the group is not created; the join gets the mapped error.",
+    kafka_versions=(KAFKA_4X,),
 )
 JOIN_GROUP_MAX_SIZE_REACHED = Rule(
     "join.group_max_size_reached",
@@ -103,6 +123,12 @@ JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3 = Rule(
     "join.new_dynamic_member_added_v0_to_v3",
     "§2.2.4",
     "Dynamic member on JoinGroup v0-v3 is added at once.",
+)
+JOIN_NEW_MEMBER_DOES_NOT_EXTEND_INITIAL_DELAY_KAFKA_3X = Rule(
+    "join.new_member_does_not_extend_initial_delay.kafka_3x",
+    "§11.2",
+    "Scala GroupCoordinator: a member joining the initial rebalance of a group past generation 0 does not mark a new member added, so the initial delay is not extended for it.",
+    kafka_versions=(KAFKA_3X,),
 )
 JOIN_EXISTING_MEMBER_GROUP_DEAD = Rule(
     "join.existing_member.group_dead",
@@ -218,6 +244,12 @@ REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL = Rule(
     "§3 timers",
     "A removal by expiry left everyone joined: complete the join phase (even during the initial rebalance).",
 )
+REBALANCE_INITIAL_DELAY_KEPT_AFTER_REMOVAL_KAFKA_3X = Rule(
+    "rebalance.initial_delay_kept_after_removal.kafka_3x",
+    "§11.2",
+    "Scala GroupCoordinator: a removal by expiry that leaves everyone joined during the initial-rebalance delay does not complete the join phase; the delay runs out first.",
+    kafka_versions=(KAFKA_3X,),
+)
 REBALANCE_INITIAL_DELAY_EXTENDED = Rule(
     "rebalance.initial_delay_extended",
     "§3 step 5",
@@ -291,6 +323,13 @@ SYNC_STABLE_RETURNS_ASSIGNMENT = Rule(
     "sync.stable_returns_assignment",
     "§2.3",
     "Stable: the stored assignment is returned at once.",
+    kafka_versions=(KAFKA_4X,),
+)
+SYNC_STABLE_RETURNS_ASSIGNMENT_KAFKA_3X = Rule(
+    "sync.stable_returns_assignment.kafka_3x",
+    "§11.2",
+    "Scala GroupCoordinator: a SyncGroup in Stable returns the member's assignment and also renews its session timer.",
+    kafka_versions=(KAFKA_3X,),
 )
 
 # Heartbeat
@@ -351,6 +390,13 @@ COMMIT_UNKNOWN_GROUP_WITH_GENERATION = Rule(
     "commit.unknown_group_with_generation",
     "§5.1",
     "Unknown group, generation ≥ 0: GROUP_ID_NOT_FOUND on v9+, ILLEGAL_GENERATION before.",
+    kafka_versions=(KAFKA_4X,),
+)
+COMMIT_UNKNOWN_GROUP_WITH_GENERATION_KAFKA_3X = Rule(
+    "commit.unknown_group_with_generation.kafka_3x",
+    "§11.2",
+    "Scala GroupCoordinator: an OffsetCommit to an unknown group with generation >= 0 gets ILLEGAL_GENERATION at every API version.",
+    kafka_versions=(KAFKA_3X,),
 )
 COMMIT_SIMPLE_GROUP_CREATED = Rule(
     "commit.simple_group_created",
@@ -514,6 +560,7 @@ RULES: tuple[Rule, ...] = (
     JOIN_INVALID_SESSION_TIMEOUT,
     JOIN_UNKNOWN_GROUP_WITH_MEMBER_ID,
     JOIN_GROUP_CREATED,
+    JOIN_GROUP_CREATED_KAFKA_3X,
     JOIN_NEW_GROUP_WRITE_FAILED,
     JOIN_GROUP_MAX_SIZE_REACHED,
     JOIN_NEW_MEMBER_GROUP_DEAD,
@@ -522,6 +569,7 @@ RULES: tuple[Rule, ...] = (
     JOIN_NEW_STATIC_MEMBER_ADDED,
     JOIN_NEW_DYNAMIC_MEMBER_MEMBER_ID_REQUIRED,
     JOIN_NEW_DYNAMIC_MEMBER_ADDED_V0_TO_V3,
+    JOIN_NEW_MEMBER_DOES_NOT_EXTEND_INITIAL_DELAY_KAFKA_3X,
     JOIN_EXISTING_MEMBER_GROUP_DEAD,
     JOIN_EXISTING_MEMBER_INCONSISTENT_PROTOCOL,
     JOIN_PENDING_MEMBER_WITH_INSTANCE_ID,
@@ -545,6 +593,7 @@ RULES: tuple[Rule, ...] = (
     REBALANCE_JOIN_TIMER_ARMED,
     REBALANCE_JOIN_COMPLETED_EARLY,
     REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL,
+    REBALANCE_INITIAL_DELAY_KEPT_AFTER_REMOVAL_KAFKA_3X,
     REBALANCE_INITIAL_DELAY_EXTENDED,
     REBALANCE_DYNAMIC_MEMBER_NOT_REJOINED_REMOVED,
     REBALANCE_LEADER_REELECTED,
@@ -562,6 +611,7 @@ RULES: tuple[Rule, ...] = (
     SYNC_LEADER_ASSIGNMENT_WRITE_FAILED,
     SYNC_PARKED_ANSWERED_WITH_ERROR,
     SYNC_STABLE_RETURNS_ASSIGNMENT,
+    SYNC_STABLE_RETURNS_ASSIGNMENT_KAFKA_3X,
     # Heartbeat
     HEARTBEAT_UNKNOWN_GROUP,
     HEARTBEAT_GROUP_DEAD,
@@ -579,6 +629,7 @@ RULES: tuple[Rule, ...] = (
     LEAVE_MEMBER_REMOVED,
     # Offsets
     COMMIT_UNKNOWN_GROUP_WITH_GENERATION,
+    COMMIT_UNKNOWN_GROUP_WITH_GENERATION_KAFKA_3X,
     COMMIT_SIMPLE_GROUP_CREATED,
     COMMIT_REJECTED_BY_FENCING,
     COMMIT_ACCEPTED,
@@ -620,3 +671,21 @@ RULES: tuple[Rule, ...] = (
 
 RULE_IDS: frozenset[str] = frozenset(rule.rule_id for rule in RULES)
 DEFENSIVE_RULE_IDS: frozenset[str] = frozenset(rule.rule_id for rule in RULES if rule.defensive)
+# Rules of another Kafka release's coordinator, never fired under the default `kafka_version`.
+VERSION_PROFILE_RULE_IDS: frozenset[str] = frozenset(
+    rule.rule_id for rule in RULES if KAFKA_4X not in rule.kafka_versions
+)
+
+
+def reachable_rule_ids(kafka_version: str = KAFKA_4X) -> frozenset[str]:
+    """The rules a closed world of the `kafka_version` coordinator can be expected to reach:
+    those of its release, defensive ones excepted."""
+    return frozenset(
+        rule.rule_id
+        for rule in RULES
+        if kafka_version in rule.kafka_versions and not rule.defensive
+    )
+
+
+# What a closed world of the default coordinator can be expected to reach.
+REACHABLE_RULE_IDS: frozenset[str] = reachable_rule_ids()

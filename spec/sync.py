@@ -12,6 +12,7 @@ from .rebalance import (
     maybe_prepare_rebalance_or_complete_join,
     propagate_assignment,
     reset_and_propagate_assignment_error,
+    schedule_heartbeat,
 )
 from .requests import RequestRef, SyncGroupRequest
 from .responses import SyncGroupResponse
@@ -24,6 +25,7 @@ from .rules import (
     SYNC_LEADER_ASSIGNMENT_WRITE_FAILED,
     SYNC_PREPARING_REBALANCE_IN_PROGRESS,
     SYNC_STABLE_RETURNS_ASSIGNMENT,
+    SYNC_STABLE_RETURNS_ASSIGNMENT_KAFKA_3X,
     SYNC_UNKNOWN_OR_EMPTY_GROUP,
 )
 from .state import CoordinatorState, Group
@@ -76,8 +78,12 @@ def sync_group(
     if group.state is COMPLETING_REBALANCE:
         return state.with_group(_sync_while_completing(step, group, ref, request))
     assert group.state is STABLE
-    step.fire(SYNC_STABLE_RETURNS_ASSIGNMENT)
     group = remove_pending_sync_member(group, request.member_id)
+    if step.config.is_scala_coordinator:
+        step.fire(SYNC_STABLE_RETURNS_ASSIGNMENT_KAFKA_3X)
+        group = schedule_heartbeat(step, group, request.member_id)
+    else:
+        step.fire(SYNC_STABLE_RETURNS_ASSIGNMENT)
     member = group.member(request.member_id)
     assert member is not None
     step.respond(

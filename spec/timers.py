@@ -12,17 +12,17 @@ from .events import (
     SyncTimerExpired,
     TimerEvent,
 )
-from .group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from .group_state import COMPLETING_REBALANCE, STABLE
 from .offsets import run_offset_retention
 from .rebalance import (
     complete_join,
+    complete_join_after_removal,
     prepare_rebalance,
     remove_member,
     remove_member_and_update_group,
     try_complete_initial_rebalance_else_schedule,
 )
 from .rules import (
-    REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL,
     TIMER_HEARTBEAT_EXPIRED_BUT_SATISFIED,
     TIMER_HEARTBEAT_EXPIRED_MEMBER_REMOVED,
     TIMER_INITIAL_REBALANCE_DELAY_EXPIRED,
@@ -77,10 +77,7 @@ def on_heartbeat_expired(
     if group.is_pending_member(event.member_id):
         step.fire(TIMER_PENDING_MEMBER_EXPIRED)
         group = group.without_member(event.member_id)
-        if group.state is PREPARING_REBALANCE and group.has_all_members_joined():
-            step.fire(REBALANCE_JOIN_COMPLETED_AFTER_REMOVAL)
-            group = complete_join(step, group)
-        return state.with_group(group)
+        return state.with_group(complete_join_after_removal(step, group))
     group = group.update_member(event.member_id, heartbeat_deadline_ms=None)
     member = group.member(event.member_id)
     assert member is not None

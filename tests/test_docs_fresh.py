@@ -22,7 +22,7 @@ def test_rule_index_in_docs_is_current():
 
 def test_a_stale_index_is_detected():
     text = SPEC_DOC.read_text(encoding="utf-8")
-    stale = text.replace("| `join.group_created` |", "| `join.group_invented` |")
+    stale = text.replace("| `join.invalid_session_timeout` |", "| `join.invented_rule` |")
     assert stale != text
     assert stale != with_generated_index(stale)
 

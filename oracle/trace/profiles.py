@@ -20,6 +20,7 @@ A profile is chosen with `validate --tolerate NAME` (repeatable) or written as T
 
     [coordinator]              # broker settings, as `--set` takes them
     group_initial_rebalance_delay_ms = 0
+    kafka_version = "3.x"      # the release judged against, as `--kafka-version` takes it
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.config import KAFKA_VERSIONS, CoordinatorConfig
 from groupspec.spec.errors import ErrorCode
 from groupspec.wire.trace_format import API_KEYS
 
@@ -66,7 +67,7 @@ class DeviationProfile:
     first_generation: bool = False
     no_member_id_required: bool = False
     errors: tuple[ErrorSubstitution, ...] = ()
-    coordinator: tuple[tuple[str, int], ...] = ()
+    coordinator: tuple[tuple[str, int | str], ...] = ()
 
     @property
     def tolerances(self) -> tuple[str, ...]:
@@ -182,6 +183,12 @@ def read_profile(path: Path, base: DeviationProfile | None = None) -> DeviationP
             raise ProfileError(
                 f"{reading.where(key)}: unknown coordinator setting {key!r}; known: {sorted(known)}"
             )
-        if not isinstance(value, int) or isinstance(value, bool):
+        if key == "kafka_version":
+            if value not in KAFKA_VERSIONS:
+                raise ProfileError(
+                    f"{reading.where(key)}: kafka_version must be one of "
+                    f"{', '.join(KAFKA_VERSIONS)}, got {value!r}"
+                )
+        elif not isinstance(value, int) or isinstance(value, bool):
             raise ProfileError(f"{reading.where(key)}: {key} must be an integer")
     return replace(profile, coordinator=(*profile.coordinator, *settings.items()))

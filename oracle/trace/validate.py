@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.config import KAFKA_4X, CoordinatorConfig
 from groupspec.spec.errors import InvalidConfigError
 from groupspec.wire.trace_format import (
     REQUEST,
@@ -94,6 +94,8 @@ class Verdict:
     # The specification rules the trace exercised (`Oracle.rules_exercised`).
     rules: frozenset[str] = frozenset()
     mid_stream: bool = False
+    # The Kafka version profile the specification followed (CoordinatorConfig.kafka_version).
+    kafka_version: str = KAFKA_4X
 
     @property
     def passed(self) -> bool:
@@ -127,6 +129,7 @@ class Verdict:
         return {
             "trace": self.source,
             "status": self.status,
+            "kafka_version": self.kafka_version,
             "events": self.counts.events,
             "judged_events": self.counts.judged,
             "judged_fraction": round(self.judged_fraction, 4),
@@ -260,6 +263,7 @@ def validate_lines(
             oracle.profile,
             oracle.rules_exercised,
             settings.mid_stream,
+            config.kafka_version,
         )
     try:
         groups = _groups(
@@ -285,6 +289,7 @@ def validate_lines(
         profile,
         oracle.rules_exercised,
         settings.mid_stream,
+        config.kafka_version,
     )
 
 
