@@ -41,6 +41,8 @@ Ref = tuple[str, int]
 # Parts remembered per binding before its memo starts afresh, and bindings remembered at once.
 SPELLING_MEMO_LIMIT = 100_000
 SPELLING_MEMOS = 8
+# Requests remembered in the specification's spelling (heartbeats repeat; commits rarely do).
+RENAMED_LIMIT = 10_000
 
 # `OracleSettings.foreign_groups`: leave groups the trace never named out of ListGroups, or not.
 IGNORE_FOREIGN = "ignore"
@@ -255,7 +257,7 @@ class Tracker:
         remembered per binding, and each renamed state's hash once (see `_Hashed`)."""
         binding, state = hypothesis.binding, hypothesis.state
         spellings = self._spellings.get(binding)
-        if spellings is None or len(spellings[0]) > SPELLING_MEMO_LIMIT:
+        if spellings is None or len(spellings[0]) + len(spellings[1]) > SPELLING_MEMO_LIMIT:
             if len(self._spellings) >= SPELLING_MEMOS:
                 self._spellings.clear()  # bounds memory; forgetting changes no result
             spellings = self._spellings[binding] = ({}, {})
@@ -395,7 +397,7 @@ class Tracker:
         key = (request, binding)
         renamed = self._renamed.get(key)
         if renamed is None:
-            if len(self._renamed) >= SPELLING_MEMO_LIMIT:
+            if len(self._renamed) >= RENAMED_LIMIT:
                 self._renamed.clear()  # bounds memory; forgetting changes no result
             renamed = self._renamed[key] = rename_request_member_ids(request, binding.to_spec)
         return renamed
