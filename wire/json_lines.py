@@ -36,7 +36,7 @@ def loads_strict(text: str) -> Any:
     """The JSON value of `text`; JsonInputError for anything but plain, finite JSON nested at
     most MAX_DEPTH deep."""
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        value = _DECODER.decode(text)
     except JsonInputError:
         raise
     except json.JSONDecodeError as error:
@@ -101,3 +101,6 @@ def _depth(value: Any) -> int:
 
 
 _CONTAINERS = (dict, list)
+# One decoder for every line (json.loads with hooks would build one per call); it holds no state
+# between calls.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
