@@ -43,6 +43,8 @@ SPELLING_MEMO_LIMIT = 100_000
 SPELLING_MEMOS = 8
 # Requests remembered in the specification's spelling (heartbeats repeat; commits rarely do).
 RENAMED_LIMIT = 10_000
+# Distinct bindings remembered for interning (`Tracker._interned`).
+BINDINGS_LIMIT = 10_000
 
 # `OracleSettings.foreign_groups`: leave groups the trace never named out of ListGroups, or not.
 IGNORE_FOREIGN = "ignore"
@@ -171,6 +173,7 @@ class Tracker:
         self._spellings: dict[Binding, tuple[RewriteMemo, dict[int, tuple[Any, _Hashed]]]] = {}
         self._last_armed: tuple[CoordinatorState, tuple[tuple[int, TimerEvent], ...]] | None = None
         self._renamed: dict[tuple[rq.Request, Binding], rq.Request] = {}
+        self._bindings: dict[Binding, Binding] = {}
 
     # -- observations -----------------------------------------------------------------------
 
@@ -227,7 +230,23 @@ class Tracker:
     def keep(self, ref: Ref, survivors: list[Hypothesis]) -> None:
         """The hypotheses left after the response to `ref` was observed."""
         left = [h.answered(ref) for h in survivors]
+        if self.settings.optimized:
+            left = [self._interned(h) for h in left]
         self.hypotheses = self._unique(left) if len(left) > 1 else left
+
+    def _interned(self, hypothesis: Hypothesis) -> Hypothesis:
+        """`hypothesis` holding the one remembered binding equal to its own, so that the memos
+        keyed by bindings find it by identity, not by comparing every pair of ids."""
+        binding = self._bindings.get(hypothesis.binding)
+        if binding is None:
+            if len(self._bindings) >= BINDINGS_LIMIT:
+                self._bindings.clear()  # bounds memory; forgetting changes no result
+            self._bindings[hypothesis.binding] = hypothesis.binding
+            return hypothesis
+        if binding is hypothesis.binding:
+            return hypothesis
+        h = hypothesis
+        return Hypothesis(h.state, h.queues, h.outbox, binding, h.closed, h.origins, h.deviated)
 
     def abandon(self, ref: Ref) -> None:
         """Stop waiting for the response to `ref`: dropped where produced, and when produced."""
