@@ -36,6 +36,8 @@ def loads_strict(text: str) -> Any:
     """The JSON value of `text`; JsonInputError for anything but plain, finite JSON nested at
     most MAX_DEPTH deep."""
     try:
+        if text.startswith("\ufeff"):  # as json.loads says it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
         value = _DECODER.decode(text)
     except JsonInputError:
         raise
