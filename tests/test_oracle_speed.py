@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from test_impl_conformance import MUTATIONS
 from test_oracle_resync import first_generation_zero
 
+from groupspec.checker.rewrite import RewriteMemo, rewrite_strings
 from groupspec.conformance.impl_traces import write_impl_trace
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import validate_trace
@@ -87,3 +88,29 @@ def test_the_comparison_sees_a_difference_in_judgement(tmp_path: Path) -> None:
     without_some_responses(good, bad, seed=3, share=0.05)
     assert judgement(good, OPTIMIZED) != judgement(bad, OPTIMIZED)
     assert judgement(bad, OPTIMIZED)["divergence_count"] > 0
+
+
+@dataclass(frozen=True)
+class Pair:
+    left: Any
+    right: Any
+
+
+NAMES = st.sampled_from(("a", "b", "c", "d"))
+VALUES = st.recursive(
+    NAMES | st.integers(0, 3) | st.none(),
+    lambda inner: (
+        st.tuples(inner, inner) | st.builds(Pair, inner, inner) | st.frozensets(NAMES, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(values=st.lists(VALUES, min_size=1, max_size=4), renamed=st.dictionaries(NAMES, NAMES))
+def test_a_memo_changes_nothing_a_rewrite_returns(values: list[Any], renamed: dict[str, str]):
+    # One memo across values that share parts, as the oracle uses it across states.
+    memo: RewriteMemo = {}
+    shared = [Pair(value, values[0]) for value in values]
+    for value in [*values, *shared, *values]:
+        assert rewrite_strings(value, renamed, memo) == rewrite_strings(value, renamed)
