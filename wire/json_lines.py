@@ -36,7 +36,9 @@ def loads_strict(text: str) -> Any:
     """The JSON value of `text`; JsonInputError for anything but plain, finite JSON nested at
     most MAX_DEPTH deep."""
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        if text.startswith("\ufeff"):  # as json.loads says it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        value = _DECODER.decode(text)
     except JsonInputError:
         raise
     except json.JSONDecodeError as error:
@@ -48,7 +50,8 @@ def loads_strict(text: str) -> Any:
     except ValueError:
         # The only other ValueError json raises: Python's limit on an integer's digits.
         raise JsonInputError("not JSON: an integer of more than 4300 digits") from None
-    if _depth(value) > MAX_DEPTH:
+    # Brackets bound the depth from above: counting them is much cheaper than walking.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
         raise JsonInputError(f"not JSON: nested deeper than {MAX_DEPTH} levels")
     return value
 
@@ -100,3 +103,6 @@ def _depth(value: Any) -> int:
 
 
 _CONTAINERS = (dict, list)
+# One decoder for every line (json.loads with hooks would build one per call); it holds no state
+# between calls.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)

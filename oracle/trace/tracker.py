@@ -20,11 +20,12 @@ remains, the coordinator diverged from the specification.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from groupspec.checker.rewrite import rewrite_strings
+from groupspec.checker.rewrite import RewriteMemo, rewrite_strings
 from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.coordinator import GroupCoordinatorSpec
@@ -36,6 +37,14 @@ from groupspec.spec.state import CoordinatorState
 from .binding import Binding
 
 Ref = tuple[str, int]
+
+# Parts remembered per binding before its memo starts afresh, and bindings remembered at once.
+SPELLING_MEMO_LIMIT = 100_000
+SPELLING_MEMOS = 8
+# Requests remembered in the specification's spelling (heartbeats repeat; commits rarely do).
+RENAMED_LIMIT = 10_000
+# Distinct bindings remembered for interning (`Tracker._interned`).
+BINDINGS_LIMIT = 10_000
 
 # `OracleSettings.foreign_groups`: leave groups the trace never named out of ListGroups, or not.
 IGNORE_FOREIGN = "ignore"
@@ -60,6 +69,9 @@ class OracleSettings:
     # The trace may start mid-stream, with groups already present: hold each group back until
     # it is learned (oracle/trace/mid_stream.py).
     mid_stream: bool = False
+    # Judge by the optimized path (see docs/oracle.md, "Speed"); False takes the plain one, the
+    # reference the optimizations are tested and benchmarked against: the verdicts are equal.
+    optimized: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +184,11 @@ class Tracker:
         # Requests whose response the oracle stopped waiting for (answered out of turn, or
         # never): a response the specification produces for one later is dropped.
         self.abandoned: set[Ref] = set()
+        # Per binding, the parts already spelled the observed way, and the states (`_key`).
+        self._spellings: dict[Binding, tuple[RewriteMemo, dict[int, tuple[Any, _Hashed]]]] = {}
+        self._last_armed: tuple[CoordinatorState, tuple[tuple[int, TimerEvent], ...]] | None = None
+        self._renamed: dict[tuple[rq.Request, Binding], rq.Request] = {}
+        self._bindings: dict[Binding, Binding] = {}
 
     # -- observations -----------------------------------------------------------------------
 
@@ -187,7 +204,7 @@ class Tracker:
 
     def on_close(self, connection: str) -> None:
         """A connection closed: responses still owed to it will never be seen."""
-        self.hypotheses = _unique(
+        self.hypotheses = self._unique(
             replace(
                 h,
                 closed=h.closed | {connection},
@@ -216,8 +233,8 @@ class Tracker:
         while frontier and explored <= self.settings.max_hypotheses:
             reached = [h for h in frontier if h.produced(ref) is not None]
             if reached:
-                return [(h, h.produced(ref) or ()) for h in _unique(reached)]
-            frontier = _unique([m for h in frontier for m in self._moves(h, until)])
+                return [(h, h.produced(ref) or ()) for h in self._unique(reached)]
+            frontier = self._unique([m for h in frontier for m in self._moves(h, until)])
             explored += len(frontier)
         return []
 
@@ -240,7 +257,7 @@ class Tracker:
                         hypothesis, outcome.state, hypothesis.queues, produced, now, outcome.rules
                     )
                 )
-        self.hypotheses = _unique(updated)
+        self.hypotheses = self._unique(updated)
 
     def settle(self, now: int) -> None:
         """Advance every hypothesis past what time `now` forces (overdue timers and requests)."""
@@ -249,7 +266,23 @@ class Tracker:
     def keep(self, ref: Ref, survivors: list[Hypothesis]) -> None:
         """The hypotheses left after the response to `ref` was observed."""
         left = [h.answered(ref) for h in survivors]
-        self.hypotheses = _unique(left) if len(left) > 1 else left
+        if self.settings.optimized:
+            left = [self._interned(h) for h in left]
+        self.hypotheses = self._unique(left) if len(left) > 1 else left
+
+    def _interned(self, hypothesis: Hypothesis) -> Hypothesis:
+        """`hypothesis` holding the one remembered binding equal to its own, so that the memos
+        keyed by bindings find it by identity, not by comparing every pair of ids."""
+        binding = self._bindings.get(hypothesis.binding)
+        if binding is None:
+            if len(self._bindings) >= BINDINGS_LIMIT:
+                self._bindings.clear()  # bounds memory; forgetting changes no result
+            self._bindings[hypothesis.binding] = hypothesis.binding
+            return hypothesis
+        if binding is hypothesis.binding:
+            return hypothesis
+        h = hypothesis
+        return Hypothesis(h.state, h.queues, h.outbox, binding, h.closed, h.origins, h.deviated)
 
     def abandon(self, ref: Ref) -> None:
         """Stop waiting for the response to `ref`: dropped where produced, and when produced."""
@@ -257,6 +290,40 @@ class Tracker:
         self.keep(ref, self.hypotheses)
 
     # -- the search ---------------------------------------------------------------------------
+
+    def _unique(self, hypotheses: Iterable[Hypothesis]) -> list[Hypothesis]:
+        """The hypotheses without repeats (by `Hypothesis.key`), each first one kept."""
+        found: dict[tuple[Any, ...], Hypothesis] = {}
+        if not self.settings.optimized:
+            for hypothesis in hypotheses:
+                found.setdefault(hypothesis.key(), hypothesis)
+            return list(found.values())
+        listed = list(hypotheses)
+        shapes = [_shape(h) for h in listed]
+        alike = Counter(shapes)
+        for hypothesis, shape in zip(listed, shapes, strict=True):
+            # Equal keys have equal shapes: a hypothesis alone in its shape needs no key.
+            key = (shape,) if alike[shape] == 1 else self._key(hypothesis)
+            found.setdefault(key, hypothesis)
+        return list(found.values())
+
+    def _key(self, hypothesis: Hypothesis) -> tuple[Any, ...]:
+        """`hypothesis.key()`, computed incrementally: the renamed parts of states are
+        remembered per binding, and each renamed state's hash once (see `_Hashed`)."""
+        binding, state = hypothesis.binding, hypothesis.state
+        spellings = self._spellings.get(binding)
+        if spellings is None or len(spellings[0]) + len(spellings[1]) > SPELLING_MEMO_LIMIT:
+            if len(self._spellings) >= SPELLING_MEMOS:
+                self._spellings.clear()  # bounds memory; forgetting changes no result
+            spellings = self._spellings[binding] = ({}, {})
+        memo, states = spellings
+        spelled = binding.observed_spelling()
+        known = states.get(id(state))
+        if known is None or known[0] is not state:
+            known = (state, _Hashed(rewrite_strings(state, spelled, memo) if spelled else state))
+            states[id(state)] = known
+        outbox = rewrite_strings(hypothesis.outbox, spelled, memo) if spelled else hypothesis.outbox
+        return (known[1], hypothesis.queues, outbox, hypothesis.closed)
 
     def _search(self, now: int, goal: Any) -> list[Hypothesis]:
         """Breadth-first over moves from every hypothesis until each reaches `goal` with no
@@ -272,14 +339,14 @@ class Tracker:
                 else:
                     following.extend(self._moves(hypothesis, now))
             # Deduplicating hashes whole states: worth it only where hypotheses branched.
-            frontier = _unique(following) if len(following) > 1 else following
+            frontier = self._unique(following) if len(following) > 1 else following
             explored += len(frontier)
             if explored > self.settings.max_hypotheses:
                 raise TooAmbiguous(
                     f"more than {self.settings.max_hypotheses} hypotheses; raise --max-hypotheses "
                     "or lower --reorder-window-ms / --timer-slack-ms"
                 )
-        return _unique(reached) if len(reached) > 1 else reached
+        return self._unique(reached) if len(reached) > 1 else reached
 
     def _overdue(self, hypothesis: Hypothesis, now: int) -> bool:
         window = self.settings.reorder_window_ms
@@ -287,13 +354,22 @@ class Tracker:
             if queue and connection not in hypothesis.closed and queue[0].ts + window < now:
                 return True
         slack = self.settings.timer_slack_ms
-        return any(
-            deadline + slack < now for deadline, _ in self.spec.armed_timers(hypothesis.state)
-        )
+        return any(deadline + slack < now for deadline, _ in self._armed(hypothesis.state))
+
+    def _armed(self, state: CoordinatorState) -> tuple[tuple[int, TimerEvent], ...]:
+        """The state's armed timers; the last state's remembered (`_overdue`, then `_moves`)."""
+        if not self.settings.optimized:
+            return self.spec.armed_timers(state)
+        last = self._last_armed
+        if last is not None and last[0] is state:
+            return last[1]
+        timers = self.spec.armed_timers(state)
+        self._last_armed = (state, timers)
+        return timers
 
     def _moves(self, hypothesis: Hypothesis, now: int) -> Iterator[Hypothesis]:
         """Every hypothesis one move later: a queued request takes effect, or a timer fires."""
-        timers = self.spec.armed_timers(hypothesis.state)
+        timers = self._armed(hypothesis.state)
         slack = self.settings.timer_slack_ms
         for connection, queue in hypothesis.queues:
             if not queue:
@@ -336,7 +412,7 @@ class Tracker:
     ) -> Iterator[tuple[CoordinatorState, list[tuple[Ref, Any]], tuple[str, ...]]]:
         """Every outcome of the requests `observed` (one observed request's) taking effect."""
         binding = hypothesis.binding
-        requests = [rename_request_member_ids(r, binding.to_spec) for r in observed]
+        requests = [self._in_spec_ids(r, binding) for r in observed]
         runs: list[
             tuple[
                 CoordinatorState,
@@ -367,6 +443,19 @@ class Tracker:
             if own:
                 produced.append((head.ref, own[0]) if len(own) == 1 else (head.ref, own))
             yield state, produced, rules
+
+    def _in_spec_ids(self, request: rq.Request, binding: Binding) -> rq.Request:
+        """`request` with its member ids spelled the specification's way under `binding`;
+        remembered, since a member sends the same heartbeat over and over."""
+        if not self.settings.optimized:
+            return rename_request_member_ids(request, binding.to_spec)
+        key = (request, binding)
+        renamed = self._renamed.get(key)
+        if renamed is None:
+            if len(self._renamed) >= RENAMED_LIMIT:
+                self._renamed.clear()  # bounds memory; forgetting changes no result
+            renamed = self._renamed[key] = rename_request_member_ids(request, binding.to_spec)
+        return renamed
 
     def _fire(
         self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
@@ -411,8 +500,25 @@ class Tracker:
         )
 
 
-def _unique(hypotheses: Iterable[Hypothesis]) -> list[Hypothesis]:
-    found: dict[tuple[Any, ...], Hypothesis] = {}
-    for hypothesis in hypotheses:
-        found.setdefault(hypothesis.key(), hypothesis)
-    return list(found.values())
+def _shape(hypothesis: Hypothesis) -> tuple[Any, ...]:
+    """A cheap function of `Hypothesis.key`: hypotheses of other shapes have other keys."""
+    queues = tuple((connection, len(queue)) for connection, queue in hypothesis.queues)
+    return (queues, hypothesis.closed, len(hypothesis.outbox))
+
+
+class _Hashed:
+    """A value that hashes once: equal exactly when the values are, for keys hashed often."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Hashed) and (
+            other.value is self.value or (other._hash == self._hash and other.value == self.value)
+        )
