@@ -282,7 +282,9 @@ class Tracker:
         if binding is hypothesis.binding:
             return hypothesis
         h = hypothesis
-        return Hypothesis(h.state, h.queues, h.outbox, binding, h.closed, h.origins, h.deviated)
+        return Hypothesis(
+            h.state, h.queues, h.outbox, binding, h.closed, h.origins, h.deviated, h.fired
+        )
 
     def abandon(self, ref: Ref) -> None:
         """Stop waiting for the response to `ref`: dropped where produced, and when produced."""
