@@ -190,6 +190,17 @@ def test_invalid_configs_are_refused(fields):
         CoordinatorConfig(**fields)
 
 
+def test_reconfigure_takes_the_new_config_and_refuses_what_cannot_change():
+    coordinator = Coordinator(CoordinatorConfig(group_max_size=2), clock=ManualClock())
+    coordinator.reconfigure(CoordinatorConfig(group_max_size=1))
+    assert coordinator.config.group_max_size == 1
+    with pytest.raises(InvalidConfigError, match=r"offsets\.topic\.num\.partitions cannot change"):
+        coordinator.reconfigure(CoordinatorConfig(offsets_topic_num_partitions=7))
+    with pytest.raises(InvalidConfigError, match=r"must be a groupspec\.impl CoordinatorConfig"):
+        coordinator.reconfigure({"group_max_size": 1})  # type: ignore[arg-type]
+    assert coordinator.config.group_max_size == 1
+
+
 def test_a_policy_answering_outside_its_options_is_a_policy_error():
     class Broken(SequentialIdPolicy):
         def new_member_id(self, group_id, prefix):
