@@ -198,6 +198,7 @@ WORLD_ACTION_PROPERTIES = (
     "LegalAssignment",
     "CooperativeRevokeBeforeAssign",
     "StaticMembership",
+    "GroupMaxSize",
 )
 NAIVE_PROPERTY = "ExclusiveOwnershipCountingZombies"
 _APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
@@ -1248,7 +1249,13 @@ class GroupWorld:
                 outcome = self.fault.coordinator_outcome(coordinator, event, outcome)
                 problems = check_step(coordinator, event, outcome.state, outcome.responses)
                 problems += props.coordinator_step_problems(
-                    coordinator, outcome.state, outcome.responses, handled, self.decoder, loaded
+                    coordinator,
+                    outcome.state,
+                    outcome.responses,
+                    handled,
+                    self.decoder,
+                    loaded,
+                    spec.config.group_max_size,
                 )
                 results.append((outcome, tuple(problems)))
             return tuple(results)

@@ -55,6 +55,9 @@ World properties:
   whenever the group's offsets partition is loaded, until it expires: the retention check that
   runs after an Empty group lay idle (`retention_checks`) takes its offsets out of the
   acknowledged set, as a DeleteGroups does.
+- GroupMaxSize: a JoinGroup is refused with GROUP_MAX_SIZE_REACHED only when the group already
+  holds group.max.size members. Convergence lets a turned-away consumer go, so without this a
+  coordinator that turned everyone away would pass.
 - NetworkConsistent: the world's own type invariant: every queued or parked message belongs to a
   request the client still has in flight, queues hold each request once, positions follow owned
   partitions.
@@ -176,6 +179,12 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
         "action property",
         "A cooperative leader never assigns a partition another member's subscription still "
         "claims to own (KIP-429).",
+    ),
+    WorldProperty(
+        "GroupMaxSize",
+        "action property",
+        "A JoinGroup is refused with GROUP_MAX_SIZE_REACHED only when the group already holds "
+        "group.max.size members.",
     ),
     WorldProperty(
         "ExclusiveOwnershipCountingZombies",
@@ -542,8 +551,10 @@ def coordinator_step_problems(
     handled: tuple[RequestRef, Request] | None,
     decoder: Decoder,
     loaded: bool,
+    group_max_size: int,
 ) -> Problems:
-    """World action properties of one coordinator step (the spec's own are checked elsewhere)."""
+    """World action properties of one coordinator step (the spec's own are checked elsewhere),
+    by a coordinator whose group.max.size is `group_max_size`."""
     problems: Problems = []
     old, new = persisted_generation(before), persisted_generation(after)
     if old is not None and new is not None and new < old:
@@ -556,7 +567,30 @@ def coordinator_step_problems(
     if isinstance(request, OffsetCommitRequest):
         problems += _no_zombie_commit(group, request, answers, decoder)
     problems += _static_membership_step(group, after.group(GROUP_ID), request, answers)
+    if isinstance(request, JoinGroupRequest):
+        problems += _refused_only_when_full(group, answers, group_max_size)
     return problems
+
+
+def _refused_only_when_full(
+    group: Group | None, answers: list[object], group_max_size: int
+) -> Problems:
+    """A consumer turned away with GROUP_MAX_SIZE_REACHED leaves for good, so the world lets
+    the group converge without it: that is sound only if the group really was full."""
+    refused = any(
+        isinstance(body, JoinGroupResponse) and body.error_code is ErrorCode.GROUP_MAX_SIZE_REACHED
+        for body in answers
+    )
+    members = len(group.members) if group is not None else 0
+    if not refused or members >= group_max_size:
+        return []
+    return [
+        (
+            "GroupMaxSize",
+            f"a JoinGroup was refused with GROUP_MAX_SIZE_REACHED while the group held {members}"
+            f" of at most {group_max_size} members",
+        )
+    ]
 
 
 def _no_zombie_commit(
