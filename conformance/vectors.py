@@ -118,15 +118,15 @@ def _node_document(
     """The JSON line of one node: its input, every allowed outcome, the one taken, and the
     coordinator's armed timers and groups after the taken one (version 2)."""
     after = step.outcome.state
-    timed = {"now_ms": step.now_ms} if step.now_ms else {}
+    extras: dict[str, Any] = {"now_ms": step.now_ms} if step.now_ms else {}
     if step.config is not None:
-        timed["config"] = encode(step.config)
+        extras["config"] = encode(step.config)
     return {
         "node": number,
         "parent": parent,
         "first": first,
         "leaf": leaf,
-        **timed,
+        **extras,
         "input": encode(step.input),
         "taken": step.taken,
         "outcomes": [

@@ -316,17 +316,23 @@ class GroupWorld:
         self.symmetry_classes = self._classes() if parameters.symmetry else ()
         self._canonical = Canonicalizer(self.symmetry_classes, memoize)
         self._compact = self._canonical.compact_member_ids if compact_ids else _as_is
-        # Clients with equal configurations behave alike: they share memoized steps.
         # A crashed client may restart upgraded (`upgrade_assignors`): its specification then.
-        self.upgraded_consumers = tuple(
-            MemoConsumerSpec(
-                replace(spec.config, assignors=parameters.upgraded_assignors_of(index)),
-                memoize=memoize,
+        self.upgraded_consumers = (
+            tuple(
+                MemoConsumerSpec(
+                    replace(spec.config, assignors=parameters.upgraded_assignors_of(index)),
+                    memoize=memoize,
+                )
+                for index, spec in enumerate(self.consumers)
             )
-            for index, spec in enumerate(self.consumers)
+            if parameters.upgrade_assignors
+            else self.consumers
         )
+        # Clients with equal configurations behave alike: they share memoized steps.
         configs = [spec.config for spec in (*self.consumers, *self.upgraded_consumers)]
-        self._config_ids = tuple(configs.index(config) for config in configs)
+        ids = tuple(configs.index(config) for config in configs)
+        self._config_ids = ids[: parameters.clients]
+        self._upgraded_config_ids = ids[parameters.clients :]
         self.decoder = props.Decoder()
         # Spec steps and state checks by the canonical text of their inputs: most world states
         # share their coordinator or a client's consumer state with many others.
@@ -967,7 +973,7 @@ class GroupWorld:
         events, committing, processing a record, a subscription change, closing, crashing."""
         p = self.parameters
         consumer = slot.consumer
-        spec = self.consumer_spec(index, slot)
+        spec = self.consumer_spec(index, slot.upgraded)
         name = client_name(index)
         step = partial(self._client_step, index, committed, slot, budgets)
         steps: list[GroupStep | Cut] = []
@@ -1174,7 +1180,7 @@ class GroupWorld:
         if not offsets or outcome.state.member_state is not MemberState.STABLE:
             return outcome, found
         commit = CommitRequested(offsets)
-        if not self.consumer_spec(index, slot).is_enabled(outcome.state, commit):
+        if not self.consumer_spec(index, slot.upgraded).is_enabled(outcome.state, commit):
             return outcome, found
         then, more = self._consumer_step(index, slot, outcome.state, commit)
         merged = ConsumerOutcome(
@@ -1187,17 +1193,17 @@ class GroupWorld:
         )
         return merged, found + more
 
-    def consumer_spec(self, index: int, slot: ClientSlot) -> MemoConsumerSpec:
-        """The specification client `index` runs in `slot`: its own, or the upgraded one after a
-        restart with `upgrade_assignors`."""
-        return self.upgraded_consumers[index] if slot.upgraded else self.consumers[index]
+    def consumer_spec(self, index: int, upgraded: bool) -> MemoConsumerSpec:
+        """The specification client `index` runs: its own, or, `upgraded`, the one it restarts
+        with under `upgrade_assignors`."""
+        return self.upgraded_consumers[index] if upgraded else self.consumers[index]
 
     def _consumer_step(
         self, index: int, slot: ClientSlot, consumer: ConsumerState, event: ConsumerEvent
     ) -> tuple[ConsumerOutcome, tuple[tuple[str, str], ...]]:
         """The consumer's outcome and the action-property violations of the step (memoized)."""
-        spec = self.consumer_spec(index, slot)
-        config_id = self._config_ids[index + (len(self.consumers) if slot.upgraded else 0)]
+        spec = self.consumer_spec(index, slot.upgraded)
+        config_id = (self._upgraded_config_ids if slot.upgraded else self._config_ids)[index]
 
         def compute() -> tuple[ConsumerOutcome, tuple[tuple[str, str], ...]]:
             outcome = self.fault.consumer_outcome(consumer, event, spec.step(consumer, event))
@@ -1292,7 +1298,7 @@ class GroupWorld:
     ) -> GroupStep | None:
         """The client crashes and restarts: a new consumer on a new connection, `upgraded` to
         `upgrade_assignors` or not (nothing, if it crashed before doing anything)."""
-        spec = self.upgraded_consumers[index] if upgraded else self.consumers[index]
+        spec = self.consumer_spec(index, upgraded)
         fresh = ClientSlot(
             spec.initial_state(cluster), incarnation=slot.incarnation + 1, upgraded=upgraded
         )
@@ -1626,7 +1632,7 @@ class GroupWorld:
         event = MetadataChanged(grown)
         clients = list(slots)
         for index, slot in enumerate(slots):
-            spec = self.consumer_spec(index, slot)
+            spec = self.consumer_spec(index, slot.upgraded)
             if not spec.is_enabled(slot.consumer, event):
                 continue
             outcome, found = self._consumer_step(index, slot, slot.consumer, event)
