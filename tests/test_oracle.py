@@ -116,6 +116,17 @@ def joined(member_id: str, leader: str, members: list[str], generation: int = 1)
     }
 
 
+def only_a_joins_while_b_fetches_an_id(oracle: Oracle) -> None:
+    """a gets a member id and joins; b only fetches a member id (a pending member, whose
+    session expires at 10,002 ms)."""
+    for conn, member, ts in (("a", "c-a-uuid", 0), ("b", "c-b-uuid", 2)):
+        oracle.request(conn, 1, JOIN_GROUP, 9, join_body(), ts, client_id="c")
+        required = {"error_code": 79, "member_id": member}
+        assert oracle.response(conn, 1, JOIN_GROUP, 9, required, ts) is None
+        if conn == "a":
+            oracle.request("a", 2, JOIN_GROUP, 9, join_body(member), 1, client_id="c")
+
+
 def two_members_join(oracle: Oracle, leader: str) -> None:
     """Two dynamic members get ids (spelled like a UUID-issuing broker) and join; `leader` leads."""
     for conn, member in (("a", "c-a-uuid"), ("b", "c-b-uuid")):

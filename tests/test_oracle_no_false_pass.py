@@ -7,13 +7,14 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from kafka.protocol.consumer.group import OffsetFetchRequest
 from serve_support import ServerThread, serve_config
-from test_oracle import two_members_join
+from test_oracle import joined, only_a_joins_while_b_fetches_an_id, two_members_join
 
 from groupspec.cli.main import main
 from groupspec.impl.server.server import WireServer
-from groupspec.oracle.trace.kafka_shape import LIST_GROUPS
+from groupspec.oracle.trace.kafka_shape import JOIN_GROUP, LIST_GROUPS
 from groupspec.oracle.trace.oracle import LATE, UNANSWERED, UNDECODABLE, Oracle
 from groupspec.oracle.trace.tracker import JUDGE_FOREIGN, OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, validate_trace
@@ -147,3 +148,21 @@ def test_groups_outside_the_trace_do_not_fail_list_groups_unless_asked():
     assert not ignoring.divergences and ignoring.counts.foreign_groups == 1
     judging = list_groups_on_a_shared_broker(OracleSettings(foreign_groups=JUDGE_FOREIGN))
     assert [d.api for d in judging.divergences] == ["ListGroups"]
+
+
+@pytest.mark.parametrize(("seen_at", "late"), [(11_500, False), (12_100, True), (20_500, True)])
+def test_a_response_a_timer_released_is_late_from_that_timer(seen_at, late):
+    """a's JoinGroup waits out a 20 s initial delay; b only fetched a member id, which expires at
+    10,002 ms and (Kafka 4.x) ends the join then. Timers fire within the 1 s slack, so the
+    answer was due by 11,002 ms: with a 1 s bound, it is late after 12,002 ms. The initial
+    delay's own timer (20,001 ms) cannot release it first: the expiry was overdue by then."""
+    settings = OracleSettings(late_response_ms=1_000)
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=20_000), settings)
+    only_a_joins_while_b_fetches_an_id(oracle)
+    answer = joined("c-a-uuid", "c-a-uuid", ["c-a-uuid"])
+    divergence = oracle.response("a", 2, JOIN_GROUP, 9, answer, seen_at)
+    if not late:
+        assert divergence is None and not oracle.divergences
+        return
+    assert divergence is not None and divergence.kind == LATE
+    assert f"came {seen_at - 11_002} ms after" in divergence.reason

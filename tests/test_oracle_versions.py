@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_oracle import heartbeat, join_body, joined, two_members_join
+from test_oracle import (
+    heartbeat,
+    joined,
+    only_a_joins_while_b_fetches_an_id,
+    two_members_join,
+)
 
 from groupspec.cli.main import main
 from groupspec.oracle.trace.kafka_shape import DESCRIBE_GROUPS, HEARTBEAT, JOIN_GROUP, SYNC_GROUP
@@ -154,12 +159,7 @@ def test_whether_an_expiry_ends_the_initial_delay_depends_on_the_release(state, 
     for version in (SCALA, JAVA):
         config = CoordinatorConfig(group_initial_rebalance_delay_ms=20_000, kafka_version=version)
         oracle = Oracle(config)
-        for conn, member, ts in (("a", "c-a-uuid", 0), ("b", "c-b-uuid", 2)):
-            oracle.request(conn, 1, JOIN_GROUP, 9, join_body(), ts, client_id="c")
-            required = {"error_code": ErrorCode.MEMBER_ID_REQUIRED, "member_id": member}
-            assert oracle.response(conn, 1, JOIN_GROUP, 9, required, ts) is None
-            if conn == "a":
-                oracle.request("a", 2, JOIN_GROUP, 9, join_body(member), 1, client_id="c")
+        only_a_joins_while_b_fetches_an_id(oracle)
         describe = {"groups": ["g"], "include_authorized_operations": False}
         oracle.request("admin", 1, DESCRIBE_GROUPS, 5, describe, 15_000, client_id="admin")
         member = {

@@ -406,6 +406,7 @@ class Oracle:
             if not produced or any(origin is None for origin in produced):
                 continue
             due = max(origin[0] for origin in produced if origin is not None)
+            due += self._send_tolerance()
             if now - due <= bound:
                 continue
             found.append(self._unanswered(pending, f"due at {due} ms, the trace ends at {now} ms"))
@@ -581,13 +582,17 @@ class Oracle:
         specification produced it, in every surviving state."""
         settings = self.tracker.settings
         bound = settings.late_response_ms
+        tolerance = self._send_tolerance()
         # A response is produced no earlier than its request, or a timer within its slack
         # before: most are answered well within the bound, and need no look at the states.
-        if now - pending.ts <= bound - settings.timer_slack_ms:
+        if now - pending.ts <= bound - settings.timer_slack_ms + tolerance:
             return None
-        latest = max(
-            (origin[0] for h in survivors if (origin := h.origin(pending.ref)) is not None),
-            default=now,
+        latest = (
+            max(
+                (origin[0] for h in survivors if (origin := h.origin(pending.ref)) is not None),
+                default=now,
+            )
+            + tolerance
         )
         if now - latest <= bound:
             return None
@@ -595,12 +600,20 @@ class Oracle:
             pending,
             line,
             ts_ms,
-            f"the response came {now - latest} ms after the specification sent it "
-            f"(more than --late-response-ms {bound})",
+            f"the response came {now - latest} ms after the specification sent it at the "
+            f"latest (more than --late-response-ms {bound})",
             body,
             LATE,
             "(late)",
         )
+
+    def _send_tolerance(self) -> int:
+        """How much later than the moment a hypothesis records the specification may have sent
+        a response: the tracker makes a request take effect when it was seen, and a timer fire
+        at its deadline, but a request may take effect up to the reorder window later and a
+        timer fire up to its slack later. Lateness counts from the latest of these."""
+        settings = self.tracker.settings
+        return max(settings.reorder_window_ms, settings.timer_slack_ms)
 
     def _resync(self, unexplained: Unexplained) -> str:
         """Resynchronize with an observed response no state allowed; says how (see `adopt`)."""

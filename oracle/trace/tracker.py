@@ -388,8 +388,14 @@ class Tracker:
             (q[0].ts + window for c, q in hypothesis.queues if q and c not in hypothesis.closed),
             default=None,
         )
+        # A timer overdue at another's deadline fired before it (timers fire within the slack):
+        # without this, a later timer could release a response first, and the response would
+        # look answered when that timer fired rather than when the earlier one did.
+        earliest = min((deadline for deadline, _ in timers), default=None)
         for deadline, event in timers:
             if deadline <= now and (latest is None or deadline <= latest):
+                if earliest is not None and earliest + slack < deadline:
+                    continue
                 yield from self._fire(hypothesis, deadline, event)
 
     def _take(self, hypothesis: Hypothesis, connection: str, head: Pending) -> Iterator[Hypothesis]:
