@@ -170,3 +170,30 @@ def test_merge_is_refused_with_the_spark_engine(tmp_path, capsys):
     args = ["validate", "--merge", out, "--engine", "spark", "--out", str(tmp_path / "r")]
     assert main([*args, str(b1), str(b2)]) == 2
     assert "need --engine inprocess" in capsys.readouterr().err
+
+
+def commit(oracle: Oracle, connection: str, correlation: int, at: int, error: int = 0) -> object:
+    """An OffsetCommit v9 of the member's generation 1, answered with `error`."""
+    partitions = [{"partition_index": 0, "committed_offset": correlation}]
+    request = {"group_id": "g", "generation_id_or_member_epoch": 1, "member_id": MEMBER,
+               "group_instance_id": None, "topics": [{"name": "t", "partitions": partitions}]}  # fmt: skip
+    answer = {"throttle_time_ms": 0,
+              "topics": [{"name": "t", "partitions": [{"partition_index": 0, "error_code": error}]}]}  # fmt: skip
+    oracle.request(connection, correlation, 8, 9, request, at, client_id="c")
+    return oracle.response(connection, correlation, 8, 9, answer, at + 1)
+
+
+def test_a_heartbeat_answered_blindly_while_loading_does_not_end_the_load():
+    """While a partition loads, Kafka answers a Heartbeat NONE (and a SyncGroup
+    REBALANCE_IN_PROGRESS) instead of COORDINATOR_LOAD_IN_PROGRESS: such an answer does not show
+    the load finished, so a commit answered COORDINATOR_LOAD_IN_PROGRESS after it is allowed."""
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    stable_group_on(oracle, "c")
+    assert beat(oracle, "c", 3, 1_000, NOT_COORDINATOR) is None
+    assert commit(oracle, "c", 4, 1_500, LOAD_IN_PROGRESS) is None
+    assert beat(oracle, "c", 5, 1_600) is None
+    assert commit(oracle, "c", 6, 1_700, LOAD_IN_PROGRESS) is None
+    assert beat(oracle, "c", 7, 2_000) is None
+    assert commit(oracle, "c", 8, 2_100) is None
+    assert not oracle.divergences
+    assert [step for step, _, _ in oracle.coordinators.moves] == [FOLLOW_UNLOAD, FOLLOW_LOAD]

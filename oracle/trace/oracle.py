@@ -460,7 +460,9 @@ class Oracle:
         if error == ErrorCode.NOT_COORDINATOR:
             events: list[Any] = list(self.coordinators.unloaded(partition, broker))
         else:
-            is_loading = error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+            is_loading = error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS or (
+                loading and _answered_as_while_loading(pending.requests[0], error)
+            )
             events = self.coordinators.loaded(partition, broker, is_loading, loading)
         now = self._time(ts_ms) if events else 0
         for event in events:
@@ -782,6 +784,17 @@ class Oracle:
             self._origin = ts_ms
         self._last = int(ts_ms - self._origin)
         return self._last
+
+
+def _answered_as_while_loading(request: rq.Request, error: int | None) -> bool:
+    """Whether `error` is what Kafka answers `request` with while its group's partition loads,
+    in place of COORDINATOR_LOAD_IN_PROGRESS: NONE to a Heartbeat (the "blind" answer) and
+    REBALANCE_IN_PROGRESS to a SyncGroup. Such an answer does not show the load finished."""
+    if isinstance(request, rq.HeartbeatRequest):
+        return error == ErrorCode.NONE
+    if isinstance(request, rq.SyncGroupRequest):
+        return error == ErrorCode.REBALANCE_IN_PROGRESS
+    return False
 
 
 def _coordinator_error(body: dict[str, Any]) -> int | None:
