@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from groupspec.bench.oracle_bounds import measure_bounds
 from groupspec.cli.arguments import output_directory
 from groupspec.cli.output import add_json_option, write_json
 from groupspec.conformance.impl_traces import write_impl_trace
@@ -50,6 +51,15 @@ def register_bench_oracle(benches: argparse._SubParsersAction) -> None:
         help="skip the plain path: no baseline and no ratio (faster on long churn traces)",
     )
     parser.add_argument(
+        "--bounds",
+        action="store_true",
+        help=(
+            "also judge each trace from events parsed beforehand, with the specification's steps "
+            "real and replayed from a recording at no cost: the ceilings of a faster parser and "
+            "of any cache of specification steps"
+        ),
+    )
+    parser.add_argument(
         "--keep", type=output_directory, metavar="DIR", help="keep the traces in DIR"
     )
     add_json_option(parser, "the figures")
@@ -78,6 +88,20 @@ def run_bench_oracle(args: argparse.Namespace) -> int:
     return 0 if all(row["status"] == "pass" and row["agree"] for row in rows) else 1
 
 
+def _bounds(
+    path: Path, settings: OracleSettings, args: argparse.Namespace, cpu: float
+) -> dict[str, Any]:
+    """The ceilings of `--bounds`, each with its ratio to the optimized path's CPU time."""
+    bounds = measure_bounds(path, settings, args.repeat)
+    return {
+        "steps": bounds.steps,
+        "parsed_events_per_cpu_s": round(bounds.events / bounds.parsed_cpu_s),
+        "parsed_ratio": round(cpu / bounds.parsed_cpu_s, 3),
+        "free_step_events_per_cpu_s": round(bounds.events / bounds.free_step_cpu_s),
+        "free_step_ratio": round(cpu / bounds.free_step_cpu_s, 3),
+    }
+
+
 def _row_text(row: dict[str, Any]) -> str:
     line = (
         f"{row['trace']:7} {row['events']:>9} events in {row['validate_s']:.1f} s: "
@@ -85,6 +109,14 @@ def _row_text(row: dict[str, Any]) -> str:
         f"CPU second), at most {row['max_hypotheses']} hypotheses; {row['status']} "
         f"(written at {row['write_events_per_s']:,.0f} events/s)"
     )
+    bounds = row["bounds"]
+    if bounds is not None:
+        line += (
+            f"\n{'':7} ceilings: events parsed beforehand {bounds['parsed_events_per_cpu_s']:,.0f} "
+            f"per CPU second (×{bounds['parsed_ratio']:.2f}); and with the "
+            f"{bounds['steps']:,} specification steps at no cost (any step cache's best) "
+            f"{bounds['free_step_events_per_cpu_s']:,.0f} (×{bounds['free_step_ratio']:.2f})"
+        )
     baseline = row["baseline"]
     if baseline is None:
         return line
@@ -134,6 +166,7 @@ def _bench_one(path: Path, name: str, churn: bool, args: argparse.Namespace) -> 
         "wall_ratio": None,
         "agree": True,
     }
+    row["bounds"] = _bounds(path, optimized, args, cpu) if args.bounds else None
     if "baseline" in best:
         plain, plain_wall, plain_cpu = best["baseline"]
         row["baseline"] = {

@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 from test_impl_conformance import MUTATIONS
 from test_oracle_resync import first_generation_zero
 
+from groupspec.bench.oracle_bounds import (
+    ReplayMismatch,
+    parse_trace,
+    record_steps,
+    replay_steps,
+)
 from groupspec.checker.rewrite import RewriteMemo, rewrite_strings
+from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import validate_trace
@@ -114,3 +121,33 @@ def test_a_memo_changes_nothing_a_rewrite_returns(values: list[Any], renamed: di
     shared = [Pair(value, values[0]) for value in values]
     for value in [*values, *shared, *values]:
         assert rewrite_strings(value, renamed, memo) == rewrite_strings(value, renamed)
+
+
+def test_bench_bounds_replay_every_step_and_judge_alike(tmp_path: Path, capsys) -> None:
+    """`bench oracle --bounds` judges each trace again from parsed events, with real steps and
+    with the recorded ones replayed: the replay takes every recorded step, and the figures
+    come with their ratios to the optimized path."""
+    code = main(["bench", "oracle", "--events", "400", "--bounds", "--no-baseline", "--json", "-"])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)["traces"]
+    assert [row["trace"] for row in rows] == ["steady", "churn"]
+    for row in rows:
+        bounds = row["bounds"]
+        assert bounds["steps"] > 0
+        assert bounds["parsed_events_per_cpu_s"] > 0 and bounds["free_step_events_per_cpu_s"] > 0
+        assert bounds["free_step_ratio"] > 0 and bounds["parsed_ratio"] > 0
+
+
+def test_a_replay_that_drifts_from_its_recording_is_refused(tmp_path: Path) -> None:
+    """A recording replayed against another trace asks for other steps: ReplayMismatch, never
+    figures for a run that judged something else."""
+    paths = []
+    for seed in (1, 2):
+        path = tmp_path / f"{seed}.jsonl"
+        with path.open("w") as out:
+            write_impl_trace(out, seed=seed, duration_ms=2 * MINUTES, consumers=3, churn=True)
+        paths.append(path)
+    tape = record_steps(parse_trace(paths[0]), OPTIMIZED)
+    assert replay_steps(parse_trace(paths[0]), OPTIMIZED, tape)[1] == 0
+    with pytest.raises(ReplayMismatch):
+        replay_steps(parse_trace(paths[1]), OPTIMIZED, tape)
