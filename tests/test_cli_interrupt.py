@@ -120,6 +120,9 @@ def test_sigint_to_a_running_check_with_workers(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As a shell starts it. A test run earlier in this worker may have left SIGINT ignored,
+        # and an ignored signal stays ignored across exec: the check could not be interrupted.
+        preexec_fn=_sigint_as_from_a_shell,
     )
     assert process.stderr is not None
     first = process.stderr.readline()  # the first progress line: the search is running
@@ -154,3 +157,9 @@ def test_ctrl_c_in_any_other_command_is_one_line_and_exit_130(monkeypatch, capsy
     assert main(["coverage", "--preset", "two-phase"]) == EXIT_INTERRUPTED
     captured = capsys.readouterr()
     assert captured.err == "groupspec coverage: interrupted\n"
+
+
+def _sigint_as_from_a_shell() -> None:
+    """In the child before exec: SIGINT's default disposition, which Python turns into its
+    KeyboardInterrupt handler at startup."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
