@@ -199,6 +199,7 @@ WORLD_ACTION_PROPERTIES = (
     "CooperativeRevokeBeforeAssign",
     "StaticMembership",
     "GroupMaxSize",
+    "JoinCompletion",
 )
 NAIVE_PROPERTY = "ExclusiveOwnershipCountingZombies"
 _APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")

@@ -58,6 +58,10 @@ World properties:
 - GroupMaxSize: a JoinGroup is refused with GROUP_MAX_SIZE_REACHED only when the group already
   holds group.max.size members. Convergence lets a turned-away consumer go, so without this a
   coordinator that turned everyone away would pass.
+- JoinCompletion: a join phase that completes keeps no dynamic member that had not rejoined:
+  Kafka removes those, while a static member keeps its place until its session expires. A
+  coordinator that kept a laggard would answer its later requests as a member's and pass
+  every other property.
 - NetworkConsistent: the world's own type invariant: every queued or parked message belongs to a
   request the client still has in flight, queues hold each request once, positions follow owned
   partitions.
@@ -77,7 +81,7 @@ from groupspec.spec.consumer_protocol import (
     decode_subscription,
 )
 from groupspec.spec.errors import ErrorCode
-from groupspec.spec.group_state import STABLE
+from groupspec.spec.group_state import COMPLETING_REBALANCE, EMPTY, STABLE
 from groupspec.spec.log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey
 from groupspec.spec.requests import (
     HeartbeatRequest,
@@ -185,6 +189,12 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
         "action property",
         "A JoinGroup is refused with GROUP_MAX_SIZE_REACHED only when the group already holds "
         "group.max.size members.",
+    ),
+    WorldProperty(
+        "JoinCompletion",
+        "action property",
+        "A completed join phase keeps no dynamic member that had not rejoined (static members "
+        "keep their place).",
     ),
     WorldProperty(
         "ExclusiveOwnershipCountingZombies",
@@ -559,10 +569,14 @@ def coordinator_step_problems(
     old, new = persisted_generation(before), persisted_generation(after)
     if old is not None and new is not None and new < old:
         problems.append(("GenerationMonotonic", f"stored generation went from {old} to {new}"))
+    group = before.group(GROUP_ID)
+    if loaded:
+        problems += _join_completion(
+            group, after.group(GROUP_ID), handled[1] if handled is not None else None
+        )
     if handled is None or not loaded:
         return problems
     ref, request = handled
-    group = before.group(GROUP_ID)
     answers = _answers(responses, ref)
     if isinstance(request, OffsetCommitRequest):
         problems += _no_zombie_commit(group, request, answers, decoder)
@@ -570,6 +584,40 @@ def coordinator_step_problems(
     if isinstance(request, JoinGroupRequest):
         problems += _refused_only_when_full(group, answers, group_max_size)
     return problems
+
+
+def _join_completion(
+    before: Group | None, after: Group | None, request: Request | None
+) -> Problems:
+    """A step that completes a join phase (a new generation, CompletingRebalance or Empty)
+    removes each dynamic member that had not rejoined; the member whose JoinGroup this step
+    handled has rejoined by it."""
+    if (
+        before is None
+        or after is None
+        or after.generation_id <= before.generation_id
+        or after.state not in (COMPLETING_REBALANCE, EMPTY)
+    ):
+        return []
+    rejoining = request.member_id if isinstance(request, JoinGroupRequest) else None
+    kept = [
+        member.member_id
+        for member in before.members
+        # Read from the fields, not through the specification's helpers: a property that
+        # shared `Member.is_static` with the code it judges would share its mistakes.
+        if member.group_instance_id is None
+        and member.awaiting_join is None
+        and member.member_id != rejoining
+        and after.has_member(member.member_id)
+    ]
+    return [
+        (
+            "JoinCompletion",
+            f"generation {after.generation_id} completed its join keeping dynamic member "
+            f"{member_id}, which had not rejoined",
+        )
+        for member_id in kept
+    ]
 
 
 def _refused_only_when_full(
