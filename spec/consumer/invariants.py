@@ -147,6 +147,28 @@ def _fatal_is_absorbing(
     return problems
 
 
+def _closed_is_final(
+    config: ConsumerConfig, before: ConsumerState, event: object, outcome: ConsumerOutcome
+) -> list[str]:
+    del config, event
+    if not before.closed:
+        return []
+    after = outcome.state
+    problems = []
+    if not after.closed:
+        problems.append("a closed consumer opened again")
+    problems += [f"closed consumer sent {type(send.request).__name__}" for send in outcome.sends]
+    problems += [f"closed consumer called {type(c).__name__}" for c in outcome.callbacks]
+    if after.generation != before.generation or after.member_state != before.member_state:
+        problems.append(
+            f"closed consumer went from {before.member_state.value} at {before.generation} to "
+            f"{after.member_state.value} at {after.generation}"
+        )
+    if after.owned != before.owned:
+        problems.append(f"closed consumer's partitions changed to {list(after.owned)}")
+    return problems
+
+
 def _ownership_changes_announced(
     config: ConsumerConfig, before: ConsumerState, event: object, outcome: ConsumerOutcome
 ) -> list[str]:
@@ -197,6 +219,11 @@ CONSUMER_ACTION_PROPERTIES: tuple[ConsumerActionProperty, ...] = (
         "ConsumerFatalIsAbsorbing",
         "Once failed fatally, the consumer stays failed and sends nothing but close()'s LeaveGroup.",
         _fatal_is_absorbing,
+    ),
+    ConsumerActionProperty(
+        "ConsumerClosedIsFinal",
+        "Once closed, the consumer stays closed: it sends nothing, calls no callback, and keeps its generation, member state and partitions (late answers are dropped).",
+        _closed_is_final,
     ),
     ConsumerActionProperty(
         "ConsumerOwnershipAnnounced",
