@@ -179,7 +179,7 @@ class GroupCoordinatorSpec:
         error = self._coordinator_error(state, request.group_id)
         if error is not None:
             step.fire(COORDINATOR_CHECK_FAILED)
-            step.respond(ref, _error_response(request, _remap_coordinator_error(request, error)))
+            step.respond(ref, _error_response(request, remap_coordinator_error(request, error)))
             return state
         handlers: dict[type, _RequestHandler] = {
             JoinGroupRequest: join_group,
@@ -241,7 +241,7 @@ _GROUP_REQUESTS = (
 )
 
 
-def _remap_coordinator_error(request: Request, error: ErrorCode) -> ErrorCode:
+def remap_coordinator_error(request: Request, error: ErrorCode) -> ErrorCode:
     """Kafka's remaps while a partition loads: Heartbeat answers NONE, SyncGroup REBALANCE_IN_PROGRESS."""
     if error is ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
         if isinstance(request, HeartbeatRequest):

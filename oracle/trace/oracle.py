@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.spec.coordinator import remap_coordinator_error
 from groupspec.spec.errors import ErrorCode
 from groupspec.spec.responses import ResponseBody
 from groupspec.spec.state import Group, PendingMember
@@ -460,9 +461,11 @@ class Oracle:
         if error == ErrorCode.NOT_COORDINATOR:
             events: list[Any] = list(self.coordinators.unloaded(partition, broker))
         else:
-            is_loading = error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS or (
-                loading and _answered_as_while_loading(pending.requests[0], error)
-            )
+            # While loading, Kafka answers some APIs otherwise than LOAD_IN_PROGRESS (a Heartbeat
+            # NONE, a SyncGroup REBALANCE_IN_PROGRESS): such an answer does not end the load.
+            load_in_progress = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+            as_loading = remap_coordinator_error(pending.requests[0], load_in_progress)
+            is_loading = error == load_in_progress or (loading and error == as_loading)
             events = self.coordinators.loaded(partition, broker, is_loading, loading)
         now = self._time(ts_ms) if events else 0
         for event in events:
@@ -784,17 +787,6 @@ class Oracle:
             self._origin = ts_ms
         self._last = int(ts_ms - self._origin)
         return self._last
-
-
-def _answered_as_while_loading(request: rq.Request, error: int | None) -> bool:
-    """Whether `error` is what Kafka answers `request` with while its group's partition loads,
-    in place of COORDINATOR_LOAD_IN_PROGRESS: NONE to a Heartbeat (the "blind" answer) and
-    REBALANCE_IN_PROGRESS to a SyncGroup. Such an answer does not show the load finished."""
-    if isinstance(request, rq.HeartbeatRequest):
-        return error == ErrorCode.NONE
-    if isinstance(request, rq.SyncGroupRequest):
-        return error == ErrorCode.REBALANCE_IN_PROGRESS
-    return False
 
 
 def _coordinator_error(body: dict[str, Any]) -> int | None:
