@@ -41,7 +41,6 @@ class OracleBounds:
     steps: int
     parsed_cpu_s: float
     free_step_cpu_s: float
-    divergences: int
 
 
 class _RecordingSpec(GroupCoordinatorSpec):
@@ -135,7 +134,7 @@ def measure_bounds(path: Path, settings: OracleSettings, repeat: int) -> OracleB
                 raise ReplayMismatch(f"the replay found {replayed} divergences, not {divergences}")
     finally:
         gc.unfreeze()
-    return OracleBounds(len(trace.events), len(tape), parsed, free, divergences)
+    return OracleBounds(len(trace.events), len(tape), parsed, free)
 
 
 def _judge(

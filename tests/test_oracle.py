@@ -116,24 +116,32 @@ def joined(member_id: str, leader: str, members: list[str], generation: int = 1)
     }
 
 
+def fetch_member_id(oracle: Oracle, connection: str, member: str, at: int) -> None:
+    """A dynamic member's first JoinGroup (correlation id 1) is answered MEMBER_ID_REQUIRED
+    with `member` at once."""
+    oracle.request(connection, 1, JOIN_GROUP, 9, join_body(), at, client_id="c")
+    required = {"error_code": 79, "member_id": member}
+    assert oracle.response(connection, 1, JOIN_GROUP, 9, required, at) is None
+
+
+def join_with_id(oracle: Oracle, connection: str, member: str, at: int) -> None:
+    """The member joins again with its id (correlation id 2, not yet answered)."""
+    oracle.request(connection, 2, JOIN_GROUP, 9, join_body(member), at, client_id="c")
+
+
 def only_a_joins_while_b_fetches_an_id(oracle: Oracle) -> None:
     """a gets a member id and joins; b only fetches a member id (a pending member, whose
     session expires at 10,002 ms)."""
-    for conn, member, ts in (("a", "c-a-uuid", 0), ("b", "c-b-uuid", 2)):
-        oracle.request(conn, 1, JOIN_GROUP, 9, join_body(), ts, client_id="c")
-        required = {"error_code": 79, "member_id": member}
-        assert oracle.response(conn, 1, JOIN_GROUP, 9, required, ts) is None
-        if conn == "a":
-            oracle.request("a", 2, JOIN_GROUP, 9, join_body(member), 1, client_id="c")
+    fetch_member_id(oracle, "a", "c-a-uuid", 0)
+    join_with_id(oracle, "a", "c-a-uuid", 1)
+    fetch_member_id(oracle, "b", "c-b-uuid", 2)
 
 
 def two_members_join(oracle: Oracle, leader: str) -> None:
     """Two dynamic members get ids (spelled like a UUID-issuing broker) and join; `leader` leads."""
     for conn, member in (("a", "c-a-uuid"), ("b", "c-b-uuid")):
-        oracle.request(conn, 1, JOIN_GROUP, 9, join_body(), 0, client_id="c")
-        required = {"error_code": 79, "member_id": member}
-        assert oracle.response(conn, 1, JOIN_GROUP, 9, required, 0) is None
-        oracle.request(conn, 2, JOIN_GROUP, 9, join_body(member), 1, client_id="c")
+        fetch_member_id(oracle, conn, member, 0)
+        join_with_id(oracle, conn, member, 1)
     others = {"c-a-uuid": ["c-a-uuid", "c-b-uuid"]}
     for conn, member in (("a", "c-a-uuid"), ("b", "c-b-uuid")):
         listed = others.get(member, []) if member == leader else []

@@ -8,8 +8,10 @@ import json
 
 import pytest
 from test_oracle import (
+    fetch_member_id,
     heartbeat,
     join_body,
+    join_with_id,
     joined,
     only_a_joins_while_b_fetches_an_id,
     two_members_join,
@@ -194,30 +196,24 @@ def test_whether_a_second_member_extends_the_initial_delay_of_an_emptied_group_d
     during the 3 s initial delay. The Scala coordinator completes the join when the delay runs
     out (8 s); the Java one extends it for b, so answers at 8 s are early under 4.x."""
     oracle = Oracle(CoordinatorConfig(kafka_version=version))
-    _join_with_a_member_id(oracle, "a", "c-a-uuid", 0)
+    fetch_member_id(oracle, "a", "c-a-uuid", 0)
+    join_with_id(oracle, "a", "c-a-uuid", 0)
     formed = joined("c-a-uuid", "c-a-uuid", ["c-a-uuid"])
     assert oracle.response("a", 2, JOIN_GROUP, 9, formed, 3_000) is None
     leave = {"group_id": "g", "members": [{"member_id": "c-a-uuid", "group_instance_id": None}]}
     oracle.request("a", 3, LEAVE_GROUP, 4, leave, 4_000, client_id="c")
     left = {"error_code": 0, "members": [{**leave["members"][0], "error_code": 0}]}
     assert oracle.response("a", 3, LEAVE_GROUP, 4, left, 4_001) is None
-    _join_with_a_member_id(oracle, "c", "c-c-uuid", 5_000)
-    _join_with_a_member_id(oracle, "b", "c-b-uuid", 6_000)
+    fetch_member_id(oracle, "c", "c-c-uuid", 5_000)
+    join_with_id(oracle, "c", "c-c-uuid", 5_000)
+    fetch_member_id(oracle, "b", "c-b-uuid", 6_000)
+    join_with_id(oracle, "b", "c-b-uuid", 6_000)
     leader = joined("c-c-uuid", "c-c-uuid", ["c-c-uuid", "c-b-uuid"], generation=3)
     oracle.response("c", 2, JOIN_GROUP, 9, leader, 8_001)
     follower = joined("c-b-uuid", "c-c-uuid", [], generation=3)
     oracle.response("b", 2, JOIN_GROUP, 9, follower, 8_001)
     diverged = {(d.api, d.kind) for d in oracle.divergences}
     assert diverged == (set() if version == SCALA else {("JoinGroup", "early")}), version
-
-
-def _join_with_a_member_id(oracle: Oracle, connection: str, member: str, at: int) -> None:
-    """A dynamic member's first JoinGroup is answered MEMBER_ID_REQUIRED with `member`, and it
-    joins again with it (correlation id 2, not yet answered)."""
-    oracle.request(connection, 1, JOIN_GROUP, 9, join_body(), at, client_id="c")
-    required = {"error_code": ErrorCode.MEMBER_ID_REQUIRED, "member_id": member}
-    assert oracle.response(connection, 1, JOIN_GROUP, 9, required, at) is None
-    oracle.request(connection, 2, JOIN_GROUP, 9, join_body(member), at, client_id="c")
 
 
 @pytest.mark.parametrize(("state", "passes_under"), [("Empty", JAVA), ("Dead", SCALA)])
@@ -230,9 +226,7 @@ def test_whether_a_group_a_join_created_survives_a_coordinator_move_depends_on_t
     it is gone (DescribeGroups says Dead). The pending id is forgotten by both."""
     for version in (SCALA, JAVA):
         oracle = Oracle(CoordinatorConfig(kafka_version=version))
-        oracle.request("a", 1, JOIN_GROUP, 9, join_body(), 0, client_id="c")
-        required = {"error_code": ErrorCode.MEMBER_ID_REQUIRED, "member_id": "c-a-uuid"}
-        assert oracle.response("a", 1, JOIN_GROUP, 9, required, 0) is None
+        fetch_member_id(oracle, "a", "c-a-uuid", 0)
         for corr, ts, error in ((2, 100, ErrorCode.NOT_COORDINATOR), (3, 1_000, 25)):
             oracle.request("a", corr, JOIN_GROUP, 9, join_body("c-a-uuid"), ts, client_id="c")
             answer = {"error_code": error, "member_id": "c-a-uuid"}
