@@ -31,8 +31,8 @@ from kafka.protocol.consumer.group import (
     SyncGroupResponse,
 )
 
-from groupspec.spec.assignment import TopicPartition
 from groupspec.spec.consumer_protocol import encode_assignment, encode_subscription_v0
+from groupspec.vocabulary.requests import TopicPartition
 from groupspec.wire.request_connection import NoAnswerError, RequestConnection
 
 from .formation_progress import FormationProgress

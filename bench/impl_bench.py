@@ -31,18 +31,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from groupspec.conformance.differential import normalize_response, to_impl_request
-from groupspec.impl import requests as impl_requests
+from groupspec.conformance.differential import normalize_response
 from groupspec.impl.clock import ManualClock, MonotonicClock
 from groupspec.impl.config import CoordinatorConfig as ImplConfig
 from groupspec.impl.coordinator import Coordinator
-from groupspec.impl.errors import ErrorCode as ImplErrorCode
-from groupspec.impl.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
 from groupspec.impl.policy import SequentialIdPolicy
 from groupspec.spec.config import CoordinatorConfig as SpecConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0
 from groupspec.spec.coordinator import GroupCoordinatorSpec
-from groupspec.spec.requests import (
+from groupspec.vocabulary import requests as impl_requests
+from groupspec.vocabulary.errors import ErrorCode as ImplErrorCode
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.requests import (
     DescribeGroupsRequest,
     HeartbeatRequest,
     JoinGroupProtocol,
@@ -68,12 +68,11 @@ REBALANCE_EVERY = 3  # rounds
 
 @dataclass(frozen=True)
 class StreamItem:
-    """One input of the stream at time `at_ms`: a request (both sides' forms) or a tick."""
+    """One input of the stream at time `at_ms`: a request or a tick."""
 
     at_ms: int
     ref: RequestRef | None
-    spec_request: Request | None
-    impl_request: impl_requests.Request | None
+    request: Request | None
 
 
 @dataclass(frozen=True)
@@ -133,11 +132,11 @@ class _StreamWriter:
     def send(self, client: str, request: Request) -> None:
         self.correlation += 1
         ref = RequestRef(client, self.correlation)
-        self.items.append(StreamItem(self.now, ref, request, to_impl_request(request)))
+        self.items.append(StreamItem(self.now, ref, request))
 
     def tick(self, delta_ms: int) -> None:
         self.now += delta_ms
-        self.items.append(StreamItem(self.now, None, None, None))
+        self.items.append(StreamItem(self.now, None, None))
 
     def new_member_id(self, client: str) -> str:
         member_id = f"{client}-{self.next_id}"
@@ -237,14 +236,14 @@ def run_spec(stream: list[StreamItem]) -> tuple[float, dict[Any, Any]]:
     responses: dict[Any, Any] = {}
     start = time.perf_counter()
     for item in stream:
-        if item.spec_request is None:
+        if item.request is None:
             while due := spec.due_timers(state, item.at_ms):
                 outcome = spec.step(state, due[0], item.at_ms)[0]
                 state = outcome.state
                 for response in outcome.responses:
                     responses[response.ref] = response.body
             continue
-        outcome = spec.step(state, Received(item.ref, item.spec_request), item.at_ms)[0]  # type: ignore[arg-type]
+        outcome = spec.step(state, Received(item.ref, item.request), item.at_ms)[0]  # type: ignore[arg-type]
         state = outcome.state
         for response in outcome.responses:
             responses[response.ref] = response.body
@@ -263,10 +262,10 @@ def run_impl(stream: list[StreamItem]) -> tuple[float, dict[Any, Any]]:
     start = time.perf_counter()
     for item in stream:
         set_time(item.at_ms)
-        if item.impl_request is None:
+        if item.request is None:
             coordinator.advance()
         else:
-            handle(item.ref, item.impl_request)
+            handle(item.ref, item.request)
     return time.perf_counter() - start, responses
 
 

@@ -26,13 +26,13 @@ from groupspec.spec.assignment import (
     GroupSubscription,
     Member,
     Subscription,
-    TopicPartition,
     sorted_partitions,
 )
 from groupspec.spec.assignors.owned_partitions import PreviousOwnership
 from groupspec.spec.assignors.properties import partition_moves
 from groupspec.spec.assignors.registry import ASSIGNORS, assignor_named
 from groupspec.spec.assignors.sticky_user_data import encode_sticky_user_data
+from groupspec.vocabulary.requests import TopicPartition
 
 SCENARIO_KINDS = ("identical", "uneven")
 STICKY_FAMILY = ("sticky", "cooperative-sticky")

@@ -43,8 +43,8 @@ from groupspec.spec import (
     Unload,
 )
 from groupspec.spec.config import CoordinatorConfig
-from groupspec.spec.requests import Received, RequestRef
 from groupspec.spec.state import CoordinatorState
+from groupspec.vocabulary.requests import Received, RequestRef
 
 # World actions in which the coordinator takes an input (the others are client steps).
 _TIMER_ACTIONS = frozenset({"HeartbeatExpired", "JoinTimerExpired", "SyncTimerExpired"})

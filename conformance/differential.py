@@ -32,21 +32,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groupspec.impl import events as impl_events
-from groupspec.impl import requests as impl_requests
 from groupspec.impl.clock import ManualClock
 from groupspec.impl.config import CoordinatorConfig as ImplConfig
 from groupspec.impl.coordinator import Coordinator
 from groupspec.impl.policy import Policy
 from groupspec.impl.state import Group as ImplGroup
 from groupspec.spec import events as spec_events
-from groupspec.spec import requests as spec_requests
 from groupspec.spec.config import CoordinatorConfig as SpecConfig
 from groupspec.spec.coordinator import GroupCoordinatorSpec
-from groupspec.spec.errors import SpecInputError
 from groupspec.spec.log import GroupMetadataKey, GroupMetadataValue, OffsetCommitValue
 from groupspec.spec.member_ids import rename_request_member_ids, request_member_ids
 from groupspec.spec.state import CoordinatorState
 from groupspec.spec.step import Outcome
+from groupspec.vocabulary import requests
+from groupspec.vocabulary.errors import InputError
 
 Name = Callable[[str], str]
 
@@ -56,43 +55,6 @@ class ConformanceError(AssertionError):
 
 
 # -- converting spec inputs into impl inputs ------------------------------------------------
-
-_REQUEST_TYPES: dict[type, type] = {
-    spec_requests.FindCoordinatorRequest: impl_requests.FindCoordinatorRequest,
-    spec_requests.JoinGroupRequest: impl_requests.JoinGroupRequest,
-    spec_requests.JoinGroupProtocol: impl_requests.JoinGroupProtocol,
-    spec_requests.SyncGroupRequest: impl_requests.SyncGroupRequest,
-    spec_requests.SyncGroupAssignment: impl_requests.SyncGroupAssignment,
-    spec_requests.HeartbeatRequest: impl_requests.HeartbeatRequest,
-    spec_requests.LeaveGroupRequest: impl_requests.LeaveGroupRequest,
-    spec_requests.MemberIdentity: impl_requests.MemberIdentity,
-    spec_requests.OffsetCommitRequest: impl_requests.OffsetCommitRequest,
-    spec_requests.OffsetCommitPartition: impl_requests.OffsetCommitPartition,
-    spec_requests.OffsetFetchRequest: impl_requests.OffsetFetchRequest,
-    spec_requests.TopicPartition: impl_requests.TopicPartition,
-    spec_requests.DescribeGroupsRequest: impl_requests.DescribeGroupsRequest,
-    spec_requests.ListGroupsRequest: impl_requests.ListGroupsRequest,
-    spec_requests.DeleteGroupsRequest: impl_requests.DeleteGroupsRequest,
-}
-
-
-def _convert(value: Any) -> Any:
-    target = _REQUEST_TYPES.get(type(value))
-    if target is not None:
-        return target(
-            **{f.name: _convert(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        )
-    if isinstance(value, tuple):
-        return tuple(_convert(item) for item in value)
-    return value
-
-
-def to_impl_request(request: spec_requests.Request) -> impl_requests.Request:
-    """The impl's request with the same fields as the spec's `request`."""
-    if type(request) not in _REQUEST_TYPES:
-        raise TypeError(f"not a spec request: {request!r}")
-    converted: impl_requests.Request = _convert(request)
-    return converted
 
 
 def to_impl_config(config: SpecConfig) -> ImplConfig:
@@ -424,16 +386,14 @@ class Differential:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    def request(
-        self, ref: spec_requests.RequestRef, request: spec_requests.Request
-    ) -> dict[Any, Any]:
+    def request(self, ref: requests.RequestRef, request: requests.Request) -> dict[Any, Any]:
         """Send `request` (member ids in the impl's vocabulary) to both; returns the impl's responses."""
         self.trace.append(f"t={self.now} {ref}: {request}")
-        self.impl.handle(ref, to_impl_request(request))
+        self.impl.handle(ref, request)
         responses = self._take()
         ids = request_member_ids(request)
         self._check(
-            lambda world: spec_requests.Received(
+            lambda world: requests.Received(
                 ref, rename_request_member_ids(request, world.spec_name())
             ),
             responses,
@@ -505,7 +465,7 @@ class Differential:
         for world in self.worlds:
             try:
                 outcomes = self.spec.step(world.state, spec_input(world), self.now)
-            except SpecInputError as error:
+            except InputError as error:
                 reports.append(f"the spec refuses the input: {error}")
                 continue
             echo = echo_of(world)

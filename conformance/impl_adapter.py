@@ -14,19 +14,17 @@ from collections.abc import Iterable, Sequence
 from groupspec.impl import events as impl_events
 from groupspec.impl.clock import ManualClock
 from groupspec.impl.coordinator import Coordinator
-from groupspec.impl.errors import ErrorCode as ImplErrorCode
 from groupspec.impl.log import LogRecord
 from groupspec.impl.policy import DefaultPolicy
-from groupspec.impl.requests import RequestRef as ImplRef
 from groupspec.spec import events as spec_events
 from groupspec.spec.config import CoordinatorConfig
-from groupspec.spec.requests import Received, RequestRef
-from groupspec.spec.responses import Response
 from groupspec.spec.step import Choice
+from groupspec.vocabulary.errors import ErrorCode as ImplErrorCode
+from groupspec.vocabulary.requests import Received
+from groupspec.vocabulary.responses import Response
 
 from .coordinator_runs import ConnectionClosed, CoordinatorInput
-from .differential import to_impl_config, to_impl_request, to_spec_timer_event
-from .vector_codec import decode, encode
+from .differential import to_impl_config, to_spec_timer_event
 from .vector_state import GroupProjection, project_group
 
 
@@ -123,8 +121,7 @@ class ImplAdapter:
         self._policy.hints = {choice.what: choice.value for choice in hints}
         coordinator = self._coordinator
         if isinstance(event, Received):
-            ref = ImplRef(event.ref.connection, event.ref.correlation_id)
-            coordinator.handle(ref, to_impl_request(event.request))
+            coordinator.handle(event.ref, event.request)
         elif isinstance(event, spec_events.HeartbeatExpired):
             coordinator.fire(impl_events.HeartbeatExpired(event.group_id, event.member_id))
         elif isinstance(event, spec_events.JoinTimerExpired):
@@ -145,11 +142,5 @@ class ImplAdapter:
         # runner ignores what it later sends there.
         outbox = coordinator.outbox
         assert outbox is not None  # made without a respond callback: responses collect here
-        # The impl types refs as any Hashable; the ones it hands back are the ImplRefs above.
-        return [
-            Response(
-                RequestRef(ref.connection, ref.correlation_id),  # type: ignore[attr-defined]
-                decode(encode(body)),
-            )
-            for ref, body in outbox.take().items()
-        ]
+        # The impl types refs as any Hashable; the ones it hands back are the RequestRefs above.
+        return [Response(ref, body) for ref, body in outbox.take().items()]  # type: ignore[arg-type]

@@ -26,17 +26,15 @@ from typing import IO
 from groupspec.impl.clock import ManualClock
 from groupspec.impl.coordinator import Coordinator
 from groupspec.impl.policy import RandomPolicy
-from groupspec.impl.requests import RequestRef as ImplRef
 from groupspec.oracle.trace.kafka_shape import request_body, response_body
-from groupspec.spec import requests as rq
-from groupspec.spec import responses as rs
-from groupspec.spec.assignment import TopicPartition
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_assignment, encode_subscription_v0
+from groupspec.vocabulary import requests as rq
+from groupspec.vocabulary import responses as rs
+from groupspec.vocabulary.requests import RequestRef, TopicPartition
 from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceEvent, TraceHeader, TraceWriter
 
-from .differential import to_impl_config, to_impl_request
-from .vector_codec import decode, encode
+from .differential import to_impl_config
 
 TOPIC = "events"
 PARTITIONS = 6
@@ -192,17 +190,16 @@ class _Run:
         )
         self.stats.events += 1
         self.stats.requests += 1
-        self.coordinator.handle(ImplRef(*ref), to_impl_request(request))
+        self.coordinator.handle(RequestRef(*ref), request)
         self.deliver()
 
     def deliver(self) -> None:
         assert self.coordinator.outbox is not None
-        for ref, impl_body in self.coordinator.outbox.take().items():
-            # The impl types refs as any Hashable; the ones it hands back are the ImplRefs `send`
-            # gave it.
+        for ref, body in self.coordinator.outbox.take().items():
+            # The impl types refs as any Hashable; the ones it hands back are the RequestRefs
+            # `send` gave it.
             key = (ref.connection, ref.correlation_id)  # type: ignore[attr-defined]
             api_key, version, request = self.versions.pop(key)
-            body = decode(encode(impl_body))
             self.writer.write(
                 TraceEvent(
                     self.now,

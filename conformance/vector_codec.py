@@ -18,9 +18,10 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
-from groupspec.spec import events, requests, responses
+from groupspec.spec import events
 from groupspec.spec.config import CoordinatorConfig
-from groupspec.spec.errors import ErrorCode
+from groupspec.vocabulary import requests, responses
+from groupspec.vocabulary.errors import ErrorCode
 
 from .coordinator_runs import ConnectionClosed
 from .vector_state import GroupProjection

@@ -34,9 +34,9 @@ from groupspec.models.world_state import CLOSED_REF
 from groupspec.spec import GroupCoordinatorSpec
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.events import HeartbeatExpired, JoinTimerExpired, SyncTimerExpired, TimerEvent
-from groupspec.spec.responses import Response
 from groupspec.spec.state import CoordinatorState
 from groupspec.spec.step import Choice, Outcome
+from groupspec.vocabulary.responses import Response
 from groupspec.wire.json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 
 from .coordinator_runs import (

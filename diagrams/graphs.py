@@ -37,8 +37,8 @@ from groupspec.models.group_world import GroupWorld
 from groupspec.models.world_state import GROUP_ID, WorldState
 from groupspec.spec.assignment import RebalanceProtocol
 from groupspec.spec.consumer import ConsumerPhase, MemberState, phase
-from groupspec.spec.group_state import DEAD, LEGAL_PREVIOUS_STATES, GroupState
 from groupspec.spec.state import Group
+from groupspec.vocabulary.group_state import DEAD, LEGAL_PREVIOUS_STATES, GroupState
 
 from .explore import Exploration, explore
 

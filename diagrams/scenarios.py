@@ -19,7 +19,7 @@ from groupspec.checker.model import Transition
 from groupspec.models.group_world import GroupWorld
 from groupspec.models.world_state import GROUP_ID, WorldState
 from groupspec.spec.consumer import ConsumerPhase, phase
-from groupspec.spec.group_state import STABLE
+from groupspec.vocabulary.group_state import STABLE
 
 from .explore import Run, shortest_run
 from .graphs import DiagramSource

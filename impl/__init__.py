@@ -7,16 +7,7 @@ the spec. Start at `Coordinator` (coordinator.py); docs/impl.md explains the str
 from .clock import Clock, ManualClock, MonotonicClock
 from .config import CoordinatorConfig
 from .coordinator import Coordinator, Outbox
-from .errors import (
-    CoordinatorInputError,
-    ErrorCode,
-    InvalidConfigError,
-    MalformedRequestError,
-    PartitionStateError,
-    PolicyError,
-    TimerNotArmedError,
-    UnknownRequestError,
-)
+from .errors import PartitionStateError, PolicyError, TimerNotArmedError, UnknownRequestError
 from .events import (
     HeartbeatExpired,
     JoinTimerExpired,
@@ -24,7 +15,6 @@ from .events import (
     SyncTimerExpired,
     TimerEvent,
 )
-from .group_state import GroupState
 from .policy import DefaultPolicy, Policy, RandomPolicy, SequentialIdPolicy
 from .state import Group, Member
 
@@ -32,15 +22,10 @@ __all__ = [
     "Clock",
     "Coordinator",
     "CoordinatorConfig",
-    "CoordinatorInputError",
     "DefaultPolicy",
-    "ErrorCode",
     "Group",
-    "GroupState",
     "HeartbeatExpired",
-    "InvalidConfigError",
     "JoinTimerExpired",
-    "MalformedRequestError",
     "ManualClock",
     "Member",
     "MonotonicClock",

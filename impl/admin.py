@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode, append_error_to_response
-from .group_state import DEAD, EMPTY, STABLE
-from .log import GroupMetadataWrite, LogRecord, OffsetWrite
-from .requests import (
+from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
+from groupspec.vocabulary.group_state import DEAD, EMPTY, STABLE
+from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
     FindCoordinatorRequest,
     ListGroupsRequest,
-    Ref,
 )
-from .responses import (
+from groupspec.vocabulary.responses import (
     DeleteGroupsResponse,
     DeleteGroupsResult,
     DescribedGroup,
@@ -22,7 +20,9 @@ from .responses import (
     ListedGroup,
     ListGroupsResponse,
 )
-from .runtime import Runtime
+
+from .log import GroupMetadataWrite, LogRecord, OffsetWrite
+from .runtime import Ref, Runtime
 from .state import Group
 
 CLASSIC_GROUP_TYPE = "classic"

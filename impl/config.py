@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import InvalidConfigError
+from groupspec.vocabulary.errors import InvalidConfigError
 
 INT32_MAX = 2**31 - 1
 

@@ -12,10 +12,26 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
+from groupspec.vocabulary.errors import InvalidConfigError
+from groupspec.vocabulary.requests import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    Request,
+    SyncGroupRequest,
+)
+from groupspec.vocabulary.responses import ResponseBody
+
 from .admin import delete_groups, describe_groups, find_coordinator, list_groups
 from .clock import Clock, MonotonicClock
 from .config import CoordinatorConfig
-from .errors import InvalidConfigError, TimerNotArmedError, UnknownRequestError
+from .errors import TimerNotArmedError, UnknownRequestError
 from .events import (
     HeartbeatExpired,
     JoinTimerExpired,
@@ -30,22 +46,7 @@ from .loading import on_finish_loading, on_start_loading, on_unload
 from .log import OffsetsLog
 from .offsets import offset_commit, offset_fetch, run_offset_retention
 from .policy import DefaultPolicy, Policy
-from .requests import (
-    DeleteGroupsRequest,
-    DescribeGroupsRequest,
-    FindCoordinatorRequest,
-    HeartbeatRequest,
-    JoinGroupRequest,
-    LeaveGroupRequest,
-    ListGroupsRequest,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-    Ref,
-    Request,
-    SyncGroupRequest,
-)
-from .responses import ResponseBody
-from .runtime import Responder, Runtime
+from .runtime import Ref, Responder, Runtime
 from .state import Group, Member
 from .sync import sync_group
 from .timer_heap import HEARTBEAT, JOIN, PENDING, RETENTION, SYNC, Entry

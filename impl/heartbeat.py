@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode
-from .group_state import EMPTY, PREPARING_REBALANCE
-from .requests import HeartbeatRequest, Ref
-from .responses import HeartbeatResponse
-from .runtime import Runtime
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import EMPTY, PREPARING_REBALANCE
+from groupspec.vocabulary.requests import HeartbeatRequest
+from groupspec.vocabulary.responses import HeartbeatResponse
+
+from .runtime import Ref, Runtime
 from .timer_heap import HEARTBEAT
 
 # Heartbeat responses carry only an error code: one shared immutable object per code.

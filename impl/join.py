@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode, append_error_to_response
-from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from groupspec.vocabulary.requests import JoinGroupRequest
+from groupspec.vocabulary.responses import JoinGroupResponse, SyncGroupResponse
+
 from .log import EMPTY_GROUP_RECORD, GroupMetadataWrite
 from .membership import validate_member
 from .persistence import group_metadata_record
@@ -15,9 +23,7 @@ from .rebalance import (
     remove_member,
     select_protocol,
 )
-from .requests import JoinGroupRequest, Ref
-from .responses import JoinGroupResponse, SyncGroupResponse
-from .runtime import Runtime
+from .runtime import Ref, Runtime
 from .state import Group, Member
 from .timer_heap import PENDING
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode
-from .group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.requests import LeaveGroupRequest, MemberIdentity
+from groupspec.vocabulary.responses import LeaveGroupMemberResponse, LeaveGroupResponse
+
 from .membership import validate_member
 from .rebalance import fail_parked_join_and_remove, maybe_complete_join_phase, prepare_rebalance
-from .requests import LeaveGroupRequest, MemberIdentity, Ref
-from .responses import LeaveGroupMemberResponse, LeaveGroupResponse
-from .runtime import Runtime
+from .runtime import Ref, Runtime
 from .state import Group
 
 

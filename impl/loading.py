@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode, PartitionStateError
-from .group_state import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.responses import JoinGroupResponse, SyncGroupResponse
+
+from .errors import PartitionStateError
 from .persistence import group_from_records
 from .rebalance import prepare_rebalance
-from .responses import JoinGroupResponse, SyncGroupResponse
 from .runtime import Runtime
 from .state import Group
 

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from .errors import ErrorCode, append_error_to_response
-from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-from .log import GroupMetadataWrite, LogRecord, OffsetCommitValue, OffsetWrite
-from .membership import validate_member_and_generation
-from .requests import OffsetCommitRequest, OffsetFetchRequest, Ref
-from .responses import (
+from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from groupspec.vocabulary.requests import OffsetCommitRequest, OffsetFetchRequest
+from groupspec.vocabulary.responses import (
     OffsetCommitPartitionResponse,
     OffsetCommitResponse,
     OffsetFetchPartitionResponse,
     OffsetFetchResponse,
 )
-from .runtime import Runtime
+
+from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from .log import GroupMetadataWrite, LogRecord, OffsetCommitValue, OffsetWrite
+from .membership import validate_member_and_generation
+from .runtime import Ref, Runtime
 from .state import Group
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .group_state import EMPTY, STABLE
+from groupspec.vocabulary.group_state import EMPTY, STABLE
+from groupspec.vocabulary.requests import JoinGroupProtocol
+
 from .log import GroupLog, GroupMetadataMemberValue, GroupMetadataValue, GroupMetadataWrite
-from .requests import JoinGroupProtocol
 from .state import Group, Member
 
 

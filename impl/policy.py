@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from itertools import count
 from typing import Protocol
 
-from .errors import APPEND_ERRORS, ErrorCode, InvalidConfigError
+from groupspec.vocabulary.errors import APPEND_ERRORS, ErrorCode, InvalidConfigError
+
 from .log import LogRecord
 
 

@@ -6,11 +6,21 @@ maybe_complete_join_phase, complete_join, init_next_generation, ...
 
 from __future__ import annotations
 
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from groupspec.vocabulary.responses import (
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+    SyncGroupResponse,
+)
+
 from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscription_topics
-from .errors import ErrorCode
-from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from .persistence import group_metadata_record
-from .responses import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
 from .runtime import Runtime
 from .state import Group
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from groupspec.vocabulary.errors import APPEND_ERRORS, ErrorCode
+from groupspec.vocabulary.responses import ResponseBody
+
 from .config import CoordinatorConfig
-from .errors import APPEND_ERRORS, ErrorCode, PolicyError
+from .errors import PolicyError
 from .hashing import partition_for
 from .log import LogRecord, OffsetsLog
 from .policy import Policy
-from .requests import Ref
-from .responses import ResponseBody
-from .state import Group, JoinTimer, Member, SyncTimer
+from .state import Group, JoinTimer, Member, Ref, SyncTimer
 from .timer_heap import HEARTBEAT, JOIN, RETENTION, SYNC, TimerHeap
 
 Responder = Callable[[Ref, ResponseBody], None]

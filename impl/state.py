@@ -7,10 +7,23 @@ a running count of members parked in JoinGroup, so "has everyone joined?" is O(1
 
 from __future__ import annotations
 
-from .errors import IllegalStateTransitionError
-from .group_state import COMPLETING_REBALANCE, EMPTY, LEGAL_PREVIOUS_STATES, STABLE, GroupState
+from collections.abc import Hashable
+
+from groupspec.vocabulary.errors import IllegalStateTransitionError
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    LEGAL_PREVIOUS_STATES,
+    STABLE,
+    GroupState,
+)
+from groupspec.vocabulary.requests import JoinGroupProtocol
+
 from .log import OffsetCommitValue
-from .requests import JoinGroupProtocol, Ref
+
+# Where a response goes. The coordinator never looks inside a ref: it only hands it back with
+# the response, so any hashable token (a RequestRef, a test's own type) works.
+Ref = Hashable
 
 
 class Member:

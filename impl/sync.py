@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode, append_error_to_response
-from .group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from groupspec.vocabulary.requests import SyncGroupRequest
+from groupspec.vocabulary.responses import SyncGroupResponse
+
 from .membership import validate_member_and_generation
 from .persistence import group_metadata_record
 from .rebalance import (
@@ -11,9 +19,7 @@ from .rebalance import (
     propagate_assignment,
     reset_and_propagate_assignment_error,
 )
-from .requests import Ref, SyncGroupRequest
-from .responses import SyncGroupResponse
-from .runtime import Runtime
+from .runtime import Ref, Runtime
 from .state import Group
 
 _RESPONSES = {error: SyncGroupResponse(error) for error in ErrorCode}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+
 from .rebalance import (
     complete_join,
     prepare_rebalance,

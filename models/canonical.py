@@ -32,8 +32,8 @@ from groupspec.checker.rewrite import rewrite_strings
 from groupspec.spec.consumer.state import ConsumerState
 from groupspec.spec.log import GroupMetadataValue
 from groupspec.spec.member_ids import request_member_ids, response_member_ids
-from groupspec.spec.requests import RequestRef
 from groupspec.spec.state import CoordinatorState, Group
+from groupspec.vocabulary.requests import RequestRef
 
 from .memo import Memo
 from .world_state import (

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from groupspec.spec.consumer.outcome import ApplicationError
-from groupspec.spec.errors import ErrorCode
-from groupspec.spec.responses import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.responses import (
     FindCoordinatorResponse,
     HeartbeatResponse,
     JoinGroupResponse,

@@ -88,7 +88,7 @@ from groupspec.spec import (
     StartLoading,
     Unload,
 )
-from groupspec.spec.assignment import Cluster, TopicPartition
+from groupspec.spec.assignment import Cluster
 from groupspec.spec.consumer import (
     Close,
     CommitRequested,
@@ -116,10 +116,11 @@ from groupspec.spec.consumer.rules import CLIENT_COORDINATOR_MARKED_UNKNOWN
 from groupspec.spec.consumer.state import RequestKind
 from groupspec.spec.consumer_protocol import SubscriptionDecodeError, decode_assignment
 from groupspec.spec.events import JoinTimerExpired, TimerEvent
-from groupspec.spec.group_state import EMPTY, PREPARING_REBALANCE, STABLE
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
 from groupspec.spec.log import OffsetCommitKey, OffsetCommitValue
-from groupspec.spec.requests import (
+from groupspec.spec.state import CoordinatorState, Group
+from groupspec.vocabulary.group_state import EMPTY, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
     FindCoordinatorRequest,
@@ -135,9 +136,9 @@ from groupspec.spec.requests import (
     Request,
     RequestRef,
     SyncGroupRequest,
+    TopicPartition,
 )
-from groupspec.spec.requests import TopicPartition as RequestTopicPartition
-from groupspec.spec.responses import (
+from groupspec.vocabulary.responses import (
     FindCoordinatorResponse,
     HeartbeatResponse,
     JoinGroupResponse,
@@ -146,7 +147,6 @@ from groupspec.spec.responses import (
     ResponseBody,
     SyncGroupResponse,
 )
-from groupspec.spec.state import CoordinatorState, Group
 
 from . import world_properties as props
 from .canonical import (
@@ -1480,7 +1480,7 @@ class GroupWorld:
     def admin_requests(self) -> tuple[Request, ...]:
         """What the admin client may send: every admin API on the group, and an OffsetFetch
         of one partition and of all of them."""
-        first = RequestTopicPartition(self.parameters.topics[0], 0)
+        first = TopicPartition(self.parameters.topics[0], 0)
         requests: list[Request] = [
             DescribeGroupsRequest((GROUP_ID,)),
             ListGroupsRequest(),

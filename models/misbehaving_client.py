@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from groupspec.spec.requests import (
+from groupspec.spec.state import Group
+from groupspec.vocabulary.requests import (
     JoinGroupProtocol,
     JoinGroupRequest,
     LeaveGroupRequest,
@@ -26,7 +27,6 @@ from groupspec.spec.requests import (
     Request,
     SyncGroupRequest,
 )
-from groupspec.spec.state import Group
 
 # The connection the misbehaving client's requests arrive on.
 MISBEHAVING_CONNECTION = "misbehaving#0"

@@ -26,9 +26,9 @@ from groupspec.spec import (
     Unload,
 )
 from groupspec.spec.consumer_protocol import encode_subscription_v0
-from groupspec.spec.errors import ErrorCode
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
     FindCoordinatorRequest,
@@ -47,7 +47,7 @@ from groupspec.spec.requests import (
     SyncGroupRequest,
     TopicPartition,
 )
-from groupspec.spec.responses import JoinGroupResponse, Response, SyncGroupResponse
+from groupspec.vocabulary.responses import JoinGroupResponse, Response, SyncGroupResponse
 
 from .parameters import ParameterError, documented
 

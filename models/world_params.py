@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from groupspec.spec.assignors.registry import ASSIGNORS
 from groupspec.spec.config import INT32_MAX, KAFKA_4X, KAFKA_VERSIONS, CoordinatorConfig
-from groupspec.spec.errors import ErrorCode
+from groupspec.vocabulary.errors import ErrorCode
 
 from .faults import FAULTS, unknown_fault_message
 from .parameters import Parameter, ParameterError, documented, schema

@@ -72,7 +72,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from groupspec.spec.assignment import RebalanceProtocol, Subscription, TopicPartition
+from groupspec.spec.assignment import RebalanceProtocol, Subscription
 from groupspec.spec.assignors.registry import COMPLETE_ASSIGNORS
 from groupspec.spec.consumer import ConsumerPhase, ConsumerState, MemberState, phase
 from groupspec.spec.consumer_protocol import (
@@ -80,26 +80,26 @@ from groupspec.spec.consumer_protocol import (
     decode_assignment,
     decode_subscription,
 )
-from groupspec.spec.errors import ErrorCode
-from groupspec.spec.group_state import COMPLETING_REBALANCE, EMPTY, STABLE
 from groupspec.spec.log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey
-from groupspec.spec.requests import (
+from groupspec.spec.state import CoordinatorState, Group
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, EMPTY, STABLE
+from groupspec.vocabulary.requests import (
     HeartbeatRequest,
     JoinGroupRequest,
     OffsetCommitRequest,
     Request,
     RequestRef,
     SyncGroupRequest,
+    TopicPartition,
 )
-from groupspec.spec.requests import TopicPartition as RequestTopicPartition
-from groupspec.spec.responses import (
+from groupspec.vocabulary.responses import (
     HeartbeatResponse,
     JoinGroupResponse,
     OffsetCommitResponse,
     Response,
     SyncGroupResponse,
 )
-from groupspec.spec.state import CoordinatorState, Group
 
 from .world_state import (
     CLOSED_REF,
@@ -434,7 +434,7 @@ def durability(state: WorldState, group_partition: int) -> list[str]:
     group = coordinator.group(GROUP_ID)
     for partition, offset in state.acknowledged:
         value = (
-            group.offset(RequestTopicPartition(partition.topic, partition.partition))
+            group.offset(TopicPartition(partition.topic, partition.partition))
             if group is not None
             else None
         )

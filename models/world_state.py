@@ -29,11 +29,11 @@ from hashlib import blake2b
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from groupspec.spec.assignment import Cluster, TopicPartition
+from groupspec.spec.assignment import Cluster
 from groupspec.spec.consumer import ConsumerState
-from groupspec.spec.requests import Request, RequestRef
-from groupspec.spec.responses import ResponseBody
 from groupspec.spec.state import CoordinatorState
+from groupspec.vocabulary.requests import Request, RequestRef, TopicPartition
+from groupspec.vocabulary.responses import ResponseBody
 
 GROUP_ID = "g"
 CLIENT_ID = "consumer"

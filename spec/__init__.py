@@ -1,19 +1,12 @@
 """groupspec.spec — the executable specification of Kafka's classic group coordinator.
 
-Standard library only. Start at `GroupCoordinatorSpec` (coordinator.py); every rule it applies
+Standard library and the Kafka vocabulary (groupspec.vocabulary) only. Start at `GroupCoordinatorSpec` (coordinator.py); every rule it applies
 is named in `rules.RULES`, and every invariant in `invariants.INVARIANTS`.
 """
 
 from .config import CoordinatorConfig
 from .coordinator import GroupCoordinatorSpec, Input
-from .errors import (
-    ErrorCode,
-    IllegalStateTransitionError,
-    InvalidConfigError,
-    MalformedRequestError,
-    SpecInputError,
-    UnknownApiError,
-)
+from .errors import UnknownApiError
 from .events import (
     EventNotEnabledError,
     FinishLoading,
@@ -24,7 +17,6 @@ from .events import (
     SyncTimerExpired,
     Unload,
 )
-from .group_state import GroupState
 from .state import CoordinatorState, Group, Member
 from .step import Choice, Outcome
 
@@ -32,22 +24,16 @@ __all__ = [
     "Choice",
     "CoordinatorConfig",
     "CoordinatorState",
-    "ErrorCode",
     "EventNotEnabledError",
     "FinishLoading",
     "Group",
     "GroupCoordinatorSpec",
-    "GroupState",
     "HeartbeatExpired",
-    "IllegalStateTransitionError",
     "Input",
-    "InvalidConfigError",
     "JoinTimerExpired",
-    "MalformedRequestError",
     "Member",
     "OffsetRetentionCheck",
     "Outcome",
-    "SpecInputError",
     "StartLoading",
     "SyncTimerExpired",
     "UnknownApiError",

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode, append_error_to_response
-from .group_state import DEAD, EMPTY, STABLE
-from .persistence import group_tombstone, offset_tombstone
-from .requests import ListGroupsRequest
-from .responses import (
+from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
+from groupspec.vocabulary.group_state import DEAD, EMPTY, STABLE
+from groupspec.vocabulary.requests import ListGroupsRequest
+from groupspec.vocabulary.responses import (
     DeleteGroupsResult,
     DescribedGroup,
     DescribedMember,
     ListedGroup,
 )
+
+from .persistence import group_tombstone, offset_tombstone
 from .rules import (
     DELETE_EMPTY_GROUP_DELETED,
     DELETE_NON_EMPTY_GROUP,

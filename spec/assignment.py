@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from groupspec.vocabulary.requests import TopicPartition
+
 DEFAULT_GENERATION = -1  # ConsumerProtocolSubscription.GenerationId when unknown
 
 
@@ -20,17 +22,6 @@ class RebalanceProtocol(IntEnum):
 
     EAGER = 0
     COOPERATIVE = 1
-
-
-@dataclass(frozen=True, order=True)
-class TopicPartition:
-    """One partition of one topic."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 def sorted_partitions(partitions: Iterable[TopicPartition]) -> tuple[TopicPartition, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import APPEND_ERRORS, ErrorCode, InvalidConfigError
+from groupspec.vocabulary.errors import APPEND_ERRORS, ErrorCode, InvalidConfigError
 
 INT32_MAX = 2**31 - 1
 

@@ -24,7 +24,9 @@ import struct
 from collections import defaultdict
 from collections.abc import Iterable
 
-from .assignment import DEFAULT_GENERATION, Subscription, TopicPartition, sorted_partitions
+from groupspec.vocabulary.requests import TopicPartition
+
+from .assignment import DEFAULT_GENERATION, Subscription, sorted_partitions
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 HIGHEST_SUBSCRIPTION_VERSION = 3

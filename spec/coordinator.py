@@ -11,9 +11,40 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from groupspec.vocabulary.errors import ErrorCode, InputError
+from groupspec.vocabulary.requests import (
+    DeleteGroupsRequest,
+    DescribeGroupsRequest,
+    FindCoordinatorRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    Received,
+    Request,
+    RequestRef,
+    SyncGroupRequest,
+)
+from groupspec.vocabulary.responses import (
+    DeleteGroupsResponse,
+    DeleteGroupsResult,
+    DescribedGroup,
+    DescribeGroupsResponse,
+    FindCoordinatorResponse,
+    HeartbeatResponse,
+    JoinGroupResponse,
+    LeaveGroupResponse,
+    ListGroupsResponse,
+    OffsetFetchResponse,
+    ResponseBody,
+    SyncGroupResponse,
+)
+
 from .admin import delete_group, describe_group, list_groups
 from .config import CoordinatorConfig
-from .errors import ErrorCode, SpecInputError, UnknownApiError
+from .errors import UnknownApiError
 from .events import (
     FinishLoading,
     HeartbeatExpired,
@@ -30,35 +61,6 @@ from .join import join_group
 from .leave import leave_group
 from .loading import on_finish_loading, on_start_loading, on_unload
 from .offsets import commit_error_response, offset_commit, offset_fetch
-from .requests import (
-    DeleteGroupsRequest,
-    DescribeGroupsRequest,
-    FindCoordinatorRequest,
-    HeartbeatRequest,
-    JoinGroupRequest,
-    LeaveGroupRequest,
-    ListGroupsRequest,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-    Received,
-    Request,
-    RequestRef,
-    SyncGroupRequest,
-)
-from .responses import (
-    DeleteGroupsResponse,
-    DeleteGroupsResult,
-    DescribedGroup,
-    DescribeGroupsResponse,
-    FindCoordinatorResponse,
-    HeartbeatResponse,
-    JoinGroupResponse,
-    LeaveGroupResponse,
-    ListGroupsResponse,
-    OffsetFetchResponse,
-    ResponseBody,
-    SyncGroupResponse,
-)
 from .rules import (
     COORDINATOR_CHECK_FAILED,
     COORDINATOR_INVALID_GROUP_ID,
@@ -102,7 +104,7 @@ class GroupCoordinatorSpec:
         num = self.config.offsets_topic_num_partitions
         for partition in unowned_partitions:
             if not 0 <= partition < num:
-                raise SpecInputError(f"partition {partition} is outside [0, {num})")
+                raise InputError(f"partition {partition} is outside [0, {num})")
         return CoordinatorState(
             unowned_partitions=frozenset(unowned_partitions),
             retention_check_deadline_ms=self.config.offsets_retention_check_interval_ms,
@@ -123,7 +125,7 @@ class GroupCoordinatorSpec:
     def step(self, state: CoordinatorState, event: Input, now_ms: int = 0) -> tuple[Outcome, ...]:
         """Every outcome Kafka allows when `event` happens in `state` at time `now_ms`."""
         if not isinstance(now_ms, int) or isinstance(now_ms, bool) or now_ms < 0:
-            raise SpecInputError(f"now_ms must be a non-negative integer, got {now_ms!r}")
+            raise InputError(f"now_ms must be a non-negative integer, got {now_ms!r}")
         handler = self._handler_for(event)
         return all_outcomes(self.config, now_ms, lambda step: handler(step, state, event))
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import SpecInputError
+from groupspec.vocabulary.errors import InputError
 
 
-class EventNotEnabledError(SpecInputError):
+class EventNotEnabledError(InputError):
     """An internal event whose precondition does not hold (e.g. a timer that is not armed)."""
 
 

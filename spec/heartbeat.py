@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode
-from .group_state import DEAD, EMPTY, PREPARING_REBALANCE
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import DEAD, EMPTY, PREPARING_REBALANCE
+from groupspec.vocabulary.requests import HeartbeatRequest, RequestRef
+from groupspec.vocabulary.responses import HeartbeatResponse
+
 from .membership import validate_member_and_generation
 from .rebalance import schedule_heartbeat
-from .requests import HeartbeatRequest, RequestRef
-from .responses import HeartbeatResponse
 from .rules import (
     HEARTBEAT_ACCEPTED,
     HEARTBEAT_EMPTY_GROUP,

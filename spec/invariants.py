@@ -11,9 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .errors import ErrorCode
-from .events import FinishLoading
-from .group_state import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,
@@ -22,8 +21,10 @@ from .group_state import (
     GroupState,
     is_legal_transition,
 )
-from .requests import OffsetCommitRequest, Received
-from .responses import OffsetCommitResponse
+from groupspec.vocabulary.requests import OffsetCommitRequest, Received
+from groupspec.vocabulary.responses import OffsetCommitResponse
+
+from .events import FinishLoading
 from .state import CoordinatorState, Group
 
 StateT = TypeVar("StateT")

@@ -5,9 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from groupspec.vocabulary.requests import JoinGroupRequest, RequestRef
+from groupspec.vocabulary.responses import JoinGroupResponse, SyncGroupResponse
+
 from .config import CoordinatorConfig
-from .errors import ErrorCode, append_error_to_response
-from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 from .membership import validate_member
 from .persistence import empty_group_record, group_metadata_record
 from .rebalance import (
@@ -19,8 +28,6 @@ from .rebalance import (
     schedule_heartbeat,
     select_protocol,
 )
-from .requests import JoinGroupRequest, RequestRef
-from .responses import JoinGroupResponse, SyncGroupResponse
 from .rules import (
     JOIN_EXISTING_MEMBER_COMPLETING_CHANGED_PROTOCOLS,
     JOIN_EXISTING_MEMBER_COMPLETING_SAME_PROTOCOLS,

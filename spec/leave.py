@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode
-from .group_state import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.requests import LeaveGroupRequest, MemberIdentity, RequestRef
+from groupspec.vocabulary.responses import LeaveGroupMemberResponse, LeaveGroupResponse
+
 from .membership import validate_member
 from .rebalance import fail_parked_join_and_remove, maybe_complete_join_phase, prepare_rebalance
-from .requests import LeaveGroupRequest, MemberIdentity, RequestRef
-from .responses import LeaveGroupMemberResponse, LeaveGroupResponse
 from .rules import (
     LEAVE_GROUP_DEAD,
     LEAVE_INVALID_MEMBER,

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .errors import ErrorCode
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.requests import TopicPartition
+from groupspec.vocabulary.responses import JoinGroupResponse, SyncGroupResponse
+
 from .events import EventNotEnabledError, FinishLoading, StartLoading, Unload
-from .group_state import COMPLETING_REBALANCE, DEAD, PREPARING_REBALANCE, STABLE
 from .hashing import partition_for
 from .log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
 from .persistence import group_from_records
 from .rebalance import prepare_rebalance
-from .requests import TopicPartition
-from .responses import JoinGroupResponse, SyncGroupResponse
 from .rules import (
     PARTITION_LOADED,
     PARTITION_LOADED_GROUP_OVER_MAX_SIZE_REBALANCES,

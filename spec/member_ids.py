@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .requests import (
+from groupspec.vocabulary.requests import (
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
@@ -20,7 +20,7 @@ from .requests import (
     Request,
     SyncGroupRequest,
 )
-from .responses import (
+from groupspec.vocabulary.responses import (
     DescribeGroupsResponse,
     JoinGroupResponse,
     LeaveGroupResponse,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .errors import ErrorCode
+from groupspec.vocabulary.errors import ErrorCode
+
 from .state import Group
 
 

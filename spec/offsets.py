@@ -5,20 +5,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from .errors import ErrorCode, append_error_to_response
-from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-from .log import OffsetCommitValue
-from .membership import validate_member_and_generation
-from .persistence import group_tombstone, offset_record, offset_tombstone
-from .rebalance import schedule_heartbeat
-from .requests import OffsetCommitRequest, OffsetFetchRequest, RequestRef, TopicPartition
-from .responses import (
+from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from groupspec.vocabulary.requests import (
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    RequestRef,
+    TopicPartition,
+)
+from groupspec.vocabulary.responses import (
     OffsetCommitPartitionResponse,
     OffsetCommitResponse,
     OffsetFetchPartitionResponse,
     OffsetFetchResponse,
 )
+
+from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from .log import OffsetCommitValue
+from .membership import validate_member_and_generation
+from .persistence import group_tombstone, offset_record, offset_tombstone
+from .rebalance import schedule_heartbeat
 from .rules import (
     COMMIT_ACCEPTED,
     COMMIT_METADATA_TOO_LARGE,

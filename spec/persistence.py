@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .group_state import EMPTY, STABLE
+from groupspec.vocabulary.group_state import EMPTY, STABLE
+from groupspec.vocabulary.requests import JoinGroupProtocol, TopicPartition
+
 from .log import (
     GroupMetadataKey,
     GroupMetadataMemberValue,
@@ -14,7 +16,6 @@ from .log import (
     OffsetCommitKey,
     OffsetCommitValue,
 )
-from .requests import JoinGroupProtocol, TopicPartition
 from .state import Group, Member
 
 

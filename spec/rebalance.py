@@ -9,17 +9,22 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, SubscriptionDecodeError, subscription_topics
-from .errors import ErrorCode
-from .group_state import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,
     PREPARING_REBALANCE,
     STABLE,
 )
+from groupspec.vocabulary.responses import (
+    JoinGroupResponse,
+    JoinGroupResponseMember,
+    SyncGroupResponse,
+)
+
+from .consumer_protocol import CONSUMER_PROTOCOL_TYPE, SubscriptionDecodeError, subscription_topics
 from .persistence import group_metadata_record
-from .responses import JoinGroupResponse, JoinGroupResponseMember, SyncGroupResponse
 from .rules import (
     REBALANCE_COMPLETED_TO_COMPLETING,
     REBALANCE_COMPLETED_TO_EMPTY,

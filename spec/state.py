@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from .errors import IllegalStateTransitionError
-from .group_state import (
+from groupspec.vocabulary.errors import IllegalStateTransitionError
+from groupspec.vocabulary.group_state import (
     CAN_REBALANCE_STATES,
     EMPTY,
     GroupState,
     is_legal_transition,
 )
+from groupspec.vocabulary.requests import JoinGroupProtocol, RequestRef, TopicPartition
+
 from .log import OffsetCommitValue, OffsetsLog
-from .requests import JoinGroupProtocol, RequestRef, TopicPartition
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import RequestRef
+from groupspec.vocabulary.responses import Response, ResponseBody
+
 from .config import CoordinatorConfig
-from .errors import ErrorCode
 from .log import LogKey, LogValue
-from .requests import RequestRef
-from .responses import Response, ResponseBody
 from .rules import RULES, Rule
 from .state import CoordinatorState
 

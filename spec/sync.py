@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .errors import ErrorCode, append_error_to_response
-from .group_state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    DEAD,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from groupspec.vocabulary.requests import RequestRef, SyncGroupRequest
+from groupspec.vocabulary.responses import SyncGroupResponse
+
 from .membership import validate_member_and_generation
 from .persistence import group_metadata_record
 from .rebalance import (
@@ -14,8 +23,6 @@ from .rebalance import (
     reset_and_propagate_assignment_error,
     schedule_heartbeat,
 )
-from .requests import RequestRef, SyncGroupRequest
-from .responses import SyncGroupResponse
 from .rules import (
     SYNC_COMPLETING_FOLLOWER_PARKED,
     SYNC_GROUP_DEAD,

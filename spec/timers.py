@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, STABLE
+
 from .events import (
     EventNotEnabledError,
     HeartbeatExpired,
@@ -12,7 +14,6 @@ from .events import (
     SyncTimerExpired,
     TimerEvent,
 )
-from .group_state import COMPLETING_REBALANCE, STABLE
 from .offsets import run_offset_retention
 from .rebalance import (
     complete_join,

@@ -3,7 +3,7 @@ checked against the consumer invariants and action properties, and canned coordi
 
 from __future__ import annotations
 
-from groupspec.spec.assignment import Cluster, Subscription, TopicPartition
+from groupspec.spec.assignment import Cluster, Subscription
 from groupspec.spec.consumer import (
     ConsumerConfig,
     ConsumerSpec,
@@ -18,16 +18,17 @@ from groupspec.spec.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from groupspec.spec.errors import ErrorCode
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import (
     FindCoordinatorRequest,
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
     OffsetCommitRequest,
     SyncGroupRequest,
+    TopicPartition,
 )
-from groupspec.spec.responses import (
+from groupspec.vocabulary.responses import (
     FindCoordinatorResponse,
     HeartbeatResponse,
     JoinGroupResponse,

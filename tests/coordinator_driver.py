@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from groupspec.spec import (
     CoordinatorConfig,
-    ErrorCode,
     FinishLoading,
     GroupCoordinatorSpec,
-    GroupState,
     JoinTimerExpired,
     StartLoading,
     Unload,
 )
 from groupspec.spec.consumer_protocol import encode_subscription_v0
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import GroupState
+from groupspec.vocabulary.requests import (
     JoinGroupProtocol,
     JoinGroupRequest,
     OffsetCommitPartition,
@@ -25,7 +25,7 @@ from groupspec.spec.requests import (
     SyncGroupAssignment,
     SyncGroupRequest,
 )
-from groupspec.spec.responses import OffsetCommitResponse
+from groupspec.vocabulary.responses import OffsetCommitResponse
 
 GROUP = "g"
 SUB_T = encode_subscription_v0(("t",))

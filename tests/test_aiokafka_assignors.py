@@ -34,9 +34,10 @@ from groupspec.oracle.assignor.assignor_scenarios import (
     run_scenario,
 )
 from groupspec.oracle.assignor.random_groups import random_scenario
-from groupspec.spec.assignment import RebalanceProtocol, TopicPartition
+from groupspec.spec.assignment import RebalanceProtocol
 from groupspec.spec.assignors.registry import ASSIGNORS
 from groupspec.spec.assignors.sticky_user_data import encode_sticky_user_data
+from groupspec.vocabulary.requests import TopicPartition
 
 needs_aiokafka = pytest.mark.skipif(not aiokafka_available(), reason="aiokafka is not installed")
 TP = TopicPartition

@@ -27,7 +27,6 @@ from groupspec.spec.assignment import (
     GroupSubscription,
     Member,
     Subscription,
-    TopicPartition,
 )
 from groupspec.spec.assignors.properties import (
     PROPERTY_NAMES,
@@ -38,6 +37,7 @@ from groupspec.spec.assignors.properties import (
     violated_properties,
 )
 from groupspec.spec.assignors.registry import ASSIGNORS, COMPLETE_ASSIGNORS
+from groupspec.vocabulary.requests import TopicPartition
 
 NAMES = sorted(ASSIGNORS)
 

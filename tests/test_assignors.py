@@ -18,7 +18,6 @@ from groupspec.spec.assignment import (
     GroupSubscription,
     Member,
     Subscription,
-    TopicPartition,
 )
 from groupspec.spec.assignors.cooperative import (
     IllegalCooperativeAssignmentError,
@@ -41,7 +40,8 @@ from groupspec.spec.assignors.sticky_user_data import (
     encode_cooperative_sticky_user_data,
     encode_sticky_user_data,
 )
-from groupspec.spec.errors import SpecInputError
+from groupspec.vocabulary.errors import InputError
+from groupspec.vocabulary.requests import TopicPartition
 
 
 def tp(name: str) -> TopicPartition:
@@ -448,7 +448,7 @@ def test_registry_names_and_unknown_names():
         ASSIGNORS["x"] = RANGE  # type: ignore[index]
     with pytest.raises(UnknownAssignorError, match="unknown assignor 'bogus'") as error:
         assignor_named("bogus")
-    assert isinstance(error.value, SpecInputError)
+    assert isinstance(error.value, InputError)
 
 
 def test_every_assignor_gives_every_member_an_entry_and_complete_ones_cover_everything():

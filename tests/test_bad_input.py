@@ -6,22 +6,24 @@ import pytest
 
 from groupspec.spec import (
     CoordinatorConfig,
-    ErrorCode,
     EventNotEnabledError,
     FinishLoading,
     GroupCoordinatorSpec,
     HeartbeatExpired,
-    InvalidConfigError,
     JoinTimerExpired,
-    MalformedRequestError,
     OffsetRetentionCheck,
-    SpecInputError,
     StartLoading,
     SyncTimerExpired,
     UnknownApiError,
     Unload,
 )
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import (
+    ErrorCode,
+    InputError,
+    InvalidConfigError,
+    MalformedRequestError,
+)
+from groupspec.vocabulary.requests import (
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
@@ -56,8 +58,8 @@ def join(**overrides):
 
 def test_input_error_hierarchy():
     for error in (UnknownApiError, MalformedRequestError, InvalidConfigError, EventNotEnabledError):
-        assert issubclass(error, SpecInputError)
-    assert issubclass(SpecInputError, ValueError)
+        assert issubclass(error, InputError)
+    assert issubclass(InputError, ValueError)
 
 
 # -- unknown inputs and bad clocks ------------------------------------------------------------------
@@ -80,14 +82,14 @@ def test_unknown_request_type_is_refused(request_):
 @pytest.mark.parametrize("now_ms", [-1, -(2**40), 1.5, "0", None, True])
 def test_bad_clock_is_refused(now_ms):
     spec = GroupCoordinatorSpec()
-    with pytest.raises(SpecInputError):
+    with pytest.raises(InputError):
         spec.step(spec.initial_state(), Received(REF, join()), now_ms)
 
 
 def test_initial_state_refuses_partition_out_of_range():
     spec = GroupCoordinatorSpec()
     for partition in (-1, 50):
-        with pytest.raises(SpecInputError):
+        with pytest.raises(InputError):
             spec.initial_state(frozenset({partition}))
 
 

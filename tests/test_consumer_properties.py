@@ -25,8 +25,8 @@ from groupspec.spec.consumer import (
 )
 from groupspec.spec.consumer.state import RequestKind
 from groupspec.spec.consumer_protocol import encode_assignment
-from groupspec.spec.errors import ErrorCode
-from groupspec.spec.responses import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.responses import (
     FindCoordinatorResponse,
     HeartbeatResponse,
     JoinGroupResponse,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from groupspec.spec import CoordinatorConfig, GroupCoordinatorSpec, GroupState, JoinTimerExpired
+from groupspec.spec import CoordinatorConfig, GroupCoordinatorSpec, JoinTimerExpired
 from groupspec.spec.assignment import Cluster
 from groupspec.spec.consumer import (
     ConsumerConfig,
@@ -21,7 +21,8 @@ from groupspec.spec.consumer import (
     phase,
 )
 from groupspec.spec.invariants import check_state, check_step
-from groupspec.spec.requests import Received, RequestRef
+from groupspec.vocabulary.group_state import GroupState
+from groupspec.vocabulary.requests import Received, RequestRef
 
 GROUP = "g"
 CLUSTER = Cluster.of({"t": 4, "u": 3})

@@ -36,7 +36,7 @@ from groupspec.diagrams.sequence_diagram import (
 from groupspec.models.catalog import load_model
 from groupspec.models.world_state import GROUP_ID
 from groupspec.spec.consumer import phase
-from groupspec.spec.group_state import LEGAL_PREVIOUS_STATES, GroupState
+from groupspec.vocabulary.group_state import LEGAL_PREVIOUS_STATES, GroupState
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "diagrams"
 GROUP_STATES = [state.value for state in GroupState]

@@ -20,14 +20,14 @@ from coordinator_driver import (
 
 from groupspec.spec import (
     CoordinatorConfig,
-    ErrorCode,
     GroupCoordinatorSpec,
     HeartbeatExpired,
     JoinTimerExpired,
     OffsetRetentionCheck,
     StartLoading,
 )
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import (
     HeartbeatRequest,
     JoinGroupProtocol,
     LeaveGroupRequest,
@@ -39,7 +39,7 @@ from groupspec.spec.requests import (
     SyncGroupRequest,
     TopicPartition,
 )
-from groupspec.spec.responses import (
+from groupspec.vocabulary.responses import (
     HeartbeatResponse,
     JoinGroupResponse,
     OffsetFetchPartitionResponse,

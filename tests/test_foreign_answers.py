@@ -4,8 +4,8 @@ from groupspec.checker.bfs import search
 from groupspec.models.foreign_answers import failed_by_foreign_answer, foreign_answers
 from groupspec.models.presets import load_preset
 from groupspec.spec.consumer.outcome import ApplicationError, fatal
-from groupspec.spec.errors import ErrorCode
-from groupspec.spec.responses import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.responses import (
     HeartbeatResponse,
     JoinGroupResponse,
     JoinGroupResponseMember,

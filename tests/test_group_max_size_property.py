@@ -6,7 +6,7 @@ import pytest
 from groupspec.checker.bfs import search
 from groupspec.models.catalog import load_model
 from groupspec.spec import join
-from groupspec.spec.group_state import DEAD, EMPTY, PREPARING_REBALANCE
+from groupspec.vocabulary.group_state import DEAD, EMPTY, PREPARING_REBALANCE
 
 
 def _turn_everyone_away(config, group, member_id):

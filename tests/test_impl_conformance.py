@@ -31,15 +31,15 @@ from groupspec.impl import join as impl_join
 from groupspec.impl import leave as impl_leave
 from groupspec.impl import offsets as impl_offsets
 from groupspec.impl.coordinator import Coordinator
-from groupspec.impl.errors import ErrorCode as ImplErrorCode
-from groupspec.impl.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
 from groupspec.impl.policy import RandomPolicy, SequentialIdPolicy
 from groupspec.impl.runtime import Runtime
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0
-from groupspec.spec.errors import ErrorCode
 from groupspec.spec.events import FinishLoading, StartLoading, Unload
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.errors import ErrorCode as ImplErrorCode
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE, STABLE
+from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
     FindCoordinatorRequest,

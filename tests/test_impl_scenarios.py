@@ -13,14 +13,19 @@ from collections import deque
 
 from groupspec.conformance.differential import Differential
 from groupspec.impl import events as impl_events
-from groupspec.impl.errors import ErrorCode as ImplErrorCode
-from groupspec.impl.group_state import COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE
 from groupspec.impl.policy import SequentialIdPolicy
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0
-from groupspec.spec.errors import ErrorCode
 from groupspec.spec.events import FinishLoading, StartLoading, Unload
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.errors import ErrorCode as ImplErrorCode
+from groupspec.vocabulary.group_state import (
+    COMPLETING_REBALANCE,
+    EMPTY,
+    PREPARING_REBALANCE,
+    STABLE,
+)
+from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
     HeartbeatRequest,
     JoinGroupProtocol,

@@ -16,15 +16,16 @@ from coordinator_driver import (
 )
 
 from groupspec.cli.main import main
-from groupspec.spec import ErrorCode, HeartbeatExpired, InvalidConfigError, JoinTimerExpired
+from groupspec.spec import HeartbeatExpired, JoinTimerExpired
 from groupspec.spec.config import CoordinatorConfig
-from groupspec.spec.requests import OffsetCommitPartition, OffsetCommitRequest, Received
 from groupspec.spec.rules import (
     REACHABLE_RULE_IDS,
     RULES,
     VERSION_PROFILE_RULE_IDS,
     reachable_rule_ids,
 )
+from groupspec.vocabulary.errors import ErrorCode, InvalidConfigError
+from groupspec.vocabulary.requests import OffsetCommitPartition, OffsetCommitRequest, Received
 
 SCALA = "3.x"
 JAVA = "4.x"

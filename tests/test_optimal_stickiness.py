@@ -20,7 +20,6 @@ from groupspec.spec.assignment import (
     GroupSubscription,
     Member,
     Subscription,
-    TopicPartition,
 )
 from groupspec.spec.assignors.properties import (
     check_assignment,
@@ -29,6 +28,7 @@ from groupspec.spec.assignors.properties import (
     partition_moves,
 )
 from groupspec.spec.assignors.registry import ASSIGNORS
+from groupspec.vocabulary.requests import TopicPartition
 
 SOLVERS = pytest.mark.parametrize(
     "solve", [optimal_stickiness, optimal_stickiness_milp], ids=["z3", "highs"]

@@ -26,8 +26,8 @@ from groupspec.impl import admin as impl_admin
 from groupspec.impl import coordinator as impl_coordinator
 from groupspec.impl import join as impl_join
 from groupspec.impl import rebalance as impl_rebalance
-from groupspec.impl.errors import ErrorCode as ImplErrorCode
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
+from groupspec.vocabulary.errors import ErrorCode as ImplErrorCode
 
 MINUTES = 60_000
 # The scenario aimed at each hard case. Five simulated minutes of seed 0 reach each one.

@@ -27,7 +27,7 @@ from groupspec.oracle.trace.kafka_shape import (
 )
 from groupspec.oracle.trace.oracle import Oracle
 from groupspec.spec.config import CoordinatorConfig
-from groupspec.spec.errors import ErrorCode
+from groupspec.vocabulary.errors import ErrorCode
 
 SCALA, JAVA = "3.x", "4.x"
 HEADER = '{"format":"groupspec-trace","version":1}\n'

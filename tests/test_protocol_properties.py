@@ -11,11 +11,10 @@ from groupspec.models.faults.switch import FaultSwitch
 from groupspec.models.group_world import GroupWorld
 from groupspec.models.presets import load_preset
 from groupspec.models.world_state import GROUP_ID
-from groupspec.spec.assignment import TopicPartition
 from groupspec.spec.consumer import ConsumerEvent, ConsumerOutcome, ConsumerState
 from groupspec.spec.consumer.events import Close, ResponseReceived
-from groupspec.spec.requests import JoinGroupRequest
-from groupspec.spec.responses import SyncGroupResponse
+from groupspec.vocabulary.requests import JoinGroupRequest, TopicPartition
+from groupspec.vocabulary.responses import SyncGroupResponse
 
 
 class Hoarder(FaultSwitch):

@@ -24,17 +24,17 @@ import pytest
 from groupspec.spec import (
     CoordinatorConfig,
     CoordinatorState,
-    ErrorCode,
     Group,
     GroupCoordinatorSpec,
-    GroupState,
     JoinTimerExpired,
     Outcome,
     StartLoading,
 )
 from groupspec.spec.consumer_protocol import encode_subscription_v0
 from groupspec.spec.log import GroupMetadataKey, OffsetCommitKey
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import GroupState
+from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
     DescribeGroupsRequest,
     HeartbeatRequest,
@@ -52,7 +52,7 @@ from groupspec.spec.requests import (
     SyncGroupRequest,
     TopicPartition,
 )
-from groupspec.spec.responses import (
+from groupspec.vocabulary.responses import (
     DeleteGroupsResponse,
     DescribeGroupsResponse,
     FindCoordinatorResponse,

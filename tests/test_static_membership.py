@@ -19,13 +19,13 @@ from coordinator_driver import (
 
 from groupspec.spec import (
     CoordinatorConfig,
-    ErrorCode,
     GroupCoordinatorSpec,
     HeartbeatExpired,
     JoinTimerExpired,
 )
 from groupspec.spec.log import GroupMetadataKey
-from groupspec.spec.requests import (
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import (
     HeartbeatRequest,
     JoinGroupProtocol,
     OffsetCommitPartition,
@@ -33,7 +33,7 @@ from groupspec.spec.requests import (
     Received,
     SyncGroupRequest,
 )
-from groupspec.spec.responses import (
+from groupspec.vocabulary.responses import (
     HeartbeatResponse,
     JoinGroupResponse,
     JoinGroupResponseMember,

@@ -50,11 +50,11 @@ from groupspec.spec.assignment import (
     Member,
     RebalanceProtocol,
     Subscription,
-    TopicPartition,
 )
 from groupspec.spec.assignors.properties import check_assignment
 from groupspec.spec.assignors.registry import ASSIGNORS
 from groupspec.spec.assignors.sticky_user_data import encode_sticky_user_data
+from groupspec.vocabulary.requests import TopicPartition
 
 needs_kafka_python = pytest.mark.skipif(
     not kafka_python_available(), reason="kafka-python is not installed"

@@ -19,22 +19,22 @@ from coordinator_driver import (
 )
 
 from groupspec.spec import (
-    ErrorCode,
     EventNotEnabledError,
     HeartbeatExpired,
     JoinTimerExpired,
     OffsetRetentionCheck,
     SyncTimerExpired,
 )
-from groupspec.spec.requests import (
+from groupspec.spec.state import JoinTimer, SyncTimer
+from groupspec.spec.step import Choice
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import (
     JoinGroupProtocol,
     JoinGroupRequest,
     LeaveGroupRequest,
     MemberIdentity,
 )
-from groupspec.spec.responses import JoinGroupResponse
-from groupspec.spec.state import JoinTimer, SyncTimer
-from groupspec.spec.step import Choice
+from groupspec.vocabulary.responses import JoinGroupResponse
 
 # -- initial rebalance delay (§3 step 5) ---------------------------------------------------------
 

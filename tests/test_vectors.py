@@ -22,14 +22,9 @@ from groupspec.conformance.vectors import (
     write_vectors,
 )
 from groupspec.models.catalog import group_preset_names, load_model
-from groupspec.spec.errors import ErrorCode
-from groupspec.spec.requests import (
-    JoinGroupProtocol,
-    JoinGroupRequest,
-    Received,
-    RequestRef,
-)
-from groupspec.spec.responses import HeartbeatResponse, JoinGroupResponse, Response
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import JoinGroupProtocol, JoinGroupRequest, Received, RequestRef
+from groupspec.vocabulary.responses import HeartbeatResponse, JoinGroupResponse, Response
 
 PRESET = "static-2"
 

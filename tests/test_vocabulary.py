@@ -1,36 +1,29 @@
-"""The spec and the impl call the same things by the same names.
+"""One Kafka vocabulary, declared once, with no behaviour in it.
 
-A reader goes from a rule in docs/spec.md to the spec's handler and on to the impl (which cites
-the rule, tests/test_rule_citations.py); that only works if both sides speak one vocabulary.
-This test pins the part that can be compared mechanically: the request and response dataclasses
-(class names, field names in order), the unions over them, and the module names. Any deliberate
-difference is listed below with its reason.
+Requests, responses, error codes and group states live in `groupspec.vocabulary` (floor 0).
+The specification and the implementation share those types and nothing else
+(tests/test_layers.py keeps impl/ from importing spec/). These tests keep the vocabulary a
+vocabulary: shapes and Kafka's fixed tables, never a second copy of a type elsewhere, and the
+same module names on both sides so a reader goes from a rule in the spec to the impl's module
+of the same name.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import enum
+import types
 import typing
 from pathlib import Path
-from types import ModuleType
 
-import groupspec.impl.requests as impl_requests
-import groupspec.impl.responses as impl_responses
-import groupspec.spec.requests as spec_requests
-import groupspec.spec.responses as spec_responses
+from groupspec.vocabulary import errors, group_state, requests, responses
 
 ROOT = Path(__file__).resolve().parent.parent
+VOCABULARY = (requests, responses, errors, group_state)
 
-# Dataclasses only one side has, and why.
-SPEC_ONLY_DATACLASSES = {
-    # The spec's input: a request together with the ref its response goes to. The impl takes
-    # them apart, `Coordinator.handle(ref, request)`.
-    "Received": "spec input pairing a ref and a request; the impl's handle(ref, request)",
-    # The spec's output: a body addressed to a ref. The impl hands (ref, body) to its respond
-    # callback and keeps no such pair.
-    "Response": "spec output pairing a ref and a body; the impl's respond(ref, body)",
-}
-IMPL_ONLY_DATACLASSES: dict[str, str] = {}
+# The only public functions the vocabulary has: lookups in Kafka's fixed tables.
+TABLE_LOOKUPS = {"append_error_to_response", "is_legal_transition"}
 
 # Modules only one side has, and why. Every other module name exists on both sides.
 SPEC_ONLY_MODULES = {
@@ -48,64 +41,39 @@ IMPL_ONLY_MODULES = {
 }
 
 
-def _dataclasses(*modules: ModuleType) -> dict[str, type]:
-    found: dict[str, type] = {}
-    for module in modules:
+def test_the_vocabulary_holds_shapes_and_tables_only():
+    for module in VOCABULARY:
         for name, value in vars(module).items():
-            if (
-                isinstance(value, type)
-                and dataclasses.is_dataclass(value)
-                and value.__module__ == module.__name__
+            if name.startswith("_") or getattr(value, "__module__", module.__name__) != (
+                module.__name__
             ):
-                found[name] = value
-    return found
+                continue
+            if isinstance(value, type):
+                assert (
+                    dataclasses.is_dataclass(value)
+                    or issubclass(value, enum.Enum)
+                    or issubclass(value, Exception)
+                ), f"{module.__name__}.{name} is a class that is neither a message nor an error"
+            elif isinstance(value, types.FunctionType):
+                assert name in TABLE_LOOKUPS, f"{module.__name__}.{name} is behaviour"
 
 
-def _field_names(cls: type) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls)]
+def test_every_request_type_is_in_the_request_union_and_back():
+    assert set(requests.REQUEST_TYPES) == set(typing.get_args(requests.Request))
 
 
-def _union_names(union: object) -> list[str]:
-    return sorted(member.__name__ for member in typing.get_args(union))
-
-
-def test_request_and_response_classes_have_the_same_names():
-    spec = _dataclasses(spec_requests, spec_responses)
-    impl = _dataclasses(impl_requests, impl_responses)
-    assert set(spec) - set(impl) == set(SPEC_ONLY_DATACLASSES)
-    assert set(impl) - set(spec) == set(IMPL_ONLY_DATACLASSES)
-
-
-def test_request_and_response_classes_have_the_same_fields():
-    spec = _dataclasses(spec_requests, spec_responses)
-    impl = _dataclasses(impl_requests, impl_responses)
-    different = {
-        name: (_field_names(spec[name]), _field_names(impl[name]))
-        for name in sorted(set(spec) & set(impl))
-        if _field_names(spec[name]) != _field_names(impl[name])
+def test_neither_side_declares_a_vocabulary_type_again():
+    names = {
+        name
+        for module in VOCABULARY
+        for name, value in vars(module).items()
+        if isinstance(value, type) and value.__module__ == module.__name__
     }
-    assert not different, f"fields differ (spec, impl): {different}"
-
-
-def test_each_class_lives_in_the_same_module_on_both_sides():
-    for spec_module, impl_module in (
-        (spec_requests, impl_requests),
-        (spec_responses, impl_responses),
-    ):
-        spec = set(_dataclasses(spec_module)) - set(SPEC_ONLY_DATACLASSES)
-        impl = set(_dataclasses(impl_module)) - set(IMPL_ONLY_DATACLASSES)
-        assert spec == impl, spec_module.__name__
-
-
-def test_the_unions_of_requests_and_response_bodies_agree():
-    assert _union_names(spec_requests.Request) == _union_names(impl_requests.Request)
-    assert _union_names(spec_responses.ResponseBody) == _union_names(impl_responses.ResponseBody)
-
-
-def test_shared_constants_agree():
-    assert spec_requests.GROUP_KEY_TYPE == impl_requests.GROUP_KEY_TYPE
-    assert spec_responses.UNKNOWN_MEMBER_ID == impl_responses.UNKNOWN_MEMBER_ID
-    assert spec_responses.NO_GENERATION == impl_responses.NO_GENERATION
+    for folder in ("spec", "impl"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(), str(path))
+            again = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+            assert not again & names, f"{path.relative_to(ROOT)} declares {sorted(again & names)}"
 
 
 def test_modules_have_the_same_names():

@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable
 from itertools import count
 from typing import Any
 
-from groupspec.impl import requests as rq
 from groupspec.impl.coordinator import Coordinator
-from groupspec.impl.errors import ErrorCode
+from groupspec.vocabulary import requests as rq
+from groupspec.vocabulary.errors import ErrorCode
 from groupspec.wire import codec, group_fields
 from groupspec.wire.codec import Decoded
 

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from groupspec.impl.errors import ErrorCode
 from groupspec.impl.hashing import partition_for
 from groupspec.impl.log import (
     GroupMetadataMemberValue,
@@ -34,6 +33,7 @@ from groupspec.impl.log import (
     OffsetWrite,
 )
 from groupspec.impl.policy import DefaultPolicy
+from groupspec.vocabulary.errors import ErrorCode
 
 LOGGER = logging.getLogger("groupspec.serve")
 _FRAME = struct.Struct(">II")

@@ -24,7 +24,7 @@ from typing import Any
 from groupspec.impl.clock import MonotonicClock
 from groupspec.impl.config import CoordinatorConfig
 from groupspec.impl.coordinator import Coordinator
-from groupspec.impl.errors import CoordinatorInputError, ErrorCode
+from groupspec.vocabulary.errors import ErrorCode, InputError
 from groupspec.wire import codec
 from groupspec.wire.codec import FrameError, RequestHead
 from groupspec.wire.listener_tasks import TaskSet
@@ -221,7 +221,7 @@ class WireServer:
         assert self.apis is not None
         try:
             reply = self.apis.handlers[head.api_key](request, client_host)
-        except CoordinatorInputError as error:
+        except InputError as error:
             # Fields no real client sends (negative timeouts, duplicate protocols, ...).
             raise FrameError(f"invalid request: {error}") from error
         except TypeError as error:

@@ -10,7 +10,7 @@ assignment forever and the group never converges.
 from __future__ import annotations
 
 from groupspec.spec.events import SyncTimerExpired, TimerEvent
-from groupspec.spec.requests import Request, SyncGroupRequest
+from groupspec.vocabulary.requests import Request, SyncGroupRequest
 
 from .switch import Bug, FaultSwitch
 

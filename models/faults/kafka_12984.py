@@ -18,7 +18,7 @@ from groupspec.spec.consumer_protocol import (
     decode_subscription,
     encode_subscription,
 )
-from groupspec.spec.requests import JoinGroupRequest
+from groupspec.vocabulary.requests import JoinGroupRequest
 
 from .switch import Bug, FaultSwitch
 

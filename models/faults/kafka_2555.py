@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from groupspec.spec.requests import OffsetCommitRequest, Request
 from groupspec.spec.state import CoordinatorState
+from groupspec.vocabulary.requests import OffsetCommitRequest, Request
 
 from ..world_state import GROUP_ID
 from .switch import Bug, FaultSwitch

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from groupspec.spec import Input, Outcome
-from groupspec.spec.group_state import PREPARING_REBALANCE
-from groupspec.spec.requests import JoinGroupRequest, Received
 from groupspec.spec.state import CoordinatorState, Group
+from groupspec.vocabulary.group_state import PREPARING_REBALANCE
+from groupspec.vocabulary.requests import JoinGroupRequest, Received
 
 from ..world_state import GROUP_ID, evolve
 from .switch import Bug, FaultSwitch

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from groupspec.spec.assignment import Cluster, Subscription, TopicPartition
+from groupspec.spec.assignment import Cluster, Subscription
 from groupspec.spec.consumer import (
     ConsumerEvent,
     ConsumerOutcome,
@@ -23,8 +23,8 @@ from groupspec.spec.consumer_protocol import (
     decode_subscription,
     encode_assignment,
 )
-from groupspec.spec.requests import SyncGroupAssignment, SyncGroupRequest
-from groupspec.spec.responses import JoinGroupResponse
+from groupspec.vocabulary.requests import SyncGroupAssignment, SyncGroupRequest, TopicPartition
+from groupspec.vocabulary.responses import JoinGroupResponse
 
 from .switch import Bug, FaultSwitch
 

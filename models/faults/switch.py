@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from groupspec.spec import Input, Outcome
 from groupspec.spec.consumer import ConsumerEvent, ConsumerOutcome, ConsumerState
 from groupspec.spec.events import TimerEvent
-from groupspec.spec.requests import Request
 from groupspec.spec.state import CoordinatorState
+from groupspec.vocabulary.requests import Request
 
 
 @dataclass(frozen=True)

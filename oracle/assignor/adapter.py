@@ -41,13 +41,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
-from groupspec.spec.assignment import (
-    GroupAssignment,
-    GroupSubscription,
-    RebalanceProtocol,
-    TopicPartition,
-)
+from groupspec.spec.assignment import GroupAssignment, GroupSubscription, RebalanceProtocol
 from groupspec.spec.assignors.base import Assignor
+from groupspec.vocabulary.requests import TopicPartition
 
 
 class PlainMember(TypedDict):

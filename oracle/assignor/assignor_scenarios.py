@@ -43,7 +43,6 @@ from groupspec.spec.assignment import (
     Member,
     RebalanceProtocol,
     Subscription,
-    TopicPartition,
 )
 from groupspec.spec.assignors.base import Assignor
 from groupspec.spec.assignors.owned_partitions import PreviousOwnership
@@ -52,6 +51,7 @@ from groupspec.spec.assignors.properties import (
     partition_moves,
     sticky_balance_violations,
 )
+from groupspec.vocabulary.requests import TopicPartition
 
 from .adapter import protocol_name_of
 from .optimal_stickiness_milp import optimal_stickiness_milp

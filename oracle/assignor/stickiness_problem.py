@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from groupspec.spec.assignment import GroupAssignment, GroupSubscription, TopicPartition
+from groupspec.spec.assignment import GroupAssignment, GroupSubscription
 from groupspec.spec.assignors.owned_partitions import PreviousOwnership, previous_owners
 from groupspec.spec.assignors.properties import partition_moves
+from groupspec.vocabulary.requests import TopicPartition
 
 
 class StickinessOracleError(RuntimeError):

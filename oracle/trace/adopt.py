@@ -25,9 +25,9 @@ import base64
 import dataclasses
 from typing import Any
 
-from groupspec.spec import requests as rq
-from groupspec.spec.responses import JoinGroupResponse
 from groupspec.spec.state import CoordinatorState
+from groupspec.vocabulary import requests as rq
+from groupspec.vocabulary.responses import JoinGroupResponse
 
 from .binding import Binding
 from .kafka_shape import JOIN_GROUP, SYNC_GROUP

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupspec.spec.errors import ErrorCode
 from groupspec.spec.state import CoordinatorState, Group
+from groupspec.vocabulary.errors import ErrorCode
 
 from .binding import Binding
 

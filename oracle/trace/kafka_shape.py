@@ -13,9 +13,9 @@ import binascii
 from collections.abc import Callable
 from typing import Any
 
-from groupspec.spec import requests as rq
-from groupspec.spec import responses as rs
-from groupspec.spec.errors import SpecInputError
+from groupspec.vocabulary import requests as rq
+from groupspec.vocabulary import responses as rs
+from groupspec.vocabulary.errors import InputError
 from groupspec.wire import group_fields
 from groupspec.wire.trace_format import API_KEYS
 
@@ -82,7 +82,7 @@ def spec_requests(
         raise UnmodelledRequest(f"API key {api_key}")
     try:
         return reader(version, body, client_id or "", connection)
-    except SpecInputError as error:
+    except InputError as error:
         raise BodyError(str(error)) from None
     except (TypeError, AttributeError, KeyError) as error:
         raise BodyError(f"unreadable body: {error}") from None

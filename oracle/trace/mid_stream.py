@@ -29,11 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from groupspec.spec import requests as rq
-from groupspec.spec.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE
 from groupspec.spec.join import member_of_join
 from groupspec.spec.rebalance import compute_subscribed_topics
 from groupspec.spec.state import Group, PendingMember, SyncTimer
+from groupspec.vocabulary import requests as rq
+from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE
 
 from .comparison import MEMBER_ID_REQUIRED
 from .kafka_shape import JOIN_GROUP, OFFSET_FETCH

@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.coordinator import remap_coordinator_error
-from groupspec.spec.errors import ErrorCode
-from groupspec.spec.responses import ResponseBody
 from groupspec.spec.state import Group, PendingMember
+from groupspec.vocabulary import requests as rq
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.responses import ResponseBody
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
 from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_into

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.spec.config import KAFKA_VERSIONS, CoordinatorConfig
-from groupspec.spec.errors import ErrorCode
+from groupspec.vocabulary.errors import ErrorCode
 from groupspec.wire.trace_format import API_KEYS
 
 FIRST_GENERATION = "first-generation"

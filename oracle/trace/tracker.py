@@ -26,13 +26,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from groupspec.checker.rewrite import RewriteMemo, rewrite_strings
-from groupspec.spec import requests as rq
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.coordinator import GroupCoordinatorSpec
 from groupspec.spec.events import EventNotEnabledError, PartitionEvent, TimerEvent
 from groupspec.spec.member_ids import rename_request_member_ids
-from groupspec.spec.responses import ResponseBody
 from groupspec.spec.state import CoordinatorState
+from groupspec.vocabulary import requests as rq
+from groupspec.vocabulary.responses import ResponseBody
 
 from .binding import Binding
 

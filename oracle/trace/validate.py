@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.spec.config import KAFKA_4X, CoordinatorConfig
-from groupspec.spec.errors import InvalidConfigError
+from groupspec.vocabulary.errors import InvalidConfigError
 from groupspec.wire.trace_format import (
     REQUEST,
     RESPONSE,

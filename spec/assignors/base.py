@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..assignment import GroupAssignment, GroupSubscription, RebalanceProtocol, TopicPartition
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import GroupAssignment, GroupSubscription, RebalanceProtocol
 
 
 class Assignor(Protocol):

@@ -15,7 +15,9 @@ cooperative-sticky skips the check and withholds such partitions itself (`cooper
 
 from __future__ import annotations
 
-from ..assignment import GroupAssignment, GroupSubscription, TopicPartition
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import GroupAssignment, GroupSubscription
 
 
 class IllegalCooperativeAssignmentError(Exception):

@@ -18,13 +18,9 @@ Not modelled: rack-aware assignment (KIP-881).
 
 from __future__ import annotations
 
-from ..assignment import (
-    GroupAssignment,
-    GroupSubscription,
-    RebalanceProtocol,
-    Subscription,
-    TopicPartition,
-)
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import GroupAssignment, GroupSubscription, RebalanceProtocol, Subscription
 from .cooperative import transferring_partitions
 from .owned_partitions import member_data_from_subscription, subscription_generation
 from .sticky import sticky_assign

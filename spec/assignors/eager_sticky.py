@@ -18,13 +18,9 @@ Not modelled: rack-aware assignment (KIP-881).
 
 from __future__ import annotations
 
-from ..assignment import (
-    DEFAULT_GENERATION,
-    GroupAssignment,
-    GroupSubscription,
-    RebalanceProtocol,
-    TopicPartition,
-)
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import DEFAULT_GENERATION, GroupAssignment, GroupSubscription, RebalanceProtocol
 from .sticky import sticky_assign
 from .sticky_user_data import decode_sticky_user_data, encode_sticky_user_data
 

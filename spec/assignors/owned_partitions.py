@@ -38,12 +38,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..assignment import (
-    DEFAULT_GENERATION,
-    GroupSubscription,
-    Subscription,
-    TopicPartition,
-)
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import DEFAULT_GENERATION, GroupSubscription, Subscription
 from .ordering import java_string_key
 from .sticky_user_data import MemberData
 

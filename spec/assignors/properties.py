@@ -51,7 +51,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..assignment import GroupAssignment, GroupSubscription, Member, TopicPartition
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import GroupAssignment, GroupSubscription, Member
 from .cooperative import transferring_partitions
 from .cooperative_sticky import cooperative_member_data
 from .ordering import sorted_members

@@ -15,13 +15,9 @@ Not modelled: rack-aware assignment (KIP-881); every member is treated as having
 
 from __future__ import annotations
 
-from ..assignment import (
-    GroupAssignment,
-    GroupSubscription,
-    Member,
-    RebalanceProtocol,
-    TopicPartition,
-)
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import GroupAssignment, GroupSubscription, Member, RebalanceProtocol
 from .ordering import sorted_members
 from .owned_partitions import assignable_topics
 

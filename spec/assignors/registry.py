@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..errors import SpecInputError
+from groupspec.vocabulary.errors import InputError
+
 from .base import Assignor
 from .cooperative_sticky import CooperativeStickyAssignor
 from .eager_sticky import StickyAssignor
@@ -12,7 +13,7 @@ from .range import RangeAssignor
 from .roundrobin import RoundRobinAssignor
 
 
-class UnknownAssignorError(SpecInputError):
+class UnknownAssignorError(InputError):
     """A protocol name that is not one of Kafka's built-in assignors."""
 
     def __init__(self, name: str) -> None:

@@ -12,7 +12,9 @@ result is fully determined by the input: nothing here depends on Java hash-map o
 
 from __future__ import annotations
 
-from ..assignment import GroupAssignment, GroupSubscription, RebalanceProtocol, TopicPartition
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import GroupAssignment, GroupSubscription, RebalanceProtocol
 from .ordering import java_string_key, sorted_members
 
 

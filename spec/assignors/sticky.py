@@ -47,12 +47,9 @@ import copy
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..assignment import (
-    DEFAULT_GENERATION,
-    GroupAssignment,
-    GroupSubscription,
-    TopicPartition,
-)
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import DEFAULT_GENERATION, GroupAssignment, GroupSubscription
 from .ordering import java_string_key
 from .owned_partitions import assignable_topics, max_generation, resolve_claims
 from .sticky_user_data import MemberData

@@ -25,7 +25,9 @@ import struct
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ..assignment import DEFAULT_GENERATION, TopicPartition, sorted_partitions
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import DEFAULT_GENERATION, sorted_partitions
 from .ordering import java_string_key
 
 

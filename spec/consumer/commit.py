@@ -3,10 +3,10 @@ OffsetCommitResponseHandler; reference §5 "Client")."""
 
 from __future__ import annotations
 
-from ..assignment import TopicPartition
-from ..errors import ErrorCode, SpecInputError
-from ..requests import OffsetCommitPartition, OffsetCommitRequest
-from ..responses import OffsetCommitResponse
+from groupspec.vocabulary.errors import ErrorCode, InputError
+from groupspec.vocabulary.requests import OffsetCommitPartition, OffsetCommitRequest, TopicPartition
+from groupspec.vocabulary.responses import OffsetCommitResponse
+
 from .context import StepContext
 from .coordinator_discovery import mark_coordinator_unknown
 from .membership import fail, request_rejoin, reset_state_and_rejoin
@@ -52,7 +52,7 @@ def request_commit(
     """
     partitions = [tp for tp, _ in offsets]
     if len(set(partitions)) != len(partitions):
-        raise SpecInputError(f"commit names a partition twice: {sorted(partitions)}")
+        raise InputError(f"commit names a partition twice: {sorted(partitions)}")
     if not offsets:
         ctx.fire(CLIENT_COMMIT_NOTHING_TO_COMMIT)
         return state
@@ -97,7 +97,7 @@ def on_offset_commit_response(
     committed = {tp for tp, _ in sent.offsets}
     answered = [TopicPartition(p.topic, p.partition) for p in body.partitions]
     if not set(answered) <= committed:
-        raise SpecInputError(
+        raise InputError(
             f"OffsetCommit response names partitions never committed: "
             f"{sorted(set(answered) - committed)}"
         )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from groupspec.vocabulary.errors import InvalidConfigError
+
 from ..consumer_protocol import HIGHEST_SUBSCRIPTION_VERSION
-from ..errors import InvalidConfigError
 
 DEFAULT_ASSIGNORS = ("range", "cooperative-sticky")
 

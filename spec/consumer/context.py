@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..assignment import RebalanceProtocol, TopicPartition
+from groupspec.vocabulary.requests import Request, TopicPartition
+
+from ..assignment import RebalanceProtocol
 from ..assignors.base import Assignor
-from ..requests import Request
 from .config import ConsumerConfig
 from .outcome import Effects, Send
 from .rules import ConsumerRule

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import ErrorCode
-from ..requests import FindCoordinatorRequest
-from ..responses import FindCoordinatorResponse
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import FindCoordinatorRequest
+from groupspec.vocabulary.responses import FindCoordinatorResponse
+
 from .context import StepContext
 from .errors import is_retriable
 from .membership import fail, request_rejoin

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ErrorCode
+from groupspec.vocabulary.errors import ErrorCode
 
 RETRIABLE_ERRORS: frozenset[ErrorCode] = frozenset(
     {

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..assignment import Cluster, TopicPartition
-from ..errors import SpecInputError
-from ..responses import ResponseBody
+from groupspec.vocabulary.errors import InputError
+from groupspec.vocabulary.requests import TopicPartition
+from groupspec.vocabulary.responses import ResponseBody
+
+from ..assignment import Cluster
 
 
-class ConsumerEventNotEnabledError(SpecInputError):
+class ConsumerEventNotEnabledError(InputError):
     """An event the consumer cannot receive in its current state (e.g. an unexpected response)."""
 
 

@@ -3,9 +3,10 @@ HeartbeatResponseHandler; reference §2.4, §3 "Client side")."""
 
 from __future__ import annotations
 
-from ..errors import ErrorCode
-from ..requests import HeartbeatRequest
-from ..responses import HeartbeatResponse
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import HeartbeatRequest
+from groupspec.vocabulary.responses import HeartbeatResponse
+
 from .context import StepContext
 from .coordinator_discovery import mark_coordinator_unknown
 from .membership import fail, request_rejoin, reset_state_and_rejoin

@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..assignment import sorted_partitions
-from ..invariants import Invariant
-from ..requests import (
+from groupspec.vocabulary.requests import (
     FindCoordinatorRequest,
     HeartbeatRequest,
     LeaveGroupRequest,
     OffsetCommitRequest,
 )
+
+from ..assignment import sorted_partitions
+from ..invariants import Invariant
 from .config import ConsumerConfig
 from .events import Close
 from .outcome import ConsumerOutcome, PartitionsAssigned, PartitionsLost, PartitionsRevoked

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import JoinGroupProtocol, JoinGroupRequest
+from groupspec.vocabulary.responses import JoinGroupResponse
+
 from ..assignment import Subscription
 from ..consumer_protocol import CONSUMER_PROTOCOL_TYPE, encode_subscription
-from ..errors import ErrorCode
-from ..requests import JoinGroupProtocol, JoinGroupRequest
-from ..responses import JoinGroupResponse
 from .context import StepContext
 from .coordinator_discovery import mark_coordinator_unknown
 from .leader import on_leader_elected

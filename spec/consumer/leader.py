@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from groupspec.vocabulary.requests import SyncGroupAssignment
+from groupspec.vocabulary.responses import JoinGroupResponse
+
 from ..assignment import GroupAssignment, GroupSubscription, Member, RebalanceProtocol
 from ..consumer_protocol import SubscriptionDecodeError, decode_subscription, encode_assignment
-from ..requests import SyncGroupAssignment
-from ..responses import JoinGroupResponse
 from .context import StepContext
 from .membership import fail
 from .outcome import fatal

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..errors import ErrorCode
-from ..requests import LeaveGroupRequest, MemberIdentity
-from ..responses import LeaveGroupResponse
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import LeaveGroupRequest, MemberIdentity
+from groupspec.vocabulary.responses import LeaveGroupResponse
+
 from .context import StepContext
 from .membership import reset_state_and_rejoin
 from .ownership import on_leave_prepare

@@ -12,10 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..assignment import Cluster, RebalanceProtocol
-from ..assignors.base import Assignor
-from ..errors import InvalidConfigError, SpecInputError
-from ..responses import (
+from groupspec.vocabulary.errors import InputError, InvalidConfigError
+from groupspec.vocabulary.responses import (
     FindCoordinatorResponse,
     HeartbeatResponse,
     JoinGroupResponse,
@@ -23,6 +21,9 @@ from ..responses import (
     OffsetCommitResponse,
     SyncGroupResponse,
 )
+
+from ..assignment import Cluster, RebalanceProtocol
+from ..assignors.base import Assignor
 from .commit import on_offset_commit_response, request_commit
 from .config import ConsumerConfig
 from .context import ConsumerSetup, StepContext
@@ -98,7 +99,7 @@ class ConsumerSpec:
         for name in config.assignors:
             try:
                 assignor = assignors[name] if assignors is not None else _registry_lookup(name)
-            except (KeyError, SpecInputError) as missing:
+            except (KeyError, InputError) as missing:
                 raise InvalidConfigError(f"no assignor named {name!r}") from missing
             if assignor.name != name:
                 raise InvalidConfigError(f"assignor for {name!r} calls itself {assignor.name!r}")
@@ -154,7 +155,7 @@ class ConsumerSpec:
                 return f"no request is in flight under correlation id {event.correlation_id}"
             expected, _ = _RESPONSE_HANDLERS[sent.kind]
             if not isinstance(event.body, expected):
-                raise SpecInputError(
+                raise InputError(
                     f"correlation id {event.correlation_id} is a {sent.kind.value} request, "
                     f"but the response is a {type(event.body).__name__}"
                 )
@@ -179,7 +180,7 @@ class ConsumerSpec:
             if isinstance(event, HeartbeatDue) and state.in_flight_of(RequestKind.HEARTBEAT):
                 return "a heartbeat is already in flight"
             return None
-        raise SpecInputError(f"not a consumer event: {event!r}")
+        raise InputError(f"not a consumer event: {event!r}")
 
     def _dispatch(
         self, ctx: StepContext, state: ConsumerState, event: ConsumerEvent
@@ -205,7 +206,7 @@ class ConsumerSpec:
             return _on_subscription_changed(ctx, state, event)
         if isinstance(event, MetadataChanged):
             return _on_metadata_changed(ctx, state, event)
-        raise SpecInputError(f"not a consumer event: {event!r}")
+        raise InputError(f"not a consumer event: {event!r}")
 
 
 def _on_response(ctx: StepContext, state: ConsumerState, event: ResponseReceived) -> ConsumerState:
@@ -228,7 +229,7 @@ def _on_subscription_changed(
         or not topics
         or not all(isinstance(t, str) and t for t in topics)
     ):
-        raise SpecInputError(f"subscribe() needs a non-empty tuple of topic names, got {topics!r}")
+        raise InputError(f"subscribe() needs a non-empty tuple of topic names, got {topics!r}")
     subscription = tuple(sorted(set(topics)))
     # Kafka compares with the subscription of the last JoinGroup on the next poll.
     ctx.fire(
@@ -243,7 +244,7 @@ def _on_metadata_changed(
     ctx: StepContext, state: ConsumerState, event: MetadataChanged
 ) -> ConsumerState:
     if not isinstance(event.cluster, Cluster):
-        raise SpecInputError(f"metadata must be a Cluster, got {event.cluster!r}")
+        raise InputError(f"metadata must be a Cluster, got {event.cluster!r}")
     # Only the leader watches partition counts; the next poll rejoins if they changed.
     ctx.fire(CLIENT_METADATA_UPDATED)
     return replace(state, cluster=event.cluster)

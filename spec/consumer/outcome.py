@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..assignment import TopicPartition, sorted_partitions
-from ..errors import ErrorCode
-from ..requests import Request
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import Request, TopicPartition
+
+from ..assignment import sorted_partitions
 from .rules import ConsumerRule
 
 if TYPE_CHECKING:

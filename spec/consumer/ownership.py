@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..assignment import RebalanceProtocol, TopicPartition, sorted_partitions
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import RebalanceProtocol, sorted_partitions
 from ..consumer_protocol import SubscriptionDecodeError, decode_assignment
 from .context import StepContext
 from .membership import fail, request_rejoin

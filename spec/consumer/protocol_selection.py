@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from groupspec.vocabulary.errors import InvalidConfigError
+
 from ..assignment import RebalanceProtocol
 from ..assignors.base import Assignor
-from ..errors import InvalidConfigError
 
 
 def select_rebalance_protocol(assignors: Sequence[Assignor]) -> RebalanceProtocol:

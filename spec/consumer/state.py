@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from ..assignment import Cluster, TopicPartition
+from groupspec.vocabulary.requests import TopicPartition
+
+from ..assignment import Cluster
 from .outcome import ApplicationError
 
 NO_GENERATION_ID = -1

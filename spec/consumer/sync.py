@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import SyncGroupAssignment, SyncGroupRequest
+from groupspec.vocabulary.responses import SyncGroupResponse
+
 from ..consumer_protocol import CONSUMER_PROTOCOL_TYPE
-from ..errors import ErrorCode
-from ..requests import SyncGroupAssignment, SyncGroupRequest
-from ..responses import SyncGroupResponse
 from .context import StepContext
 from .coordinator_discovery import mark_coordinator_unknown
 from .membership import fail, request_rejoin, reset_state_and_rejoin

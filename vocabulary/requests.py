@@ -1,4 +1,4 @@
-"""Requests the coordinator receives, shaped like Kafka's messages, validated on construction.
+"""Requests a group coordinator receives, shaped like Kafka's messages, validated on construction.
 
 Field names follow the Kafka message schemas in snake_case. A value a Kafka broker would answer
 with an error code (a session timeout out of bounds, an unknown member id) is a valid request;
@@ -82,7 +82,7 @@ class FindCoordinatorRequest:
             raise MalformedRequestError(
                 "FindCoordinator",
                 "key_type",
-                f"only GROUP (0) keys are modelled, got {self.key_type!r}",
+                f"only GROUP (0) keys are served, got {self.key_type!r}",
             )
 
 
@@ -318,7 +318,7 @@ class OffsetCommitRequest:
 
 @dataclass(frozen=True, order=True)
 class TopicPartition:
-    """A topic partition."""
+    """One partition of one topic."""
 
     topic: str
     partition: int
@@ -326,6 +326,9 @@ class TopicPartition:
     def __post_init__(self) -> None:
         _check_str("TopicPartition", "topic", self.topic)
         _check_int("TopicPartition", "partition", self.partition, INT32)
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
 
 
 @dataclass(frozen=True)
@@ -341,6 +344,10 @@ class OffsetFetchRequest:
         name = "OffsetFetch"
         _check_version(name, self.api_version, 9)
         _check_str(name, "group_id", self.group_id)
+        if not isinstance(self.require_stable, bool):
+            raise MalformedRequestError(
+                name, "require_stable", f"expected a bool, got {self.require_stable!r}"
+            )
         if self.partitions is not None:
             _check_tuple(name, "partitions", self.partitions, TopicPartition)
 
