@@ -22,7 +22,7 @@ from groupspec.checker.model import Model
 from groupspec.cli import check_spark
 from groupspec.cli.arguments import WorkerCount, output_directory, output_file
 from groupspec.cli.check_spark import IN_PROCESS, SPARK
-from groupspec.cli.main import EXIT_INTERRUPTED
+from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from groupspec.cli.model_header import header_lines
 from groupspec.cli.output import ProgressLine, add_json_option, write_atomically, write_json
 from groupspec.coverage.reached import never_lines, totals_line
@@ -37,7 +37,6 @@ from groupspec.models.catalog import (
 )
 from groupspec.models.faults import FAULTS, unknown_fault_message
 
-EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 # The main job (`make run`): the reference classic preset with its embedded settings.
 DEFAULT_PRESET = "eager-2"
 

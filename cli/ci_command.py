@@ -4,8 +4,10 @@ It runs, in this order, the commands a user would type: `groupspec workload` (re
 through the recorder), `groupspec probe` (scripted exchanges through the recorder) and
 `groupspec validate` over every trace they left, with the user's baseline and validate options.
 Each is parsed before anything runs (bad input exits 2 before a broker is touched), printed as
-a shell line, and run through the same parser; `commands.sh` in the output folder lists them,
-so a failing CI run can be reproduced by hand.
+a shell line, and run in this process by the command's own module, through a parser of just
+those three commands (`cli/main.py` builds the whole program, this command included, so it is
+not entered again); `commands.sh` in the output folder lists them, so a failing CI run can be
+reproduced by hand.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from groupspec.cli.arguments import output_directory
-from groupspec.cli.output import write_atomically
+from groupspec.cli.arguments import CommandParser, output_directory
+from groupspec.cli.output import json_stdout, write_atomically
 from groupspec.record.workload.client_scenarios import SCENARIOS
 from groupspec.record.workload.probes import PROBES
 
-from . import validate_command
+from . import probe_command, validate_command, workload_command
 from .workload_command import CLIENTS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -119,13 +121,11 @@ def shell_line(command: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the job; the worst exit code of its commands (see the description)."""
-    from groupspec.cli.main import build_parser, main
-
     if args.no_workloads and args.no_probes:
         return _usage("--no-workloads and --no-probes leave nothing to validate")
     commands = job_commands(args)
     (args.out / TRACES).mkdir(parents=True, exist_ok=True)  # validate's --json needs it
-    parser = build_parser()
+    parser = _job_parser()
     for command in commands:
         try:
             # Parsed and read now, so that a bad option fails before the broker is touched.
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     for command in commands[:-1]:
         print(f"$ {shell_line(command)}", flush=True)
-        code = main(command)
+        code = _run_command(parser, command)
         if code == EXIT_USAGE:
             return EXIT_USAGE
         failed = failed or code != EXIT_OK
@@ -152,11 +152,30 @@ def run(args: argparse.Namespace) -> int:
         return _usage(f"no traces in {args.out / TRACES}: nothing to validate")
     print(f"$ {shell_line(validate)}", flush=True)
     with (args.out / REPORT_TEXT).open("w", encoding="utf-8") as report, _tee(report):
-        code = main([validate[0], *traces, *validate[2:]])
+        code = _run_command(parser, [validate[0], *traces, *validate[2:]])
     if failed:
         print("groupspec ci: a workload or probe did not finish (see above)", file=sys.stderr)
         code = code or EXIT_FAILED
     return code
+
+
+def _job_parser() -> argparse.ArgumentParser:
+    """A `groupspec` parser of just the commands the job runs."""
+    parser = CommandParser(prog="groupspec")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (workload_command, probe_command, validate_command):
+        module.register(commands)
+    return parser
+
+
+def _run_command(parser: argparse.ArgumentParser, command: list[str]) -> int:
+    """Run one of the job's commands (already parsed once, so it parses) as `groupspec` would."""
+    try:
+        parsed = parser.parse_args(command)
+    except SystemExit as refused:
+        return int(refused.code or EXIT_USAGE)
+    with json_stdout(parsed):
+        return int(parsed.run(parsed))
 
 
 class _Tee:

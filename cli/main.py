@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from groupspec.cli import record_command, serve_command, workload_command
 from groupspec.cli.arguments import CommandParser
+from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from groupspec.cli.output import json_stdout
 
 # Commands that start without importing the checker and z3 (servers and proxies start fast).
@@ -16,11 +17,6 @@ LIGHT_COMMANDS = {
     "record": record_command,
     "workload": workload_command,
 }
-
-EXIT_OK = 0
-EXIT_VIOLATION = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a SIGINT: 128 + 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench_command.register(commands)
     vectors_command.register(commands)
     diagram_command.register(commands)
-    reference_command.register(commands)
+    reference_command.register(commands, build_parser)
     for module in LIGHT_COMMANDS.values():
         module.register(commands)
     validate_command.register(commands)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from collections.abc import Callable
 
 from groupspec.cli.arguments import document_to_update
 from groupspec.cli.output import with_generated_block, write_atomically
@@ -16,8 +17,11 @@ END = "<!-- END GENERATED -->"
 HELP_WIDTH = 100
 
 
-def register(commands: argparse._SubParsersAction) -> None:
-    """Add the `cli-reference` subcommand."""
+def register(
+    commands: argparse._SubParsersAction, whole_parser: Callable[[], argparse.ArgumentParser]
+) -> None:
+    """Add the `cli-reference` subcommand; `whole_parser` builds the parser it documents (it is
+    handed in by cli/main.py, which this module must not import back)."""
     parser = commands.add_parser(
         "cli-reference",
         help="print every subcommand's help as Markdown (docs/cli.md)",
@@ -32,7 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="rewrite the block between the generated markers in FILE (docs/cli.md)",
     )
-    parser.set_defaults(run=run_reference)
+    parser.set_defaults(run=functools.partial(run_reference, whole_parser))
 
 
 def python_version() -> str:
@@ -82,11 +86,12 @@ def with_reference(document: str, parser: argparse.ArgumentParser) -> str:
     return with_generated_block(document, BEGIN, END, reference_markdown(parser))
 
 
-def run_reference(args: argparse.Namespace) -> int:
-    """Print the reference, or rewrite the generated block of --update-doc."""
-    from groupspec.cli.main import build_parser  # the whole parser, built afresh
-
-    parser = build_parser()
+def run_reference(
+    whole_parser: Callable[[], argparse.ArgumentParser], args: argparse.Namespace
+) -> int:
+    """Print the reference of the parser `whole_parser` builds afresh, or rewrite the
+    generated block of --update-doc."""
+    parser = whole_parser()
     if args.update_doc is None:
         print(reference_markdown(parser), end="")
         return EXIT_OK

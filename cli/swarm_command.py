@@ -8,7 +8,7 @@ import time
 
 from groupspec.cli import check_spark
 from groupspec.cli.arguments import WorkerCount
-from groupspec.cli.main import EXIT_INTERRUPTED
+from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.presets import PresetError
 from groupspec.models.swarm_space import DEFAULT_SPACE, Budget, read_space, space_names
@@ -26,7 +26,6 @@ from groupspec.swarm.report import (
 )
 from groupspec.swarm.run import ConfigResult
 
-EXIT_OK, EXIT_VIOLATION, EXIT_USAGE = 0, 1, 2
 LOCAL, SPARK = "local", "spark"
 
 

@@ -135,6 +135,8 @@ class Import:
     path: str  # the importing file, relative to the repository
     line: int
     module: str  # absolute module name ("groupspec.spec.state", "kafka.protocol", "os")
+    # What `from module import a, b` takes from it (names or submodules); () for `import`.
+    names: tuple[str, ...] = ()
 
 
 def layer_of_path(path: str) -> Layer:
@@ -166,13 +168,38 @@ def module_name(path: str) -> str:
     return ".".join(["groupspec", *parts])
 
 
-def imports_of(path: str, source: str) -> list[Import]:
-    """Every import of a module's source, relative ones resolved against `path`."""
+def _is_type_checking(node: ast.AST) -> bool:
+    """Whether `node` is `if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): imports only for mypy."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+    return name == "TYPE_CHECKING"
+
+
+def _nodes(tree: ast.AST, *, runtime: bool) -> list[ast.AST]:
+    """Every node of `tree`; with `runtime`, none under `if TYPE_CHECKING:` (its else stays)."""
+    found: list[ast.AST] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if runtime and isinstance(node, ast.If) and _is_type_checking(node):
+            pending += [node.test, *node.orelse]
+        else:
+            pending += list(ast.iter_child_nodes(node))
+    return found
+
+
+def imports_of(path: str, source: str, *, runtime: bool = False) -> list[Import]:
+    """Every import of a module's source, relative ones resolved against `path`; with
+    `runtime`, only those that run (a lazy import inside a function counts, one under
+    `if TYPE_CHECKING:` does not)."""
     package = module_name(path)
     if not path.endswith("__init__.py"):
         package = package.rsplit(".", 1)[0]
     found: list[Import] = []
-    for node in ast.walk(ast.parse(source, path)):
+    for node in _nodes(ast.parse(source, path), runtime=runtime):
         if isinstance(node, ast.Import):
             found += [Import(path, node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -182,8 +209,94 @@ def imports_of(path: str, source: str) -> list[Import]:
                 module = ".".join([*base, *([node.module] if node.module else [])])
             else:
                 module = node.module or ""
-            found.append(Import(path, node.lineno, module))
+            names = tuple(alias.name for alias in node.names)
+            found.append(Import(path, node.lineno, module, names))
     return found
+
+
+def module_graph() -> dict[str, dict[str, int]]:
+    """The runtime imports between groupspec modules: for each module, the modules it
+    imports, each with the line of its first import. `from package import name` imports the
+    package and, when `name` is a submodule, that module too."""
+    files = source_files()
+    modules = {module_name(path) for path in files}
+    graph: dict[str, dict[str, int]] = {}
+    for path in files:
+        edges: dict[str, int] = {}
+        here = module_name(path)
+        for imported in imports_of(path, (ROOT / path).read_text(), runtime=True):
+            targets = [imported.module]
+            if imported.module in modules:
+                targets += [f"{imported.module}.{name}" for name in imported.names]
+            for target in targets:
+                if target in modules and target != here:
+                    edges.setdefault(target, imported.line)
+        graph[here] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Every set of modules that import each other in a circle (strongly connected
+    components of more than one module, or a module importing itself), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        # Tarjan's algorithm, iteratively: (module, its targets not yet visited).
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, targets = work[-1]
+            advanced = False
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, {})))))
+                    advanced = True
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph.get(node, {}):
+                    cycles.append(sorted(component))
+    return cycles
+
+
+def dependency_order(graph: dict[str, dict[str, int]]) -> list[str]:
+    """Every module after all the modules it imports (the graph must be acyclic), ties by name."""
+    remaining = {module: set(targets) for module, targets in graph.items()}
+    order: list[str] = []
+    while remaining:
+        ready = sorted(module for module, targets in remaining.items() if not targets)
+        if not ready:
+            raise ValueError(f"import cycles: {import_cycles(graph)}")
+        order += ready
+        for module in ready:
+            del remaining[module]
+        for targets in remaining.values():
+            targets.difference_update(ready)
+    return order
 
 
 def violations(path: str, source: str) -> list[str]:
