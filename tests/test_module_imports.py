@@ -71,15 +71,16 @@ def test_every_module_imports_in_dependency_order_without_the_extras():
 
 
 def third_party_modules() -> list[str]:
-    """The installed libraries groupspec modules import (not the standard library, not an
-    optional extra), by their top-level name."""
+    """The modules of installed libraries that groupspec modules import (not the standard
+    library, not an optional extra), by their full names."""
     names = {
-        found.module.split(".")[0]
+        found.module
         for path in source_files()
         for found in imports_of(path, (ROOT / path).read_text())
         if found.module and not found.module.startswith("groupspec")
     }
-    return sorted(names - set(sys.stdlib_module_names) - set(OPTIONAL) - {"__future__"})
+    excluded = set(sys.stdlib_module_names) | set(OPTIONAL) | {"__future__"}
+    return sorted(name for name in names if name.split(".")[0] not in excluded)
 
 
 @pytest.mark.slow
