@@ -17,6 +17,7 @@ from typing import Any
 
 from groupspec.checker.bfs import Progress, search
 from groupspec.checker.spark.bfs import spark_search
+from groupspec.checker.spark.jobs import cores
 
 # Levels of one to a handful of states: two-phase commit with one resource manager.
 TINY = "two-phase"
@@ -96,7 +97,7 @@ def bench_spark(context: Any, preset: str, model: Any, tiny_model: Any) -> Spark
     found = spark_search(context, model)
     spark_figures = EngineFigures(
         "spark",
-        context.defaultParallelism,
+        cores(context),
         found.distinct_states,
         found.transitions,
         found.depth,

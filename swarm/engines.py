@@ -12,6 +12,8 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from groupspec.checker.spark.jobs import run_tasks
+
 from .configuration import Configuration
 from .run import ConfigResult, check_configuration
 
@@ -56,8 +58,4 @@ def _ignore_interrupts() -> None:
 def check_on_spark(context: Any, configurations: Sequence[Configuration]) -> list[ConfigResult]:
     """Check every configuration on Spark, one task per configuration (`context` is a running
     SparkContext, see checker/spark/session.py), in configuration order."""
-    if not configurations:
-        return []
-    tasks = context.parallelize(list(configurations), len(configurations))
-    results: list[ConfigResult] = tasks.map(check_configuration).collect()
-    return results
+    return run_tasks(context, check_configuration, configurations)

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from groupspec.checker.atomic_file import write_bytes_atomically
 from groupspec.checker.bfs import FoundProblem
 
+from .session import SparkError
+
 if TYPE_CHECKING:
     from .tasks import GraphRecord
 
@@ -44,7 +46,7 @@ SUMMARY_FILE = "summary.pkl"
 _LEVEL = re.compile(r"^level-(\d{5})$")
 
 
-class CheckpointError(ValueError):
+class CheckpointError(SparkError, ValueError):
     """A checkpoint directory that cannot be used as asked; the message says why."""
 
 

@@ -48,7 +48,12 @@ _JVM_NOISE = (
 _LOG_LEVELS = ("ALL", "DEBUG", "ERROR", "FATAL", "INFO", "OFF", "TRACE", "WARN")
 
 
-class SparkUnavailable(RuntimeError):
+class SparkError(Exception):
+    """A Spark engine cannot run as asked (no Java, no pyspark, an unusable checkpoint); the
+    message says why, in one line."""
+
+
+class SparkUnavailable(SparkError, RuntimeError):
     """Spark cannot start here; the message says what to install."""
 
 

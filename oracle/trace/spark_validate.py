@@ -6,11 +6,13 @@ header) and `text` (the line's JSON). Each trace is validated whole by one task,
 `groupspec validate` validates it (`validate_lines`); the verdict rows are written by the
 executors, and the driver only receives the small summary, so its memory does not grow with the
 corpus. A trace that is bad input gets the verdict `bad-input` with its error; it does not stop
-the run.
+the run. Running the tasks and writing the table is checker/spark's (`tables.py`); this module
+says what a trace's row is.
 """
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import time
@@ -18,6 +20,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from groupspec.checker.spark.jobs import cores
+from groupspec.checker.spark.tables import (
+    Column,
+    MissingColumns,
+    map_groups_to_parquet,
+    map_to_parquet,
+)
 
 from .tracker import OracleSettings
 from .validate import TraceInputError, validate_lines, validate_trace
@@ -130,7 +140,8 @@ def validate_rows_row(
     settings: OracleSettings,
 ) -> tuple[Any, ...]:
     """Validate one trace given as (line number, text) rows (on an executor)."""
-    ordered = [text if text.endswith("\n") else text + "\n" for _, text in sorted(lines)]
+    numbered = sorted((int(number), text) for number, text in lines)
+    ordered = [text if text.endswith("\n") else text + "\n" for _, text in numbered]
 
     def open_lines() -> Iterator[str]:
         return iter(ordered)
@@ -151,61 +162,53 @@ def spark_validate(
     settings: OracleSettings | None = None,
 ) -> BulkSummary:
     """Validate every trace of `corpus` on Spark; verdicts to the Parquet dataset `out`."""
-    from pyspark.sql import SparkSession
-    from pyspark.sql.types import (
-        DoubleType,
-        LongType,
-        StringType,
-        StructField,
-        StructType,
-    )
-
     started = time.perf_counter()
     overrides = dict(overrides or {})
     settings = settings or OracleSettings()
-    session = SparkSession(context)
+    columns = [
+        Column(name, kind, nullable=name not in ("trace", "status"))
+        for name, kind in VERDICT_COLUMNS
+    ]
     if is_parquet(corpus):
-        rows = _parquet_rows(session, corpus, overrides, settings)
+        try:
+            table = map_groups_to_parquet(
+                context,
+                corpus,
+                key="trace",
+                order="line",
+                value="text",
+                function=functools.partial(
+                    validate_rows_row, overrides=overrides, settings=settings
+                ),
+                columns=columns,
+                out=out,
+            )
+        except MissingColumns as error:
+            raise CorpusError(
+                f"{corpus}: a trace dataset needs the columns trace, line, text; "
+                f"missing {error.missing}"
+            ) from None
     else:
         files = trace_files(corpus)
-        slices = max(1, min(len(files), 4 * context.defaultParallelism))
-        rows = context.parallelize(files, slices).map(
-            lambda path: validate_file_row(path, overrides, settings)
+        table = map_to_parquet(
+            context,
+            functools.partial(validate_file_row, overrides=overrides, settings=settings),
+            files,
+            columns,
+            out,
+            tasks=max(1, min(len(files), 4 * cores(context))),
         )
-    types = {"string": StringType(), "long": LongType(), "double": DoubleType()}
-    schema = StructType(
-        [
-            StructField(name, types[kind], nullable=name not in ("trace", "status"))
-            for name, kind in VERDICT_COLUMNS
-        ]
-    )
-    frame = session.createDataFrame(rows, schema)
-    frame.write.mode("overwrite").parquet(str(out))
-    written = session.read.parquet(str(out))
-    counts = {row["status"]: row["count"] for row in written.groupBy("status").count().collect()}
-    events = written.agg({"events": "sum"}).collect()[0][0] or 0
+    counts = table.count_by("status")
+    events = table.total("events") or 0
     # The first few divergences are worth printing; the full list is in the Parquet dataset.
     diverged = tuple(
-        (row["trace"], row["divergence_line"], row["divergence_api"])
-        for row in written.filter("status = 'diverged'").orderBy("trace").limit(20).collect()
+        table.first(
+            ("trace", "divergence_line", "divergence_api"),
+            where={"status": "diverged"},
+            order_by="trace",
+            limit=20,
+        )
     )
     return BulkSummary(
         sum(counts.values()), counts, int(events), time.perf_counter() - started, out, diverged
     )
-
-
-def _parquet_rows(
-    session: Any, corpus: str, overrides: dict[str, Any], settings: OracleSettings
-) -> Any:
-    frame = session.read.parquet(corpus)
-    missing = {"trace", "line", "text"} - set(frame.columns)
-    if missing:
-        raise CorpusError(
-            f"{corpus}: a trace dataset needs the columns trace, line, text; missing {sorted(missing)}"
-        )
-    grouped = (
-        frame.select("trace", "line", "text")
-        .rdd.map(lambda r: (r[0], (int(r[1]), r[2])))
-        .groupByKey()
-    )
-    return grouped.map(lambda item: validate_rows_row(item[0], item[1], overrides, settings))
