@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from groupspec.cli.check_spark import DEFAULT_MASTER, SparkRunError, spark_session_for
+from groupspec.checker.spark.session import DEFAULT_MASTER, SparkError
 from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.catalog import ModelLoadError, load_model
+from groupspec.verify.engines import spark_session
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 DEFAULT_PRESET = "static-2"
@@ -53,9 +54,9 @@ def run_bench_spark(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     tiny = load_model(TINY, TINY_OVERRIDES).model
     try:
-        with spark_session_for(args) as context:
+        with spark_session(args.master) as context:
             bench = bench_spark(context, loaded.preset, loaded.model, tiny)
-    except SparkRunError as error:
+    except SparkError as error:
         print(f"groupspec bench spark: {error}", file=sys.stderr)
         return EXIT_USAGE
     print(format_table(bench))

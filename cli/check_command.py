@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.checker.bfs import Limits, Progress, ProgressCallback, SearchResult
-from groupspec.checker.check import CheckResult, SearchEngine, check, in_process
+from groupspec.checker.check import CheckResult
 from groupspec.checker.check_report import (
     counterexamples,
     format_counterexample,
@@ -16,26 +16,21 @@ from groupspec.checker.check_report import (
     group_lines,
     summary_lines,
 )
-from groupspec.checker.interrupt import LIVENESS, SearchInterrupted
+from groupspec.checker.interrupt import LIVENESS
 from groupspec.checker.liveness import LivenessResult
-from groupspec.checker.model import Model
-from groupspec.cli import check_spark
+from groupspec.checker.spark.session import SparkError
 from groupspec.cli.arguments import WorkerCount, output_directory, output_file
-from groupspec.cli.check_spark import IN_PROCESS, SPARK
+from groupspec.cli.engine_options import add_engine_options, engine_choice, spark_options_problem
 from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from groupspec.cli.model_header import header_lines
 from groupspec.cli.output import ProgressLine, add_json_option, write_atomically, write_json
 from groupspec.coverage.reached import never_lines, totals_line
 from groupspec.diagrams.sequence_diagram import render_svg
 from groupspec.diagrams.sequence_events import counterexample_diagram
-from groupspec.models.catalog import (
-    LoadedModel,
-    ModelLoadError,
-    check_document,
-    load_model,
-    model_names,
-)
 from groupspec.models.faults import FAULTS, unknown_fault_message
+from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
+from groupspec.verify.engines import IN_PROCESS, SPARK
+from groupspec.verify.preset_check import check_document, check_preset
 
 # The main job (`make run`): the reference classic preset with its embedded settings.
 DEFAULT_PRESET = "eager-2"
@@ -110,7 +105,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help=f"re-introduce a historical bug ({', '.join(sorted(FAULTS))}); see docs/bugs.md",
     )
     spark = parser.add_argument_group("Spark engine (see docs/spark.md)")
-    check_spark.add_engine_options(
+    add_engine_options(
         spark, f"{IN_PROCESS} (default: this process and --workers) or spark (needs Java)"
     )
     spark.add_argument(
@@ -162,25 +157,21 @@ def run_check(args: argparse.Namespace) -> int:
     for header_line in header_lines(loaded):
         print(header_line, flush=True)
     line = ProgressLine()
-    interrupted_in: str | None = None  # the phase Ctrl-C cut short, if it did
     try:
-        checked = check(
-            loaded.model,
+        done = check_preset(
+            loaded,
+            choice=engine_choice(args),
             limits=limits,
             liveness=not args.no_liveness,
-            engine=_engine(loaded, args),
             progress=None if args.quiet else _progress_printer(loaded, line),
         )
-    except check_spark.SparkRunError as error:
+    except SparkError as error:
         print(f"groupspec check: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except SearchInterrupted as stop:
-        # Ctrl-C: report what was explored, as a check stopped by a limit would.
-        checked = CheckResult(stop.result, interrupted=True)
-        interrupted_in = stop.phase
     finally:
         line.close()
-    if interrupted_in == LIVENESS:
+    checked = done.checked
+    if done.interrupted_in == LIVENESS:
         searched = "complete" if checked.search.complete else "cut short by a limit"
         print(f"interrupted during the liveness check (the search was {searched})")
     _report(loaded, checked, args)
@@ -209,7 +200,7 @@ def _validate(args: argparse.Namespace) -> str | None:
     if args.max_seconds is not None and args.max_seconds <= 0:
         return f"--max-seconds must be positive, got {args.max_seconds}"
     if args.engine == SPARK:
-        return check_spark.validate(args)
+        return spark_options_problem(args)
     for option, given in (
         ("--master", args.master is not None),
         ("--partitions", args.partitions is not None),
@@ -249,26 +240,6 @@ def _overrides(options: list[str]) -> dict[str, str]:
             raise ModelLoadError(f"--set {option!r}: expected NAME=VALUE")
         overrides[key.strip()] = value
     return overrides
-
-
-def _engine(loaded: LoadedModel, args: argparse.Namespace) -> SearchEngine:
-    """The search engine `--engine` names: this process (and --workers), or Spark."""
-    if args.engine != SPARK:
-        return in_process(args.workers)
-
-    def on_spark(
-        model: Model[Any],
-        *,
-        limits: Limits,
-        progress: ProgressCallback | None,
-        record_graph: bool,
-    ) -> SearchResult[Any]:
-        del model  # the loaded preset's, which Spark rebuilds on its executors
-        return check_spark.search(
-            loaded, args, limits, progress=progress, record_graph=record_graph
-        )
-
-    return on_spark
 
 
 def _progress_printer(loaded: LoadedModel, line: ProgressLine) -> ProgressCallback:

@@ -6,24 +6,20 @@ import argparse
 import sys
 from typing import Any
 
+from groupspec.checker.spark.session import SparkError
 from groupspec.checker.walk import WalkReport, random_walks
-from groupspec.cli.check_spark import (
-    IN_PROCESS,
-    SPARK,
-    SparkRunError,
-    add_engine_options,
-    spark_walks,
-)
+from groupspec.cli.engine_options import add_engine_options
 from groupspec.cli.model_header import header_lines
 from groupspec.cli.output import ProgressLine, add_json_option, write_json
+from groupspec.models.parameters import ParameterError, parse_set_options
 from groupspec.models.catalog import (
     LoadedModel,
     ModelLoadError,
     load_model,
     random_clients_preset_names,
 )
-from groupspec.models.parameters import ParameterError, parse_set_options
 from groupspec.spec.rules import DEFENSIVE_RULE_IDS, REACHABLE_RULE_IDS
+from groupspec.verify.engines import IN_PROCESS, SPARK, spark_walks
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -99,8 +95,15 @@ def walk_presets(args: argparse.Namespace) -> int:
             return 2
     if args.engine == SPARK:
         try:
-            reports = spark_walks(models, args)
-        except SparkRunError as error:
+            reports = spark_walks(
+                models,
+                args.master,
+                seed=args.seed,
+                runs=args.runs,
+                steps=args.steps,
+                stop_at_first=not args.all,
+            )
+        except SparkError as error:
             print(f"groupspec simulate: {error}", file=sys.stderr)
             return 2
     else:

@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from groupspec.cli import check_spark
+from groupspec.checker.spark.session import DEFAULT_MASTER, SparkError
 from groupspec.cli.arguments import WorkerCount
 from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from groupspec.cli.output import add_json_option, write_json
@@ -25,6 +25,7 @@ from groupspec.swarm.report import (
     report_lines,
 )
 from groupspec.swarm.run import ConfigResult
+from groupspec.verify.engines import spark_session
 
 LOCAL, SPARK = "local", "spark"
 
@@ -100,7 +101,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--master",
         metavar="URL",
-        help=f"Spark master URL for --engine spark (default {check_spark.DEFAULT_MASTER})",
+        help=f"Spark master URL for --engine spark (default {DEFAULT_MASTER})",
     )
     parser.set_defaults(run=run_swarm)
 
@@ -136,7 +137,7 @@ def run_swarm(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         _check(plan, args, finished)
-    except check_spark.SparkRunError as error:
+    except SparkError as error:
         return _usage(str(error))
     except KeyboardInterrupt:
         # Ctrl-C: report (and write) the configurations checked so far, marked incomplete.
@@ -177,7 +178,7 @@ def _usage(problem: str) -> int:
 
 def _engine_name(args: argparse.Namespace) -> str:
     if args.engine == SPARK:
-        return f"spark {args.master or check_spark.DEFAULT_MASTER}, one task per configuration"
+        return f"spark {args.master or DEFAULT_MASTER}, one task per configuration"
     return f"local, {args.workers} process" + ("es" if args.workers > 1 else "")
 
 
@@ -194,7 +195,7 @@ def _check(plan: Plan, args: argparse.Namespace, finished: list[ConfigResult]) -
         check_locally(configurations, workers=args.workers, on_result=show)
         return
     print(f"checking {len(configurations)} configurations on Spark ...", file=sys.stderr)
-    with check_spark.spark_session_for(args) as context:
+    with spark_session(args.master) as context:
         results = check_on_spark(context, configurations)
     for result in results:
         show(result)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from groupspec.checker.spark.session import SparkError
 from groupspec.cli.arguments import (
     add_kafka_version_option,
     kafka_version_line,
@@ -40,10 +41,11 @@ from groupspec.oracle.trace.validate import (
     Verdict,
     validate_trace,
 )
+from groupspec.verify.engines import SPARK, spark_session
 from groupspec.wire.trace_format import TraceFormatError
 from groupspec.wire.trace_merge import BROKER_SEPARATOR, merge_traces
 
-from .check_spark import SPARK, SparkRunError, add_engine_options, spark_session_for
+from .engine_options import add_engine_options
 from .output import add_json_option, write_atomically, write_json
 
 EXIT_PASS, EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
@@ -345,9 +347,9 @@ def _run_spark(
         )
         return EXIT_BAD_INPUT
     try:
-        with spark_session_for(args) as context:
+        with spark_session(args.master) as context:
             summary = spark_validate(context, str(args.traces[0]), args.out, overrides, settings)
-    except (SparkRunError, CorpusError) as error:
+    except (SparkError, CorpusError) as error:
         print(f"groupspec validate: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(

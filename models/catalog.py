@@ -13,8 +13,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from groupspec.checker.check import CheckResult
-from groupspec.checker.check_report import liveness_json, result_json, with_digests
 from groupspec.checker.model import Model
 from groupspec.spec.config import KAFKA_4X
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
@@ -144,19 +142,3 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
         KINDS[preset.kind].exhaustive,
     )
 
-
-def check_document(loaded: LoadedModel, checked: CheckResult[Any]) -> dict[str, Any]:
-    """The `groupspec check --json` document of a check of `loaded`, liveness included."""
-    document = result_json(
-        loaded.model,
-        checked.search,
-        verdict=checked.verdict,
-        preset=loaded.preset,
-        preset_file=str(loaded.path),
-        overrides=loaded.overrides,
-        parameters=loaded.parameters,
-        known_rules=loaded.known_rules,
-        known_actions=loaded.known_actions,
-    )
-    document["liveness"] = liveness_json(loaded.model, checked.liveness)
-    return with_digests(document)

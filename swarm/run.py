@@ -20,7 +20,8 @@ from groupspec.checker.check_report import (
     format_counterexample,
     format_liveness,
 )
-from groupspec.models.catalog import check_document, load_model
+from groupspec.models.catalog import load_model
+from groupspec.verify.preset_check import check_document
 
 from .configuration import Configuration
 

@@ -50,6 +50,7 @@ _BELOW_BENCH = (
     "diagrams",
     "record",
     "coverage",
+    "verify",
 )
 
 LAYERS: tuple[Layer, ...] = (
@@ -113,6 +114,13 @@ LAYERS: tuple[Layer, ...] = (
     _layer(
         "coverage", 3, "the rule index and rule coverage", "vocabulary", "spec", "checker", "models"
     ),
+    _layer(
+        "verify",
+        3,
+        "a preset's check as the product runs it: the engine, the check, its result document",
+        "checker",
+        "models",
+    ),
     _layer("bench", 4, "every benchmark", *_BELOW_BENCH),
     _layer(
         "swarm",
@@ -121,6 +129,7 @@ LAYERS: tuple[Layer, ...] = (
         "checker",
         "models",
         "coverage",
+        "verify",
     ),
     _layer("cli", 5, "argument parsing and printing", *_BELOW_BENCH, "bench", "swarm"),
 )
