@@ -13,7 +13,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 # mode: a tree of links under build/ that Python and static tools (mypy, IDEs) both follow.
 # Edits take effect at once; a file added or removed needs a reinstall, so the list of package
 # files is kept in MANIFEST, rewritten only when it changes, and the install depends on it.
-PACKAGE_FOLDERS := vocabulary spec checker wire models impl oracle conformance diagrams record coverage verify bench swarm cli
+PACKAGE_FOLDERS := vocabulary spec checker wire models impl oracle conformance diagrams record coverage verify bench mutation swarm cli
 MANIFEST := $(VENV)/.package-files
 _ := $(shell mkdir -p $(VENV) && find $(PACKAGE_FOLDERS) -type f -not -path '*/__pycache__/*' \
 	| sort > $(MANIFEST).new && (cmp -s $(MANIFEST).new $(MANIFEST) || mv $(MANIFEST).new $(MANIFEST)))

@@ -6,8 +6,8 @@ moves with the optimum; `bench checker`
 times the exhaustive engine; `bench impl` compares the optimized coordinator with the spec;
 `bench serve` loads the wire server with many members heartbeating and committing; `bench spark`
 measures the Spark engine's per-level overhead and states/s against the in-process engine;
-`bench oracle` validates long traces; `bench mutation` measures how many cosmic-ray mutants of
-the specification the reference presets' exhaustive checks kill.
+`bench oracle` validates long traces. (The checker's mutation score, which is not a benchmark,
+is `groupspec mutation`.)
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from groupspec.bench.stickiness_bench import (
 )
 from groupspec.cli.bench_checker_command import register_bench_checker
 from groupspec.cli.bench_impl_command import register_bench_impl
-from groupspec.cli.bench_mutation_command import register_bench_mutation
 from groupspec.cli.bench_oracle_command import register_bench_oracle
 from groupspec.cli.bench_serve_command import register_bench_serve
 from groupspec.cli.bench_spark_command import register_bench_spark
@@ -79,7 +78,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     register_bench_serve(benches)
     register_bench_spark(benches)
     register_bench_oracle(benches)
-    register_bench_mutation(benches)
 
 
 def run_stickiness(args: argparse.Namespace) -> int:

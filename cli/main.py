@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         ci_command,
         coverage_command,
         diagram_command,
+        mutation_command,
         partition_command,
         presets_command,
         probe_command,
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     bugs_command.register(commands)
     replay_command.register(commands)
     bench_command.register(commands)
+    mutation_command.register(commands)
     vectors_command.register(commands)
     diagram_command.register(commands)
     reference_command.register(commands, build_parser)

@@ -123,6 +123,15 @@ LAYERS: tuple[Layer, ...] = (
     ),
     _layer("bench", 4, "every benchmark", *_BELOW_BENCH),
     _layer(
+        "mutation",
+        4,
+        "the checker's mutation score: mutants of spec/ judged by the presets",
+        "spec",
+        "checker",
+        "models",
+        "coverage",
+    ),
+    _layer(
         "swarm",
         4,
         "swarm verification: many small checks, one union report",
@@ -131,7 +140,7 @@ LAYERS: tuple[Layer, ...] = (
         "coverage",
         "verify",
     ),
-    _layer("cli", 5, "argument parsing and printing", *_BELOW_BENCH, "bench", "swarm"),
+    _layer("cli", 5, "argument parsing and printing", *_BELOW_BENCH, "bench", "mutation", "swarm"),
 )
 LAYER_OF = {layer.folder: layer for layer in LAYERS}
 FOLDERS = tuple(sorted({layer.folder.split("/")[0] for layer in LAYERS}))

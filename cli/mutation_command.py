@@ -1,33 +1,29 @@
-"""`groupspec bench mutation`: the checker's mutation score over spec/ (docs/mutation.md).
-
-`register_bench_mutation` adds the `mutation` subcommand to the `bench` command group (the
-group itself lives in bench_command.py, which wires this in).
-"""
+"""`groupspec mutation`: the checker's mutation score over spec/ (docs/mutation.md)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from groupspec.bench.mutant_rules import RuleLocator
-from groupspec.bench.mutation_baseline import BaselineError
-from groupspec.bench.mutation_campaign import (
+from groupspec.cli.arguments import WorkerCount
+from groupspec.cli.output import add_json_option, write_json
+from groupspec.models.catalog import group_preset_names
+from groupspec.mutation.baseline import BaselineError
+from groupspec.mutation.campaign import (
     Budget,
     MutantResult,
     MutationRunError,
     run_campaign,
 )
-from groupspec.bench.mutation_report import campaign_json, format_report
-from groupspec.cli.arguments import WorkerCount
-from groupspec.cli.output import add_json_option, write_json
-from groupspec.models.catalog import group_preset_names
+from groupspec.mutation.mutant_rules import RuleLocator
+from groupspec.mutation.report import campaign_json, format_report
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
 
 
-def register_bench_mutation(bench_subcommands: argparse._SubParsersAction) -> None:
-    """Add the `mutation` subcommand to the `bench` group."""
-    parser = bench_subcommands.add_parser(
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the `mutation` subcommand."""
+    parser = commands.add_parser(
         "mutation",
         help="the checker's mutation score: cosmic-ray mutants of spec/ judged by the presets",
         description=(
@@ -69,14 +65,14 @@ def register_bench_mutation(bench_subcommands: argparse._SubParsersAction) -> No
         ),
     )
     add_json_option(parser, "the figures")
-    parser.set_defaults(run=run_bench_mutation)
+    parser.set_defaults(run=run_mutation)
 
 
-def run_bench_mutation(args: argparse.Namespace) -> int:
+def run_mutation(args: argparse.Namespace) -> int:
     """Run the campaign; print the figures and survivors, optionally write JSON."""
     problem = _validate(args)
     if problem:
-        print(f"groupspec bench mutation: {problem}", file=sys.stderr)
+        print(f"groupspec mutation: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
         campaign = run_campaign(
@@ -88,7 +84,7 @@ def run_bench_mutation(args: argparse.Namespace) -> int:
             progress=_progress,
         )
     except (BaselineError, MutationRunError) as error:
-        print(f"groupspec bench mutation: {error}", file=sys.stderr)
+        print(f"groupspec mutation: {error}", file=sys.stderr)
         return EXIT_BROKEN
     locator = RuleLocator()
     print(format_report(campaign, locator))

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
+from .campaign import KILL_KINDS, PROPERTY, SURVIVED, TIMEOUT, Campaign, MutantResult
 from .mutant_rules import RuleLocator, RuleSite
 from .mutant_worker import CRASH
 from .mutants import diff_lines
-from .mutation_campaign import KILL_KINDS, PROPERTY, SURVIVED, TIMEOUT, Campaign, MutantResult
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The process that checks one copy of the specification: `python -P -m groupspec.bench.mutant_worker`.
+"""The process that checks one copy of the specification: `python -P -m groupspec.mutation.mutant_worker`.
 
 `mutant_run` starts it with a copy of `spec/` (mutated or not) first on PYTHONPATH, so
 `groupspec.spec` is the copy while the checker and the models are the installed ones. It reads

@@ -8,18 +8,9 @@ import hashlib
 
 import pytest
 
-from groupspec.bench.mutant_rules import RuleLocator
-from groupspec.bench.mutant_run import PresetRecord, WorkerRun
-from groupspec.bench.mutants import (
-    SPEC_DIR,
-    Mutant,
-    compiles,
-    diff_lines,
-    draw_mutants,
-    generate_mutants,
-)
-from groupspec.bench.mutation_baseline import measure_baseline
-from groupspec.bench.mutation_campaign import (
+from groupspec.models.catalog import load_model
+from groupspec.mutation.baseline import measure_baseline
+from groupspec.mutation.campaign import (
     CRASH,
     PROPERTY,
     SURVIVED,
@@ -28,7 +19,16 @@ from groupspec.bench.mutation_campaign import (
     classify,
     judge,
 )
-from groupspec.models.catalog import load_model
+from groupspec.mutation.mutant_rules import RuleLocator
+from groupspec.mutation.mutant_run import PresetRecord, WorkerRun
+from groupspec.mutation.mutants import (
+    SPEC_DIR,
+    Mutant,
+    compiles,
+    diff_lines,
+    draw_mutants,
+    generate_mutants,
+)
 
 
 @pytest.fixture(scope="module")

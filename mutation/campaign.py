@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from .baseline import Baseline, PresetBaseline, measure_baseline
 from .mutant_run import PresetBudget, WorkerRun, check_copy
 from .mutant_worker import CRASH, FAIL, INCOMPLETE, ISOLATION_ERROR
 from .mutants import SPEC_DIR, Mutant, draw_mutants, generate_mutants
-from .mutation_baseline import Baseline, PresetBaseline, measure_baseline
 
 # How a mutant ends.
 PROPERTY, TIMEOUT, SURVIVED = "property", "timeout", "survived"

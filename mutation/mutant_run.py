@@ -23,7 +23,7 @@ from typing import Any
 
 from .mutants import SPEC_DIR, Mutant, mutated_source
 
-WORKER_MODULE = "groupspec.bench.mutant_worker"
+WORKER_MODULE = "groupspec.mutation.mutant_worker"
 
 
 @dataclass(frozen=True)
