@@ -30,7 +30,7 @@ from groupspec.checker.store import VisitedStore
 
 from .two_phase_baseline import two_phase_bfs
 
-# Besides the group-world presets (models.catalog.group_preset_names), the calibration model.
+# Besides the group-world presets (models.preset_models.group_preset_names), the calibration model.
 CALIBRATION_PRESET = "two-phase:8"
 # The quick mode's two-phase commit (6 RMs: 50,816 states) keeps smoke tests short.
 QUICK_PRESETS = ("static-2", "two-phase:6")
@@ -92,14 +92,14 @@ def seen_set_bytes(parents: Mapping[int, int | None]) -> int:
 
 def default_presets() -> tuple[str, ...]:
     """Every group-world preset, then two-phase commit with 8 resource managers."""
-    from groupspec.models.catalog import group_preset_names  # models import the checker
+    from groupspec.models.preset_models import group_preset_names  # models import the checker
 
     return (*group_preset_names(), CALIBRATION_PRESET)
 
 
 def bench_preset(spec: str, worker_counts: Sequence[int]) -> PresetBench:
     """Search the preset once per worker count and compare the runs."""
-    from groupspec.models.catalog import load_model  # models import the checker, not back
+    from groupspec.models.preset_models import load_model  # models import the checker, not back
 
     name, overrides = parse_preset(spec)
     model = load_model(name, overrides).model

@@ -18,7 +18,7 @@ from groupspec.bench.checker_bench import (
     parse_preset,
 )
 from groupspec.cli.output import add_json_option, write_json
-from groupspec.models.catalog import ModelLoadError
+from groupspec.models.preset_models import ModelLoadError
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 

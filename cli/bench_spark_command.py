@@ -8,7 +8,7 @@ import sys
 
 from groupspec.checker.spark.session import DEFAULT_MASTER, SparkError
 from groupspec.cli.output import add_json_option, write_json
-from groupspec.models.catalog import ModelLoadError, load_model
+from groupspec.models.preset_models import ModelLoadError, load_model
 from groupspec.verify.engines import spark_session
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2

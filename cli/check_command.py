@@ -28,7 +28,7 @@ from groupspec.coverage.reached import never_lines, totals_line
 from groupspec.diagrams.sequence_diagram import render_svg
 from groupspec.diagrams.sequence_events import counterexample_diagram
 from groupspec.models.faults import FAULTS, unknown_fault_message
-from groupspec.models.catalog import LoadedModel, ModelLoadError, load_model, model_names
+from groupspec.models.preset_models import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.verify.engines import IN_PROCESS, SPARK
 from groupspec.verify.preset_check import check_document, check_preset
 

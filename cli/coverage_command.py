@@ -8,7 +8,7 @@ import sys
 from groupspec.cli.arguments import WorkerCount, document_to_update
 from groupspec.coverage.presets import measured, recorded
 from groupspec.coverage.reached import Matrix
-from groupspec.models.catalog import ModelLoadError, group_preset_names, load_model
+from groupspec.models.preset_models import ModelLoadError, group_preset_names, load_model
 from groupspec.models.presets import PresetError, record_rules_reached
 
 from .output import add_json_option, with_generated_block, write_atomically, write_json

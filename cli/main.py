@@ -27,17 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
         bench_command,
         bugs_command,
         campaign_command,
-        catalog_command,
         check_command,
         ci_command,
         coverage_command,
         diagram_command,
+        invariants_command,
         mutation_command,
         partition_command,
         presets_command,
         probe_command,
         reference_command,
         replay_command,
+        rules_command,
         simulate_command,
         swarm_command,
         validate_command,
@@ -50,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     simulate_command.register(commands)
-    catalog_command.register(commands)
+    rules_command.register(commands)
+    invariants_command.register(commands)
     partition_command.register(commands)
     assignors_command.register(commands)
     check_command.register(commands)

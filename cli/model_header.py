@@ -8,7 +8,7 @@ own value and what the parameter means.
 
 from __future__ import annotations
 
-from groupspec.models.catalog import LoadedModel, parameter_changes
+from groupspec.models.preset_models import LoadedModel, parameter_changes
 
 
 def shown(value: object) -> str:

@@ -7,7 +7,7 @@ import sys
 
 from groupspec.cli.arguments import WorkerCount
 from groupspec.cli.output import add_json_option, write_json
-from groupspec.models.catalog import group_preset_names
+from groupspec.models.preset_models import group_preset_names
 from groupspec.mutation.baseline import BaselineError
 from groupspec.mutation.campaign import (
     Budget,

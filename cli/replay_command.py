@@ -11,7 +11,7 @@ from typing import Any
 from groupspec.checker.check_report import JSON_FORMAT_VERSION as CHECK_FORMAT
 from groupspec.checker.check_report import edited_fields
 from groupspec.checker.replay import ReplayFailed, replay
-from groupspec.models.catalog import ModelLoadError, load_model
+from groupspec.models.preset_models import ModelLoadError, load_model
 from groupspec.swarm.report import JSON_FORMAT_VERSION as SWARM_FORMAT
 from groupspec.wire.json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 

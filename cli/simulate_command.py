@@ -12,7 +12,7 @@ from groupspec.cli.engine_options import add_engine_options
 from groupspec.cli.model_header import header_lines
 from groupspec.cli.output import ProgressLine, add_json_option, write_json
 from groupspec.models.parameters import ParameterError, parse_set_options
-from groupspec.models.catalog import (
+from groupspec.models.preset_models import (
     LoadedModel,
     ModelLoadError,
     load_model,

@@ -22,7 +22,7 @@ from groupspec.conformance.vectors import (
     upgrade_vectors,
     write_vectors,
 )
-from groupspec.models.catalog import (
+from groupspec.models.preset_models import (
     GROUP_KIND,
     ModelLoadError,
     group_preset_names,

@@ -28,9 +28,9 @@ from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.model import ActionProperty, Invariant, Transition
 from groupspec.checker.rewrite import rewrite_strings
 from groupspec.models.canonical import compaction, map_coordinator_refs
-from groupspec.models.catalog import LoadedModel
 from groupspec.models.group_world import ADMIN_CONNECTION, GroupWorld
 from groupspec.models.misbehaving_client import MISBEHAVING_CONNECTION
+from groupspec.models.preset_models import LoadedModel
 from groupspec.models.world_params import WorldParameters
 from groupspec.models.world_state import CLOSED_REF, WorldState, canonical_repr, connection_name
 from groupspec.spec import (

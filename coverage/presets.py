@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from groupspec.checker.bfs import search
-from groupspec.models.catalog import group_preset_names, load_model
+from groupspec.models.preset_models import group_preset_names, load_model
 
-from .reached import COORDINATOR, Matrix, catalog_of
+from .reached import COORDINATOR, Matrix, side_of
 
 
 def known_group_rules() -> tuple[str, ...]:
@@ -23,7 +23,7 @@ def known_group_rules() -> tuple[str, ...]:
 def known_coordinator_rules() -> tuple[str, ...]:
     """The coordinator's rules of `known_group_rules`: what a trace of a coordinator can show
     (the oracle judges no consumer)."""
-    return tuple(rule for rule in known_group_rules() if catalog_of(rule) == COORDINATOR)
+    return tuple(rule for rule in known_group_rules() if side_of(rule) == COORDINATOR)
 
 
 def measured(

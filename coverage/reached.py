@@ -1,7 +1,7 @@
 """Which rules runs reached: totals and families, one run or a matrix of presets.
 
 A rule is reached by a run when some explored step fired it (`SearchResult.rule_counts`).
-Rules come from two catalogs: the coordinator's (`spec/rules.py`, ids such as
+Rules come from two sides: the coordinator's (`spec/rules.py`, ids such as
 `join.static_member_replaced`; its family is the first word) and the consumer's
 (`spec/consumer/rules.py`, ids such as `client.discovery.found`; its family is the first two
 words). Defensive coordinator rules, which guard states no request can reach (a Dead group
@@ -20,8 +20,8 @@ COORDINATOR, CONSUMER = "coordinator", "consumer"
 _WIDTH = 100  # the summary's lines, in characters
 
 
-def catalog_of(rule_id: str) -> str:
-    """`coordinator` or `consumer`: the catalog a rule id belongs to."""
+def side_of(rule_id: str) -> str:
+    """`coordinator` or `consumer`: the side a rule id belongs to."""
     return CONSUMER if rule_id in CONSUMER_RULE_IDS else COORDINATOR
 
 
@@ -29,14 +29,14 @@ def family_of(rule_id: str) -> str:
     """A rule's family: the coordinator's first word (`join`), the consumer's first two
     (`client.discovery`)."""
     words = rule_id.split(".")
-    return ".".join(words[:2]) if catalog_of(rule_id) == CONSUMER else words[0]
+    return ".".join(words[:2]) if side_of(rule_id) == CONSUMER else words[0]
 
 
 @dataclass(frozen=True)
 class Family:
-    """One family of rules: which were reached and which were not, in catalog order."""
+    """One family of rules: which were reached and which were not, in the order of its rules module."""
 
-    catalog: str
+    side: str
     name: str
     reached: tuple[str, ...]
     never: tuple[str, ...]
@@ -52,20 +52,20 @@ def families(known: Sequence[str], reached: Iterable[str]) -> list[Family]:
     hit = set(reached)
     grouped: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
     for rule_id in known:
-        yes, no = grouped.setdefault((catalog_of(rule_id), family_of(rule_id)), ([], []))
+        yes, no = grouped.setdefault((side_of(rule_id), family_of(rule_id)), ([], []))
         (yes if rule_id in hit else no).append(rule_id)
     ordered = sorted(grouped.items(), key=lambda item: item[0][0] != COORDINATOR)
-    return [Family(catalog, name, tuple(yes), tuple(no)) for (catalog, name), (yes, no) in ordered]
+    return [Family(side, name, tuple(yes), tuple(no)) for (side, name), (yes, no) in ordered]
 
 
 def totals_line(known: Sequence[str], reached: Iterable[str]) -> str:
     """`rules reached: 59/183 (coordinator 40/93, consumer 19/90)`."""
     hit = set(reached)
     parts = []
-    for catalog in (COORDINATOR, CONSUMER):
-        ids = [rule_id for rule_id in known if catalog_of(rule_id) == catalog]
+    for side in (COORDINATOR, CONSUMER):
+        ids = [rule_id for rule_id in known if side_of(rule_id) == side]
         if ids:
-            parts.append(f"{catalog} {sum(rule_id in hit for rule_id in ids)}/{len(ids)}")
+            parts.append(f"{side} {sum(rule_id in hit for rule_id in ids)}/{len(ids)}")
     count = sum(rule_id in hit for rule_id in known)
     detail = f" ({', '.join(parts)})" if len(parts) > 1 else ""
     return f"rules reached: {count}/{len(known)}{detail}"
@@ -83,14 +83,14 @@ def never_lines(known: Sequence[str], reached: Iterable[str], *, verbose: bool) 
             lines.extend(f"    {rule_id}" for rule_id in family.never)
         return lines
     lines = ["never reached, per family (never/size; --verbose lists them):"]
-    for catalog in (COORDINATOR, CONSUMER):
+    for side in (COORDINATOR, CONSUMER):
         counts = [
             f"{family.name} {len(family.never)}/{family.size}"
             for family in missing
-            if family.catalog == catalog
+            if family.side == side
         ]
         row: list[str] = []
-        prefix = f"  {catalog}: "
+        prefix = f"  {side}: "
         for count in counts:
             # A family's count is never split across lines.
             if row and len(prefix) + len(", ".join([*row, count])) > _WIDTH:
@@ -127,14 +127,13 @@ class Matrix:
             "format": 1,
             runs: {name: sorted(rules) for name, rules in self.reached.items()},
             "totals": {
-                catalog: {
-                    "known": sum(catalog_of(rule_id) == catalog for rule_id in self.known),
+                side: {
+                    "known": sum(side_of(rule_id) == side for rule_id in self.known),
                     "reached": sum(
-                        catalog_of(rule_id) == catalog and rule_id in union
-                        for rule_id in self.known
+                        side_of(rule_id) == side and rule_id in union for rule_id in self.known
                     ),
                 }
-                for catalog in (COORDINATOR, CONSUMER)
+                for side in (COORDINATOR, CONSUMER)
             },
             "never_reached": list(self.unreached()),
         }

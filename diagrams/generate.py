@@ -32,8 +32,8 @@ from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.liveness import check_liveness
 from groupspec.checker.model import Transition, liveness_properties
 from groupspec.models.bugs import bug_named
-from groupspec.models.catalog import load_model
 from groupspec.models.group_world import GroupWorld
+from groupspec.models.preset_models import load_model
 from groupspec.models.world_state import GROUP_ID, WorldState
 from groupspec.spec.assignment import RebalanceProtocol
 from groupspec.spec.consumer import phase

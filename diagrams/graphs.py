@@ -32,8 +32,8 @@ from typing import Any
 import networkx as nx
 
 from groupspec.checker.model import Transition
-from groupspec.models.catalog import load_model
 from groupspec.models.group_world import GroupWorld
+from groupspec.models.preset_models import load_model
 from groupspec.models.world_state import GROUP_ID, WorldState
 from groupspec.spec.assignment import RebalanceProtocol
 from groupspec.spec.consumer import ConsumerPhase, MemberState, phase

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from groupspec.checker.check import check, in_process
 
-from .catalog import load_model
 from .faults import FAULT_SWITCHES, Bug, unknown_fault_message
+from .preset_models import load_model
 
 __all__ = ["BUGS", "Bug", "BugRun", "bug_named", "run_bug"]
 

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 
 from .mutant_run import PresetBudget, WorkerRun, check_copy
 from .mutant_worker import PASS

@@ -1,7 +1,7 @@
 """Which spec rules a line of spec/ belongs to, for telling where a surviving mutant lives.
 
 A rule is implemented where a handler fires it (`coverage.rule_index.rule_places`, both
-catalogs). A line belongs to the innermost function around it that fires any rule, and to every
+sides). A line belongs to the innermost function around it that fires any rule, and to every
 rule that function fires; a helper that fires none belongs to no rule.
 """
 
@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from groupspec.coverage.rule_index import CATALOGS, rule_places
+from groupspec.coverage.rule_index import SIDES, rule_places
 
 from .mutants import SPEC_DIR
 
@@ -37,8 +37,8 @@ class RuleLocator:
     def __init__(self, spec_dir: Path = SPEC_DIR) -> None:
         self._spec_dir = spec_dir
         self._fires: dict[str, list[tuple[int, str]]] = {}
-        for catalog in CATALOGS:
-            for rule_id, places in rule_places(catalog).items():
+        for side in SIDES:
+            for rule_id, places in rule_places(side).items():
                 for place in places:
                     self._fires.setdefault(place.module, []).append((place.line, rule_id))
         self._functions: dict[str, list[_Function]] = {}

@@ -63,7 +63,7 @@ def _check_preset(preset: dict[str, Any], spec_root: Path, with_coverage: bool) 
 def _check(preset: dict[str, Any]) -> dict[str, Any]:
     from groupspec.checker.bfs import Limits
     from groupspec.checker.check import check
-    from groupspec.models.catalog import load_model
+    from groupspec.models.preset_models import load_model
 
     loaded = load_model(preset["name"])
     limits = Limits(max_states=preset.get("max_states"), max_seconds=preset.get("max_seconds"))

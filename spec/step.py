@@ -24,7 +24,7 @@ from .state import CoordinatorState
 
 T = TypeVar("T")
 
-_CATALOG: frozenset[Rule] = frozenset(RULES)
+_KNOWN_RULES: frozenset[Rule] = frozenset(RULES)
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Step:
 
     def fire(self, rule: Rule) -> None:
         """Record that the spec rule `rule` (a constant of spec/rules.py) applied, by its id."""
-        if rule not in _CATALOG:
+        if rule not in _KNOWN_RULES:
             raise KeyError(f"unknown spec rule {rule!r}: add it to RULES in spec/rules.py")
         self.rules.append(rule.rule_id)
 

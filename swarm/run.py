@@ -20,7 +20,7 @@ from groupspec.checker.check_report import (
     format_counterexample,
     format_liveness,
 )
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.verify.preset_check import check_document
 
 from .configuration import Configuration

@@ -10,7 +10,7 @@ from groupspec.checker.bfs import Limits, search
 from groupspec.cli.bugs_command import with_results_table
 from groupspec.cli.main import main
 from groupspec.models.bugs import BUGS, Bug, BugRun, run_bug
-from groupspec.models.catalog import ModelLoadError, load_model
+from groupspec.models.preset_models import ModelLoadError, load_model
 
 
 # A finding's check is long (static-failover-fenced: about 300,000 states); the catalog run of

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from groupspec.cli.main import build_parser
-from groupspec.models.catalog import group_preset_names
+from groupspec.models.preset_models import group_preset_names
 
 WORKFLOW = Path(__file__).resolve().parent.parent / "docs" / "ci" / "groupspec-model-check.yml"
 

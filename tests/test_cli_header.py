@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 
 
 def test_check_with_overrides_shows_the_effective_parameters_not_the_stale_description(capsys):

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from groupspec.checker.check_report import with_digests
 from groupspec.cli import arguments
 from groupspec.cli.main import main
-from groupspec.models.catalog import model_names
+from groupspec.models.preset_models import model_names
 from groupspec.models.presets import PRESET_DIRECTORY
 from groupspec.models.swarm_space import SPACE_DIRECTORY
 

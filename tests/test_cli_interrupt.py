@@ -16,7 +16,7 @@ from groupspec.checker.bfs import search
 from groupspec.checker.interrupt import INTERRUPTED, LIVENESS, SearchInterrupted
 from groupspec.cli import check_command, coverage_command, swarm_command
 from groupspec.cli.main import EXIT_INTERRUPTED, main
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 
 
 def _interrupting_progress(monkeypatch: pytest.MonkeyPatch, after: int) -> None:

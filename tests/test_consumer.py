@@ -16,7 +16,7 @@ from consumer_driver import (
     tp,
 )
 
-from groupspec.coverage.rule_index import CONSUMER_CATALOG, rule_places
+from groupspec.coverage.rule_index import CONSUMER_SIDE, rule_places
 from groupspec.spec.assignment import Cluster, GroupAssignment, RebalanceProtocol
 from groupspec.spec.consumer import (
     CONSUMER_RULE_IDS,
@@ -1053,4 +1053,4 @@ def test_poll_waits_while_a_join_is_in_flight():
 def test_consumer_rule_catalog_matches_the_code():
     ids = [rule.rule_id for rule in CONSUMER_RULES]
     assert len(ids) == len(set(ids))
-    assert set(rule_places(CONSUMER_CATALOG)) == CONSUMER_RULE_IDS
+    assert set(rule_places(CONSUMER_SIDE)) == CONSUMER_RULE_IDS

@@ -4,7 +4,7 @@ only a consumer both closed and failed ignored late answers); the consumer's ste
 checked for it."""
 
 from groupspec.checker.bfs import search
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.spec.consumer import machine
 from groupspec.spec.consumer.rules import CLIENT_RESPONSE_IGNORED_AFTER_END
 

@@ -10,7 +10,7 @@ import pytest
 
 from groupspec.cli.main import main
 from groupspec.coverage.presets import recorded
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.models.presets import PresetError, record_rules_reached
 
 

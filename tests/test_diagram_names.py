@@ -16,7 +16,7 @@ from groupspec.diagrams.scenarios import scenario_named
 from groupspec.diagrams.sequence_diagram import FAULT, MESSAGE, SequenceDiagram
 from groupspec.diagrams.sequence_events import counterexample_diagram
 from groupspec.models.bugs import bug_named
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.spec.consumer import ConsumerPhase, phase
 
 LEADER = re.compile(r"^JoinGroup\(NONE, .*member=([^,]+), leader=\1[,)]")

@@ -33,7 +33,7 @@ from groupspec.diagrams.sequence_diagram import (
     render_svg,
     validate,
 )
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.models.world_state import GROUP_ID
 from groupspec.spec.consumer import phase
 from groupspec.vocabulary.group_state import LEGAL_PREVIOUS_STATES, GroupState

@@ -145,7 +145,7 @@ def _outcome(result):
 def test_worker_counts_agree_on_a_group_preset():
     # The multi-process engine ships states as pickles and skips states a worker already sent;
     # none of that may change what is found, counted or which parent a state gets.
-    from groupspec.models.catalog import load_model
+    from groupspec.models.preset_models import load_model
 
     model = load_model("static-2").model
     single = search(model)
@@ -164,7 +164,7 @@ def test_worker_counts_agree_on_a_group_preset():
 def test_worker_counts_stop_alike_on_a_group_preset(workers, overrides, limits):
     # Worker processes take small chunks of a level, but the search stops only where one
     # process would (after the same batch), so early stops explore the same states.
-    from groupspec.models.catalog import load_model
+    from groupspec.models.preset_models import load_model
 
     model = load_model("eager-2", overrides).model
     single = search(model, limits=limits)

@@ -4,7 +4,7 @@ also check that the coordinator turned it away only when the group was full."""
 import pytest
 
 from groupspec.checker.bfs import search
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.spec import join
 from groupspec.vocabulary.group_state import DEAD, EMPTY, PREPARING_REBALANCE
 

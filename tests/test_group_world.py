@@ -17,8 +17,8 @@ from groupspec.checker.liveness import check_liveness
 from groupspec.diagrams.explore import explore as explore_all
 from groupspec.diagrams.explore import shortest_run
 from groupspec.models.canonical import member_ids, permuted_findings
-from groupspec.models.catalog import group_preset_names, load_model
 from groupspec.models.group_world import NAIVE_PROPERTY, GroupWorld
+from groupspec.models.preset_models import group_preset_names, load_model
 from groupspec.models.presets import load_preset, read_preset
 from groupspec.models.world_params import WorldParameters
 from groupspec.models.world_state import GROUP_ID, WorldState, canonical_repr

@@ -5,7 +5,7 @@ keep their place through a join they missed is every static preset's check passi
 in tests/test_exploration_engine.py)."""
 
 from groupspec.checker.bfs import search
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.spec.state import Member
 
 

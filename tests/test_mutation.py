@@ -8,7 +8,7 @@ import hashlib
 
 import pytest
 
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.mutation.baseline import measure_baseline
 from groupspec.mutation.campaign import (
     CRASH,

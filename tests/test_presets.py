@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from groupspec.checker.bfs import search
-from groupspec.models.catalog import load_model
 from groupspec.models.parameters import ParameterError, parse_set_options
+from groupspec.models.preset_models import load_model
 from groupspec.models.presets import (
     KINDS,
     PresetError,

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from groupspec.models.catalog import load_model, random_clients_preset_names
+from groupspec.models.preset_models import load_model, random_clients_preset_names
 from groupspec.models.random_clients import ClientsState, RandomClientsWorld
 from groupspec.spec.invariants import check_state, check_step
 

@@ -7,7 +7,7 @@ import json
 from groupspec.checker.model import Invariant
 from groupspec.checker.walk import random_walks
 from groupspec.cli.main import main
-from groupspec.models.catalog import load_model, random_clients_preset_names
+from groupspec.models.preset_models import load_model, random_clients_preset_names
 from groupspec.models.random_clients import ClientsState, RandomClientsWorld
 
 

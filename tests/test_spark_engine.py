@@ -27,7 +27,7 @@ from groupspec.checker.spark.session import (
 )
 from groupspec.checker.walk import random_walks
 from groupspec.cli.main import main
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 
 pytestmark = pytest.mark.skipif(
     bool(pyspark_problem() or java_problem()),

@@ -7,7 +7,7 @@ import pytest
 
 from groupspec.checker.expand import Expander
 from groupspec.checker.spark.state_pickle import VectorCodec
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 
 
 def _some_vectors(expander: Expander[object], count: int) -> list[tuple[int, ...]]:

@@ -9,8 +9,8 @@ from swarm_support import FAULT_SPACE, TINY_SPACE
 from groupspec.checker.bfs import Limits, search
 from groupspec.cli.main import build_parser, main
 from groupspec.coverage.presets import recorded
-from groupspec.models.catalog import load_model
 from groupspec.models.parameters import parse_set_options
+from groupspec.models.preset_models import load_model
 from groupspec.models.swarm_space import read_space
 from groupspec.swarm.draw import draw
 from groupspec.swarm.engines import check_locally

@@ -7,8 +7,8 @@ import shlex
 import pytest
 
 from groupspec.cli.main import build_parser, main
-from groupspec.models.catalog import load_model
 from groupspec.models.parameters import parse_set_options
+from groupspec.models.preset_models import load_model
 from groupspec.models.swarm_space import (
     SpaceError,
     read_space,

@@ -21,7 +21,7 @@ from groupspec.conformance.vectors import (
     upgrade_vectors,
     write_vectors,
 )
-from groupspec.models.catalog import group_preset_names, load_model
+from groupspec.models.preset_models import group_preset_names, load_model
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import JoinGroupProtocol, JoinGroupRequest, Received, RequestRef
 from groupspec.vocabulary.responses import HeartbeatResponse, JoinGroupResponse, Response

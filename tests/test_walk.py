@@ -7,7 +7,7 @@ from test_exploration_engine import CountToThree
 from groupspec.checker.replay import follow
 from groupspec.checker.walk import random_walks
 from groupspec.cli.main import main
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.models.two_phase import TwoPhaseModel
 
 

@@ -1,7 +1,7 @@
 """A client slot's identity: every field, `upgraded` included, tells states apart."""
 
 from groupspec.checker.fingerprint import fingerprint
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 from groupspec.models.world_state import evolve, part_digest
 
 

@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from groupspec.models.catalog import load_model
+from groupspec.models.preset_models import load_model
 
 # Beyond CI's exhaustive bounds: generation 4, more faults, more commits.
 WIDE_BOUNDS = {

@@ -20,7 +20,7 @@ from groupspec.checker.check import SearchEngine, in_process
 from groupspec.checker.model import Model
 from groupspec.checker.spark.session import DEFAULT_MASTER, SparkSettings, spark_context
 from groupspec.checker.walk import WalkReport
-from groupspec.models.catalog import LoadedModel
+from groupspec.models.preset_models import LoadedModel
 
 IN_PROCESS, SPARK = "inprocess", "spark"
 ENGINES = (IN_PROCESS, SPARK)

@@ -17,7 +17,7 @@ from groupspec.checker.bfs import Limits
 from groupspec.checker.check import CheckResult, check
 from groupspec.checker.check_report import liveness_json, result_json, with_digests
 from groupspec.checker.interrupt import SearchInterrupted
-from groupspec.models.catalog import LoadedModel
+from groupspec.models.preset_models import LoadedModel
 
 from .engines import EngineChoice, search_engine
 

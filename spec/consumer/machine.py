@@ -62,8 +62,8 @@ from .sync import on_sync_group_response
 
 ResponseHandler = Callable[[StepContext, ConsumerState, InFlight, Any], ConsumerState]
 
-# The rules `Effects.fire` accepts: the consumer catalog and nothing else.
-_CATALOG: frozenset[ConsumerRule] = frozenset(CONSUMER_RULES)
+# The rules `Effects.fire` accepts: the consumer's (consumer/rules.py) and nothing else.
+_KNOWN_RULES: frozenset[ConsumerRule] = frozenset(CONSUMER_RULES)
 
 # For each request kind, the response body it expects and the handler that judges it.
 _RESPONSE_HANDLERS: Mapping[RequestKind, tuple[type, ResponseHandler]] = {
@@ -143,7 +143,7 @@ class ConsumerSpec:
         refusal = self._refusal(state, event)
         if refusal is not None:
             raise ConsumerEventNotEnabledError(refusal)
-        effects = Effects(_CATALOG)
+        effects = Effects(_KNOWN_RULES)
         ctx = StepContext(self.setup, effects)
         return effects.outcome(self._dispatch(ctx, state, event))
 

@@ -106,8 +106,8 @@ class ConsumerOutcome:
 class Effects:
     """Collects what a handler sends, calls back, raises and fires during one step."""
 
-    def __init__(self, catalog: frozenset[ConsumerRule]) -> None:
-        self._catalog = catalog
+    def __init__(self, known_rules: frozenset[ConsumerRule]) -> None:
+        self._known_rules = known_rules
         self.sends: list[Send] = []
         self.callbacks: list[Callback] = []
         self.errors: list[ApplicationError] = []
@@ -115,8 +115,8 @@ class Effects:
         self.committed: list[TopicPartition] = []
 
     def fire(self, rule: ConsumerRule) -> None:
-        """Record that the consumer rule `rule` (a catalog constant) applied, by its id."""
-        if rule not in self._catalog:
+        """Record that the consumer rule `rule` (a constant of consumer/rules.py) applied, by its id."""
+        if rule not in self._known_rules:
             raise KeyError(
                 f"unknown consumer rule {rule!r}: add it to CONSUMER_RULES in spec/consumer/rules.py"
             )

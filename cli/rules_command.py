@@ -1,4 +1,5 @@
-"""`groupspec rules` and `groupspec invariants`: the spec's named rules and properties."""
+"""`groupspec rules`: every rule of the specification (the coordinator's or the consumer's)
+and the functions that apply it; the rule indexes of docs/spec.md and docs/consumer.md."""
 
 from __future__ import annotations
 
@@ -8,32 +9,33 @@ from pathlib import Path
 
 from groupspec.cli.arguments import document_to_update
 from groupspec.coverage.rule_index import (
-    CATALOGS,
     GENERATED_END,
+    SIDES,
     rule_index_markdown,
     rule_places,
     with_generated_index,
 )
-from groupspec.models.world_properties import WORLD_PROPERTIES
-from groupspec.spec.consumer.invariants import CONSUMER_ACTION_PROPERTIES, CONSUMER_INVARIANTS
-from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    """Add the `rules` and `invariants` subcommands."""
+    """Add the `rules` subcommand."""
     rules = commands.add_parser(
         "rules",
         help="list every rule of the specification and where it is implemented",
         description=(
-            "List a rule catalog (the coordinator's spec/rules.py or the consumer's "
+            "List one side's rules (the coordinator's spec/rules.py or the consumer's "
             "spec/consumer/rules.py) with the functions that apply each rule."
         ),
     )
     rules.add_argument(
-        "--catalog",
-        choices=[catalog.name for catalog in CATALOGS],
+        "--side",
+        choices=[side.name for side in SIDES],
         default="coordinator",
         help="which side's rules to list (default: coordinator)",
+    )
+    # The option's name until the word "catalog" was kept for the bug catalog; still accepted.
+    rules.add_argument(
+        "--catalog", dest="side", choices=[side.name for side in SIDES], help=argparse.SUPPRESS
     )
     rules.add_argument(
         "--markdown", action="store_true", help="print the rule index of docs/spec.md"
@@ -45,28 +47,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="rewrite every generated rule index between markers in FILE (docs/spec.md, docs/consumer.md)",
     )
     rules.set_defaults(run=run_rules)
-    invariants = commands.add_parser(
-        "invariants",
-        help="list every property a group world is checked against",
-        description=(
-            "List every property the checkers evaluate, by name: the coordinator's, each "
-            "consumer's, and the world's that relate clients to the coordinator (with the "
-            "liveness property Convergence)."
-        ),
-    )
-    invariants.set_defaults(run=run_invariants)
 
 
 def run_rules(args: argparse.Namespace) -> int:
-    """Print the rule catalog."""
+    """Print one side's rules, or its rule index."""
     if args.update_doc is not None:
         return _update_doc(args.update_doc)
-    catalog = next(catalog for catalog in CATALOGS if catalog.name == args.catalog)
+    side = next(side for side in SIDES if side.name == args.side)
     if args.markdown:
-        print(rule_index_markdown(catalog), end="")
+        print(rule_index_markdown(side), end="")
         return 0
-    places = rule_places(catalog)
-    for rule in catalog.rules:
+    places = rule_places(side)
+    for rule in side.rules:
         where = ", ".join(
             sorted({f"{p.module}:{p.function}" for p in places.get(rule.rule_id, [])})
         )
@@ -75,25 +67,7 @@ def run_rules(args: argparse.Namespace) -> int:
         if only:
             flag = f" [{only}]"
         print(f"{rule.rule_id:60} {rule.section:18} {where}{flag}")
-    print(f"{len(catalog.rules)} {catalog.name} rules")
-    return 0
-
-
-def run_invariants(args: argparse.Namespace) -> int:
-    """Print every property, by the side it judges."""
-    del args
-    rows = [
-        *(("coordinator", p.name, "invariant", p.description) for p in INVARIANTS),
-        *(("coordinator", p.name, "action property", p.description) for p in ACTION_PROPERTIES),
-        *(("consumer", p.name, "invariant", p.description) for p in CONSUMER_INVARIANTS),
-        *(
-            ("consumer", p.name, "action property", p.description)
-            for p in CONSUMER_ACTION_PROPERTIES
-        ),
-        *(("world", p.name, p.kind, p.description) for p in WORLD_PROPERTIES),
-    ]
-    for side, name, kind, description in rows:
-        print(f"{side:12} {name:38} {kind:16} {description}")
+    print(f"{len(side.rules)} {side.name} rules")
     return 0
 
 
@@ -105,7 +79,7 @@ def _update_doc(path: Path) -> int:
     except ValueError as error:
         print(
             f"groupspec rules: {path}: {error} (expected one of "
-            f"{[catalog.begin_marker for catalog in CATALOGS]} ... {GENERATED_END!r})",
+            f"{[side.begin_marker for side in SIDES]} ... {GENERATED_END!r})",
             file=sys.stderr,
         )
         return 2

@@ -1,4 +1,5 @@
-"""Every checkable preset by name: group worlds and the two-phase commit calibration model.
+"""The model of every checkable preset, by name or file: group worlds, random-clients worlds
+and the two-phase commit calibration model, each with what reports say about it.
 
 A preset is a TOML file in `models/presets/`. Its `[model] kind` says which model it builds:
 "group" (the default: the coordinator, consumers, network and faults of `group_world.py`) or
@@ -141,4 +142,3 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
         preset.kind,
         KINDS[preset.kind].exhaustive,
     )
-
