@@ -26,6 +26,7 @@ from .model import (
     Transition,
     TransitionGroup,
 )
+from .plain import PlainModel
 
 S = TypeVar("S")
 
@@ -33,6 +34,27 @@ S = TypeVar("S")
 class UndeclaredPropertyError(ValueError):
     """A step reported a finding under a name no action property of the model declares (the
     finding would otherwise be silently dropped)."""
+
+
+class PropertyDeclarationError(ValueError):
+    """A property declared in a way the engine cannot judge (it would never be checked)."""
+
+
+def check_declarations(model: Model[Any]) -> None:
+    """Raise `PropertyDeclarationError` for a declaration the engine would not judge: an action
+    property with a `check` on a model that is not a `PlainModel` (its steps are remembered by
+    the components they read, so nothing sees the whole states of a step: such a model's steps
+    report their findings themselves)."""
+    if isinstance(model, PlainModel):
+        return
+    for prop in action_properties(model):
+        if prop.check is not None:
+            raise PropertyDeclarationError(
+                f"model {model.name!r}: action property {prop.name!r} has a check, but a model"
+                " of transition groups judges its steps where it computes them: report the"
+                " property's findings from the steps (GroupStep.findings) and declare it"
+                " without a check"
+            )
 
 
 # -- the properties, by kind -------------------------------------------------------------------

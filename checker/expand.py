@@ -31,6 +31,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 from .derived import (
     Label,
     action_property_names,
+    check_declarations,
     check_findings,
     invariant_labels,
     liveness_labels,
@@ -194,6 +195,7 @@ class Expander(Generic[S]):
     """One process's interned components and remembered steps of a model."""
 
     def __init__(self, model: Model[S], *, graph: bool = False) -> None:
+        check_declarations(model)
         self.model = model
         self.slots = len(model.slot_names)
         self.graph = graph

@@ -20,7 +20,6 @@ from typing import NamedTuple, cast
 from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.model import (
     ActionProperty,
-    CanonicalForm,
     GroupStep,
     Invariant,
     LivenessProperty,
@@ -358,7 +357,7 @@ class TwoPhaseModel:
     renames_after_step = False
     omits_self_loops = False
     # Symmetry sorts whole states (`canonical`): no piecewise canonical form.
-    canonical_form: CanonicalForm | None = None
+    canonical_form = None
 
     @property
     def reduces(self) -> bool:
