@@ -122,7 +122,11 @@ def _announce(broker: KafkaBroker, temporary: bool) -> None:
     print(f"{PROG}: {broker.describe().rsplit(' at ', 1)[0]} listening on {broker.bootstrap}")
     rss = _rss_mib(broker.pid)
     memory = f"; broker JVM resident memory {rss} MiB" if rss is not None else ""
-    print(f"  ready {broker.ready_s:.1f} s after start{memory}")
+    times = broker.startup
+    print(
+        f"  storage formatted after {times.formatted_s:.1f} s, first request answered after "
+        f"{times.answered_s:.1f} s, ready for groups after {times.ready_s:.1f} s{memory}"
+    )
     removed = " (removed at exit)" if temporary else ""
     print(f"  data directory {broker.data_dir}{removed}; log {broker.log_path}")
     settings = broker.header_settings()

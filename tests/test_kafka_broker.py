@@ -26,11 +26,13 @@ from kafka.protocol.metadata.find_coordinator import (
 from groupspec.cli.bench_serve_command import parse_target
 from groupspec.cli.main import main
 from groupspec.record.kafka.broker import cluster_id
+from groupspec.record.kafka.class_archive import ClassArchive, archive_path
 from groupspec.record.kafka.install import (
     CACHE_VARIABLE,
     KafkaSetupError,
     install,
     installed,
+    java_executable,
     pinned_release,
     pinned_releases,
     pom_text,
@@ -136,6 +138,31 @@ def test_without_java_groupspec_kafka_is_a_one_line_error(tmp_path, monkeypatch,
 def test_cluster_ids_are_as_kafka_storage_makes_them():
     for _ in range(200):
         assert re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_-]{21}", cluster_id())
+
+
+def test_the_first_broker_writes_the_class_archive_and_later_ones_map_it(tmp_path):
+    archive = ClassArchive(archive_path(tmp_path, sys.executable))
+    assert archive.use_options() == []
+    (dump,) = [o for o in archive.broker_options() if o.startswith("-XX:ArchiveClassesAtExit=")]
+    scratch = Path(dump.split("=", 1)[1])
+    assert scratch.parent == tmp_path and scratch != archive.path
+    scratch.write_bytes(b"classes")
+    archive.keep(-9)  # killed: what it wrote may be cut short
+    assert not scratch.exists() and not archive.path.exists()
+    (dump,) = [o for o in archive.broker_options() if o.startswith("-XX:ArchiveClassesAtExit=")]
+    Path(dump.split("=", 1)[1]).write_bytes(b"classes")
+    archive.keep(143)  # stopped by SIGTERM after its shutdown hooks: complete
+    assert archive.path.read_bytes() == b"classes"
+    mapped = f"-XX:SharedArchiveFile={archive.path}"
+    assert mapped in archive.broker_options() and mapped in archive.use_options()
+    assert [p.name for p in tmp_path.iterdir()] == [archive.path.name]
+
+
+def test_an_archive_is_named_after_the_jvm_that_wrote_it(tmp_path):
+    other = tmp_path / "java"
+    other.write_text("")
+    assert archive_path(tmp_path, sys.executable) != archive_path(tmp_path, str(other))
+    assert archive_path(tmp_path, sys.executable) == archive_path(tmp_path, sys.executable)
 
 
 # -- the group settings -----------------------------------------------------------------------
@@ -289,6 +316,10 @@ def test_groupspec_kafka_serves_clients_and_stops_cleanly_on_ctrl_c():
     assert process.returncode == 0, err
     assert err.strip().splitlines()[-1] == "groupspec kafka: stopping"
     assert not data_dir.exists()
+    libs = installed("3.9")
+    assert libs is not None
+    # A clean stop leaves the release's class archive (written now, or by an earlier broker).
+    assert archive_path(libs.parent, java_executable()).exists()
     host, port = bootstrap.rsplit(":", 1)
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection((host, int(port))).close()

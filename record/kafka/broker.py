@@ -6,7 +6,8 @@ server.properties into the data directory, formats the storage there unless it a
 starts `java ... kafka.Kafka server.properties` with its log (stdout and stderr) in
 `<data dir>/broker.log`, and returns once the broker is ready for groups (`readiness`).
 `stop` asks it to shut down (SIGTERM, which Kafka answers with a controlled shutdown) and
-removes the data directory if it was a temporary one.
+removes the data directory if it was a temporary one. Both JVMs map the release's class archive
+(`class_archive`), which the first broker of a release writes when it stops.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 from groupspec.wire.address import Address
 
+from .class_archive import ClassArchive, archive_path
 from .install import install, java_executable, pinned_release
 from .readiness import NotReadyError, await_ready
 from .settings import KAFKA_4X, ORACLE_PROFILE, broker_properties, group_settings, header_settings
@@ -72,6 +75,15 @@ def cluster_id() -> str:
             return text
 
 
+@dataclass
+class StartupTimes:
+    """Seconds from `start` to each milestone of the last start (None: not reached)."""
+
+    formatted_s: float | None = None  # the storage formatted (or found formatted)
+    answered_s: float | None = None  # the first ApiVersions answered
+    ready_s: float | None = None  # ready for groups (readiness)
+
+
 class KafkaBroker:
     """One single-node Kafka broker (see the module docstring); a context manager."""
 
@@ -98,9 +110,10 @@ class KafkaBroker:
         self.data_dir: Path | None = data_dir
         self.port = port
         self.controller_port = 0
-        self.ready_s: float | None = None
+        self.startup = StartupTimes()
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+        self._archive: ClassArchive | None = None
 
     @property
     def address(self) -> Address:
@@ -138,19 +151,22 @@ class KafkaBroker:
             raise RuntimeError("the broker is already running")
         java = java_executable()
         libs = install(self.line, say)
+        self._archive = ClassArchive(archive_path(libs.parent, java))
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="groupspec-kafka-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
+        self.startup = StartupTimes()
         try:
             for attempt in range(1, START_ATTEMPTS + 1):
                 self.port = self._wanted_port or free_port()
                 self.controller_port = free_port()
                 self._write_properties()
                 self._format(java, libs)
+                self.startup.formatted_s = time.monotonic() - started
                 self._launch(java, libs)
                 try:
-                    self._await_ready()
+                    self._await_ready(started)
                     break
                 except BrokerStartError:
                     retry = attempt < START_ATTEMPTS and self._port_was_taken()
@@ -162,7 +178,7 @@ class KafkaBroker:
         except BaseException:
             self.stop()
             raise
-        self.ready_s = time.monotonic() - started
+        self.startup.ready_s = time.monotonic() - started
 
     def stop(self, keep_data: bool = False) -> int | None:
         """Shut the broker down (SIGTERM, then SIGKILL after STOP_TIMEOUT_S) and remove a
@@ -222,9 +238,11 @@ class KafkaBroker:
         assert self.data_dir is not None
         if (self.data_dir / STORAGE / "meta.properties").exists():
             return
+        assert self._archive is not None
         command = [
             java,
             *TOOL_OPTIONS,
+            *self._archive.use_options(),
             "-cp",
             f"{libs}/*",
             "kafka.tools.StorageTool",
@@ -245,10 +263,12 @@ class KafkaBroker:
 
     def _launch(self, java: str, libs: Path) -> None:
         assert self.data_dir is not None
+        assert self._archive is not None
         command = [
             java,
             f"-Xmx{HEAP}",
             *JVM_OPTIONS,
+            *self._archive.broker_options(),
             "-cp",
             f"{libs}/*",
             "kafka.Kafka",
@@ -260,9 +280,13 @@ class KafkaBroker:
             command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
         )
 
-    def _await_ready(self) -> None:
+    def _await_ready(self, started: float) -> None:
+        def answered() -> None:
+            if self.startup.answered_s is None:
+                self.startup.answered_s = time.monotonic() - started
+
         try:
-            asyncio.run(await_ready(self.address, self.running, READY_TIMEOUT_S))
+            asyncio.run(await_ready(self.address, self.running, READY_TIMEOUT_S, answered))
         except NotReadyError as error:
             raise BrokerStartError(
                 f"Apache Kafka {self.release} did not become ready: {error}; see {self.log_path}"
@@ -285,6 +309,8 @@ class KafkaBroker:
             except subprocess.TimeoutExpired:
                 process.kill()
                 code = process.wait()
+            if self._archive is not None:
+                self._archive.keep(code)
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -39,12 +39,19 @@ class NotReadyError(Exception):
     """The broker did not become ready: it stopped, answered with an error, or took too long."""
 
 
-async def await_ready(address: Address, running: Callable[[], bool], timeout_s: float) -> None:
+async def await_ready(
+    address: Address,
+    running: Callable[[], bool],
+    timeout_s: float,
+    answered: Callable[[], None] = lambda: None,
+) -> None:
     """Return once the broker at `address` is ready for groups (see the module); NotReadyError
-    if `running()` turns false first, an answer is an unexpected error, or `timeout_s` passes."""
+    if `running()` turns false first, an answer is an unexpected error, or `timeout_s` passes.
+    `answered()` is called when ApiVersions is first answered."""
     deadline = time.monotonic() + timeout_s
     while True:
         connection = await _connect(address, running, deadline)
+        answered()
         try:
             await _until_ready(connection, running, deadline)
             return
