@@ -268,6 +268,24 @@ def test_the_broker_runs_with_the_settings_its_header_states(kafka_broker):
     assert {name: header[name] for name in BY_NAME} == kafka_broker.settings
 
 
+# The class each line's log names as its group coordinator when it starts: the Java coordinator
+# on 4.x; on 3.9 with the new coordinator left off, the Scala GroupCoordinator (docs/kafka.md).
+COORDINATOR_CLASS = {
+    "4.x": "org.apache.kafka.coordinator.group.GroupCoordinatorService",
+    "3.9": "kafka.coordinator.group.GroupCoordinator",
+}
+
+
+def test_each_line_runs_the_coordinator_its_oracle_profile_follows(kafka_broker):
+    log = kafka_broker.log_path.read_text(errors="replace")
+    started = {name for name in COORDINATOR_CLASS.values() if f" INFO {name} - " in log}
+    assert started == {COORDINATOR_CLASS[kafka_broker.line]}
+    assert (
+        kafka_broker.header_settings()["kafka_version"]
+        == {"4.x": "4.x", "3.9": "3.x"}[kafka_broker.line]
+    )
+
+
 def test_once_started_a_new_group_finds_its_coordinator_loaded(kafka_broker):
     """Readiness means a group's first FindCoordinator and OffsetFetch are answered without
     error: no COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS in a trace's start."""
