@@ -25,7 +25,8 @@ from kafka.protocol.metadata.find_coordinator import (
 
 from groupspec.cli.bench_serve_command import parse_target
 from groupspec.cli.main import main
-from groupspec.record.kafka.broker import cluster_id
+from groupspec.record.kafka import broker as broker_module
+from groupspec.record.kafka.broker import BrokerStartError, KafkaBroker, cluster_id
 from groupspec.record.kafka.class_archive import ClassArchive, archive_path
 from groupspec.record.kafka.install import (
     CACHE_VARIABLE,
@@ -206,8 +207,10 @@ def test_retention_goes_to_the_broker_in_minutes():
     [
         ({"group_max_sise": 3}, "not a broker group setting"),
         ({"offsets_retention_ms": 90_000}, "whole number of minutes"),
-        ({"group_max_size": -1}, "non-negative integer"),
-        ({"group_max_size": "3"}, "non-negative integer"),
+        ({"group_max_size": 0}, "a positive integer"),
+        ({"offsets_topic_num_partitions": 0}, "a positive integer"),
+        ({"group_max_size": "3"}, "a positive integer"),
+        ({"group_initial_rebalance_delay_ms": -1}, "a non-negative integer"),
         ({"new_member_join_timeout_ms": 1000}, "fixed at 300000"),
         ({"kafka_version": "3.x"}, "choose the Kafka line"),
         ({"write_failures": ()}, "not a broker group setting"),
@@ -341,3 +344,40 @@ def test_groupspec_kafka_serves_clients_and_stops_cleanly_on_ctrl_c():
     host, port = bootstrap.rsplit(":", 1)
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection((host, int(port))).close()
+
+
+def _bound_not_listening() -> socket.socket:
+    """A loopback port held by a socket that is bound but refuses connections: a broker cannot
+    bind it, and nothing answers there."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+def test_a_broker_whose_port_is_taken_names_its_log_and_keeps_it():
+    with _bound_not_listening() as taken:
+        broker = KafkaBroker("3.9", port=taken.getsockname()[1])
+        with pytest.raises(BrokerStartError, match=r"did not become ready: .* see \S+broker.log"):
+            broker.start()
+    assert not broker.running()
+    assert "Address already in use" in broker.log_path.read_text(errors="replace")
+    data_dir = broker.log_path.parent
+    broker.stop()
+    assert not data_dir.exists()
+
+
+def test_a_port_taken_before_the_broker_binds_it_is_replaced(monkeypatch):
+    """free_port's answer can be taken by someone else before the broker binds it: the start is
+    tried again with other ports."""
+    with _bound_not_listening() as taken:
+        ports = iter([taken.getsockname()[1]])
+        free_port = broker_module.free_port
+        monkeypatch.setattr(broker_module, "free_port", lambda: next(ports, None) or free_port())
+        broker = KafkaBroker("3.9")
+        try:
+            broker.start()
+            assert broker.port != taken.getsockname()[1]
+            log = broker.log_path.read_text(errors="replace")
+            assert "Address already in use" in log
+        finally:
+            broker.stop()

@@ -27,18 +27,21 @@ MINUTE_MS = 60_000
 
 @dataclass(frozen=True)
 class GroupSetting:
-    """One setting: its header name, its broker property, groupspec's value for it, and the
+    """One setting: its header name, its broker property, groupspec's value for it, the
     milliseconds one unit of the property stands for (offsets.retention.minutes counts
-    minutes)."""
+    minutes), and its least value (as the specification's CoordinatorConfig takes it)."""
 
     name: str
     kafka_property: str
     default: int
     unit_ms: int = 1
+    minimum: int = 1
 
 
 GROUP_SETTINGS = (
-    GroupSetting("group_initial_rebalance_delay_ms", "group.initial.rebalance.delay.ms", 500),
+    GroupSetting(
+        "group_initial_rebalance_delay_ms", "group.initial.rebalance.delay.ms", 500, minimum=0
+    ),
     GroupSetting("group_min_session_timeout_ms", "group.min.session.timeout.ms", 6_000),
     GroupSetting("group_max_session_timeout_ms", "group.max.session.timeout.ms", 1_800_000),
     GroupSetting("group_max_size", "group.max.size", INT32_MAX),
@@ -49,8 +52,8 @@ GROUP_SETTINGS = (
     GroupSetting(
         "offsets_retention_check_interval_ms", "offsets.retention.check.interval.ms", 600_000
     ),
-    GroupSetting("offset_metadata_max_bytes", "offset.metadata.max.bytes", 4_096),
-    GroupSetting("broker_id", "node.id", 1),
+    GroupSetting("offset_metadata_max_bytes", "offset.metadata.max.bytes", 4_096, minimum=0),
+    GroupSetting("broker_id", "node.id", 1, minimum=0),
 )
 BY_NAME = {setting.name: setting for setting in GROUP_SETTINGS}
 # Settings Kafka does not let a broker change, stated in the header all the same: both
@@ -76,8 +79,9 @@ def group_settings(overrides: Mapping[str, Any] | None = None) -> dict[str, int]
         if setting is None:
             known = ", ".join(sorted([*BY_NAME, *FIXED_SETTINGS]))
             raise ValueError(f"{name} is not a broker group setting; known: {known}")
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < setting.minimum:
+            kind = "a positive" if setting.minimum else "a non-negative"
+            raise ValueError(f"{name} must be {kind} integer, got {value!r}")
         if value % setting.unit_ms:
             raise ValueError(
                 f"{name} must be a whole number of {setting.kafka_property.rsplit('.', 1)[1]} "
