@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from groupspec.wire.address import Address
+from groupspec.wire.address import Address, free_port
 
 from .class_archive import ClassArchive, archive_path
 from .install import install, java_executable, pinned_release
@@ -56,13 +55,6 @@ TOOL_OPTIONS = ("-Xmx256m", "-XX:TieredStopAtLevel=1")
 
 class BrokerStartError(Exception):
     """The broker did not start or did not become ready (the message names its log)."""
-
-
-def free_port() -> int:
-    """A TCP port free on loopback right now."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 def cluster_id() -> str:

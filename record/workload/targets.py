@@ -10,7 +10,6 @@ themselves, so the proxy rewrites their addresses (`advertise_self`).
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 import tempfile
@@ -18,7 +17,7 @@ from typing import IO, Any
 
 from groupspec.record.kafka.broker import KafkaBroker
 from groupspec.record.kafka.settings import KAFKA_3_9, KAFKA_4X
-from groupspec.wire.address import Address
+from groupspec.wire.address import Address, free_port
 from groupspec.wire.reachability import probe_broker
 
 SERVE_INITIAL_REBALANCE_DELAY_MS = 500
@@ -33,13 +32,6 @@ START_TIMEOUT_S = 60.0
 # The --target names of Apache Kafka's brokers, and the Kafka line each runs.
 KAFKA_TARGETS = {"kafka": KAFKA_4X, "kafka-3.9": KAFKA_3_9}
 TARGET_NAMES = "serve, mock, kafka, kafka-3.9 or HOST:PORT"
-
-
-def free_port() -> int:
-    """A TCP port free on loopback right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Target:
