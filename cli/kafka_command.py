@@ -119,7 +119,7 @@ def _install(args: argparse.Namespace) -> int:
 
 def _announce(broker: KafkaBroker, temporary: bool) -> None:
     """The listening line (scripts and tests read its last word), then what to know."""
-    print(f"{PROG}: {broker.describe().rsplit(' at ', 1)[0]} listening on {broker.bootstrap}")
+    print(f"{PROG}: {broker.title} listening on {broker.bootstrap}")
     rss = _rss_mib(broker.pid)
     memory = f"; broker JVM resident memory {rss} MiB" if rss is not None else ""
     times = broker.startup

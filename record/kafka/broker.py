@@ -132,9 +132,14 @@ class KafkaBroker:
         """The trace header's coordinator settings of this broker."""
         return header_settings(self.line, self.settings)
 
+    @property
+    def title(self) -> str:
+        """`Apache Kafka 4.4.0 (KRaft, one node)`."""
+        return f"Apache Kafka {self.release} (KRaft, one node)"
+
     def describe(self) -> str:
         """`Apache Kafka 4.4.0 (KRaft, one node) at 127.0.0.1:PORT`."""
-        return f"Apache Kafka {self.release} (KRaft, one node) at {self.address}"
+        return f"{self.title} at {self.address}"
 
     def start(self, say: Callable[[str], None] | None = None) -> None:
         """Start the broker and return once it is ready for groups; KafkaSetupError if java or
