@@ -214,6 +214,7 @@ def test_retention_goes_to_the_broker_in_minutes():
         ({"new_member_join_timeout_ms": 1000}, "fixed at 300000"),
         ({"kafka_version": "3.x"}, "choose the Kafka line"),
         ({"write_failures": ()}, "not a broker group setting"),
+        ({"group_min_session_timeout_ms": 1_800_001}, "exceeds group_max_session_timeout_ms"),
     ],
 )
 def test_a_setting_a_broker_cannot_take_is_refused(override, message):

@@ -88,6 +88,11 @@ def group_settings(overrides: Mapping[str, Any] | None = None) -> dict[str, int]
                 f"({setting.kafka_property}), got {value} ms"
             )
         settings[name] = value
+    low, high = settings["group_min_session_timeout_ms"], settings["group_max_session_timeout_ms"]
+    if low > high:
+        raise ValueError(
+            f"group_min_session_timeout_ms exceeds group_max_session_timeout_ms ({low} > {high})"
+        )
     return settings
 
 
