@@ -4,6 +4,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed
 DOT_STAMP := $(VENV)/.dot-installed
 JAVA_STAMP := $(VENV)/.java-installed
+KAFKA_STAMP := $(VENV)/.kafka-installed
 # Root installs directly; anyone else goes through sudo when it exists.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 
@@ -36,6 +37,15 @@ $(JAVA_STAMP): $(STAMP)
 	command -v java >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq openjdk-17-jre-headless)
 	touch $(JAVA_STAMP)
 
+# Apache Kafka's own brokers (`groupspec kafka`, `--target kafka|kafka-3.9`, docs/kafka.md): their
+# jars come from Maven Central through Maven (Debian's `maven` package), resolved once into
+# ~/.cache/groupspec/kafka/ (or $GROUPSPEC_KAFKA_CACHE). Anything that needs a broker installs a
+# missing release by itself; this stamp does it before the tests, and again when the pom changes.
+$(KAFKA_STAMP): $(JAVA_STAMP) record/kafka/pom.xml
+	command -v mvn >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq maven)
+	$(VENV)/bin/groupspec kafka --install
+	touch $(KAFKA_STAMP)
+
 # The main job: an exhaustive model check of the reference preset (eager-2) with its embedded
 # settings: every invariant on every state, every action property on every step.
 run: $(STAMP) $(DOT_STAMP)
@@ -54,5 +64,5 @@ kcat:
 	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y kcat >/dev/null; } || \
 	  echo "warning: kcat could not be installed; tests/test_serve_kcat.py will skip"; }
 
-test: lint kcat $(DOT_STAMP) $(JAVA_STAMP)
+test: lint kcat $(DOT_STAMP) $(JAVA_STAMP) $(KAFKA_STAMP)
 	$(VENV)/bin/pytest

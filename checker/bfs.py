@@ -1,7 +1,7 @@
 """Exhaustive breadth-first search over a model, in one process or across many.
 
-States are vectors of interned components and steps come from transition groups remembered by
-the projection of the vector they read (see `checker.vector` and `checker.expand`); the seen
+States are tuples of interned components and steps come from transition groups remembered by
+the projection of the state on the slots they read (see `checker.model` and `checker.expand`); the seen
 set keeps each state's 64-bit key and its parent's, 16 bytes a state (`checker.store`).
 
 The search is level-synchronous: each level's frontier is cut into batches in a fixed order,
@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .channel import Channel
+from .derived import liveness_properties
 from .expand import BatchResult, Expander, GroupStats, Ids, Problem, StepObserver
 from .graph import StateGraph
 from .interrupt import INTERRUPTED, SearchInterrupted, deferred_interrupts
-from .model import Model, liveness_properties
+from .model import Model
 from .store import VisitedStore, path_to
 
 S = TypeVar("S")
@@ -238,7 +239,7 @@ def search(
     With `record_graph` the result also holds the explored graph (`SearchResult.graph`) with
     the marks of the model's liveness properties, for `checker.liveness`; it costs memory per
     edge, so safety-only runs leave it off. `observer` is told of every explored step, in
-    breadth-first order (see `expand.StepObserver`): diagrams, vectors and coverage build on it
+    breadth-first order (see `expand.StepObserver`): diagrams, conformance vectors and coverage build on it
     instead of exploring on their own. It needs one process.
     """
     if workers < 1:
@@ -550,10 +551,10 @@ def _work(expander: Expander[S], worker: int, tasks: Any, results: Any) -> None:
         _, index, fingerprints, data = message
         try:
             parents = _fingerprints(fingerprints)
-            vectors = [expander.ids_of(values) for values in channel.decode(data)]
+            states = [expander.ids_of(values) for values in channel.decode(data)]
             known.update(parents)
             expanded = expander.expand_batch(
-                list(zip(parents, vectors, strict=True)), [known], known
+                list(zip(parents, states, strict=True)), [known], known
             )
             outcome: object = _pack(expanded, channel, expander)
         except Exception as error:  # reported to the merging process

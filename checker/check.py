@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from .bfs import Limits, ProgressCallback, SearchResult, search
+from .derived import liveness_properties
 from .interrupt import INTERRUPTED, LIVENESS, SearchInterrupted
 from .liveness import LivenessResult, check_liveness
-from .model import Model, liveness_properties
+from .model import Model
 
 S = TypeVar("S")
 

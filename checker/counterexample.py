@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .bfs import FoundProblem
+from .derived import action_problems, initial_states, named_action_property, transitions
 from .expand import Expander
 from .fingerprint import fingerprint
 from .liveness import LivenessViolation
@@ -51,14 +52,14 @@ class _Replay(Generic[S]):
 
     def initial_state(self, target: int) -> S:
         """The initial state whose key (the search's name for its class) is `target`."""
-        for state in self.model.initial_states():
+        for state in initial_states(self.model):
             if self.matches(state, target):
                 return state
         raise ReplayError("no initial state has the path's first fingerprint")
 
     def leading_to(self, state: S, target: int) -> list[Transition[S]]:
         """The steps from `state` to the class named `target`."""
-        return [t for t in self.model.transitions(state) if self.matches(t.state, target)]
+        return [t for t in transitions(self.model, state) if self.matches(t.state, target)]
 
 
 def _violation_rank(
@@ -67,11 +68,11 @@ def _violation_rank(
     """0 when the step breaks the action property with the recorded detail, 1 when it breaks
     it otherwise (the representative named clients differently), 2 when it does not."""
     problem = found.problem
-    for action_property in model.action_properties:
-        if action_property.name == problem.property_name:
-            details = action_property.check(before, transition)
-            return 0 if problem.detail in details else 1 if details else 2
-    return 2
+    action_property = named_action_property(model, problem.property_name)
+    if action_property is None:
+        return 2
+    details = action_problems(model, action_property, before, transition)
+    return 0 if problem.detail in details else 1 if details else 2
 
 
 def reconstruct(model: Model[S], found: FoundProblem) -> Counterexample[S]:

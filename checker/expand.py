@@ -1,16 +1,17 @@
 """Expanding states: the unit of work every exploration engine hands to a worker.
 
-An `Expander` holds one process's view of a model's state vectors (`checker.vector`): every
-component value it has met, interned as a small integer, with a stable 64-bit digest; the
-remembered steps of every transition group by the projection of the vector the group reads;
-the remembered values of every label by its projection; the remembered canonical form of every
-successor vector. Expanding a state means taking every group's steps (from memory when the
-group has seen this projection before), applying their writes and updates, reducing the
-successor to its canonical vector, and computing its key: the XOR, over the slots, of a 64-bit
-value derived from the slot and the component's digest (Zobrist hashing). Keys are stable
-across processes and runs, so they are the fingerprints that leave the process (Spark
-partitions, checkpoints, counterexamples in JSON); for a model of one slot (any plain `Model`)
-the key is the fingerprint of the representative, as it always was.
+An `Expander` holds one process's view of a model's states (checker/model.py): every
+component it has met, interned as a small integer, with a stable 64-bit digest; the remembered
+steps of every transition group by the projection of the state on the slots the group reads;
+the remembered values of every label (checker/derived.py) by its projection; the remembered
+canonical form of every successor. A state is held as its tuple of component ids. Expanding a
+state means taking every group's steps (from memory when the group has seen this projection
+before), applying their writes and updates, reducing the successor to its canonical
+components, and computing its key: the XOR, over the slots, of a 64-bit value derived from the
+slot and the component's digest (Zobrist hashing). Keys are stable across processes and runs,
+so they are the fingerprints that leave the process (Spark partitions, checkpoints,
+counterexamples in JSON); for a model of one slot (a `PlainModel`) the key is the fingerprint of
+the representative.
 
 Action properties are the findings of group steps; invariants are checked on the first
 occurrence of a successor in a batch that the expander does not already know; the merge keeps
@@ -27,26 +28,25 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Generic, Protocol, TypeVar, cast
 
+from .derived import (
+    Label,
+    action_property_names,
+    check_declarations,
+    check_findings,
+    invariant_labels,
+    liveness_labels,
+)
 from .fingerprint import fingerprint
 from .graph import StateGraph
-from .model import Model, Transition
+from .model import CanonicalForm, Components, Cut, GroupStep, Model, Transition, TransitionGroup
+from .plain import PlainModel
 from .store import VisitedStore
-from .vector import (
-    CanonicalForm,
-    Cut,
-    Group,
-    Label,
-    PlainVectorModel,
-    Values,
-    VectorModel,
-    vector_model,
-)
 
 S = TypeVar("S")
 Ids = tuple[int, ...]
 
 _MASK = (1 << 64) - 1
-# The engine's own memories of whole vectors forget everything past this many entries.
+# The engine's own memories of whole states forget everything past this many entries.
 _MEMORY_LIMIT = 1_000_000
 _GOLDEN = 0x9E3779B97F4A7C15
 
@@ -165,8 +165,8 @@ class BatchResult:
 
     Expanded state i has key `parents[i]` and successors `offsets[i]` to `offsets[i + 1]` of
     `targets` (keys). `candidates` maps the position (in `targets`) of every successor the
-    expander did not know as seen to its canonical vector (ids in the expanding process; values
-    once shipped between processes); the others need neither vector nor verdict. `problems`
+    expander did not know as seen to its canonical ids (ids in the expanding process; components
+    once shipped between processes); the others need neither ids nor verdict. `problems`
     maps i to its problems in the order they were found; `deadlocked` lists the i that
     deadlock. `kinds` holds each successor's (action kind, label) and `marks` each expanded
     state's liveness marks, both only when the graph is recorded. Action and rule counts are
@@ -195,18 +195,17 @@ class Expander(Generic[S]):
     """One process's interned components and remembered steps of a model."""
 
     def __init__(self, model: Model[S], *, graph: bool = False) -> None:
+        check_declarations(model)
         self.model = model
-        self.vector: VectorModel[S] = vector_model(model)
-        vector = self.vector
-        self.slots = len(vector.slot_names)
+        self.slots = len(model.slot_names)
         self.graph = graph
         # Components: digest -> id, and by id their value, digest and key per slot.
         self._ids: dict[int, int] = {}
         self._by_object: dict[int, int] = {}
         self.values: list[Any] = []
         self._slot_keys: list[list[int]] = [[] for _ in range(self.slots)]
-        self._digest = vector.component_digest
-        self.groups: tuple[Group, ...] = tuple(vector.groups)
+        self._digest = model.component_digest
+        self.groups: tuple[TransitionGroup, ...] = tuple(model.groups)
         self._getters = [_getter(group.reads) for group in self.groups]
         self._whole = [
             not group.cached or len(set(group.reads)) == self.slots for group in self.groups
@@ -218,7 +217,8 @@ class Expander(Generic[S]):
         self.rule_counts: Counter[str] = Counter()
         # The remembered group results with a cut or findings (the fast path's rare case).
         self._special: set[_GroupResult] = set()
-        self._invariants = tuple(vector.invariant_labels)
+        self._invariants = invariant_labels(model)
+        self._declared = frozenset(action_property_names(model))
         self._invariant_getters = [_getter(label.reads) for label in self._invariants]
         self._invariant_memo: list[dict[Any, Any]] = [{} for _ in self._invariants]
         self._invariant_checks = tuple(
@@ -244,13 +244,13 @@ class Expander(Generic[S]):
         )
         self._judged_components: set[tuple[int, int]] = set()
         self._component_problem = False
-        self._liveness = tuple(vector.liveness_labels) if graph else ()
+        self._liveness = liveness_labels(model) if graph else ()
         self._label_memo: dict[tuple[int, str, Any], Any] = {}
         self._update_memo: dict[tuple[int, int, Any], int] = {}
         self._after: dict[Ids, Ids] = {}
         self._canonical: dict[Ids, Ids] = {}
         # The pieces of canonical forms (see `settle`), each by component.
-        self._form: CanonicalForm | None = getattr(vector, "canonical_form", None)
+        self._form: CanonicalForm | None = model.canonical_form
         self._settled: dict[Ids, tuple[Ids, Ids]] = {}
         self._derived: tuple[
             tuple[int, tuple[int, ...], Callable[..., Any], dict[tuple[int, ...], int]], ...
@@ -269,11 +269,11 @@ class Expander(Generic[S]):
         self._deltas = all(
             set(group.writes) <= set(group.reads) and group.cached for group in self.groups
         )
-        self._renames = vector.renames_after_step
-        self._reduces = vector.reduces
-        self._plain = isinstance(vector, PlainVectorModel)
-        self._omit_loops = vector.omits_self_loops
-        self._terminal = vector.is_terminal_vector
+        self._renames = model.renames_after_step
+        self._reduces = model.reduces
+        self._plain = isinstance(model, PlainModel)
+        self._omit_loops = model.omits_self_loops
+        self._terminal = model.is_terminal
 
     # -- components ---------------------------------------------------------------------------
 
@@ -296,42 +296,42 @@ class Expander(Generic[S]):
             keys.append(slot_key(slot, digest))
         return index
 
-    def ids_of(self, values: Values) -> Ids:
-        """The vector of ids of a vector of component values."""
+    def ids_of(self, values: Components) -> Ids:
+        """The component ids of a state's components."""
         return tuple([self.intern(value) for value in values])
 
-    def values_of(self, ids: Ids) -> Values:
-        """The component values of a vector of ids."""
+    def values_of(self, ids: Ids) -> Components:
+        """The components of a state's component ids."""
         values = self.values
         return tuple([values[i] for i in ids])
 
     def key(self, ids: Ids) -> int:
-        """The state key of a vector of ids (XOR of the slots' contributions)."""
+        """The state key of a state's component ids (XOR of the slots' contributions)."""
         key = 0
         for slot, keys in enumerate(self._slot_keys):
             key ^= keys[ids[slot]]
         return key
 
     def state(self, ids: Ids) -> S:
-        """The model's state object for a vector of ids."""
-        return self.vector.state_of(self.values_of(ids))
+        """The model's state object for a state's component ids."""
+        return self.model.state_of(self.values_of(ids))
 
     def canonical_ids(self, ids: Ids) -> Ids:
-        """The canonical vector of a vector (remembered)."""
+        """The canonical component ids of a state's (remembered)."""
         found = self._canonical.get(ids)
         if found is None:
-            found = self._canonical[ids] = self.ids_of(self.vector.canonical(self.values_of(ids)))
+            found = self._canonical[ids] = self.ids_of(self.model.canonical(self.values_of(ids)))
         return found
 
     def _after_step(self, ids: Ids) -> Ids:
         found = self._after.get(ids)
         if found is None:
-            found = self._after[ids] = self.ids_of(self.vector.after_step(self.values_of(ids)))
+            found = self._after[ids] = self.ids_of(self.model.after_step(self.values_of(ids)))
         return found
 
     def settle(self, ids: Ids) -> tuple[Ids, Ids]:
-        """A raw successor as the step leaves it (`after_step`) and its canonical vector, from
-        memory of the whole vector or, with a `canonical_form`, piece by piece."""
+        """A raw successor as the step leaves it (`after_step`) and its canonical ids, from
+        memory of the whole state or, with a `canonical_form`, piece by piece."""
         found = self._settled.get(ids)
         if found is not None:
             return found
@@ -347,7 +347,7 @@ class Expander(Generic[S]):
         return found
 
     def _derive(self, new: list[int]) -> None:
-        """Recompute the derived slots of a vector (in place) from the slots they read."""
+        """Recompute the derived slots of a state's ids (in place) from the slots they read."""
         values = self.values
         for slot, reads, function, memo in self._derived:
             projection = tuple([new[read] for read in reads])
@@ -438,8 +438,8 @@ class Expander(Generic[S]):
         return after, tuple(new)
 
     def key_of_state(self, state: S) -> int:
-        """The key of a state object (what the search calls it): its canonical vector's key."""
-        return self.key(self.canonical_ids(self.ids_of(self.vector.vector_of(state))))
+        """The key of a state object (what the search calls it): its canonical ids's key."""
+        return self.key(self.canonical_ids(self.ids_of(self.model.components_of(state))))
 
     # -- groups ------------------------------------------------------------------------------
 
@@ -474,6 +474,7 @@ class Expander(Generic[S]):
             if isinstance(step, Cut):
                 cuts.add(step.bound)
                 continue
+            self._check_findings(index, step)
             writes = tuple(
                 (slot, self.intern(value))
                 for slot, value in zip(group.writes, step.written, strict=True)
@@ -497,6 +498,12 @@ class Expander(Generic[S]):
             self._special.add(result)
         return result
 
+    def _check_findings(self, index: int, step: GroupStep) -> None:
+        """Refuse a finding whose name no action property declares (it would be lost)."""
+        for name, _ in step.findings:
+            if name not in self._declared:
+                check_findings(self.model, self.groups[index].name, step)
+
     def _judge_writes(self, writes: Iterable[tuple[int, int]]) -> None:
         """Judge each (slot, component) by the component labels of its slot, once."""
         labels, judged = self._component_labels, self._judged_components
@@ -512,7 +519,7 @@ class Expander(Generic[S]):
         key = (slot, current, update)
         found = self._update_memo.get(key)
         if found is None:
-            value = self.vector.apply_update(slot, self.values[current], update)
+            value = self.model.apply_update(slot, self.values[current], update)
             found = self._update_memo[key] = self.intern(value)
         return found
 
@@ -548,7 +555,7 @@ class Expander(Generic[S]):
         self, label: Label, getter: Callable[[Ids], Any], memo: dict[Any, Any]
     ) -> tuple[str, Callable[..., Any], Callable[[list[Any]], Any] | None]:
         """How `invariant_problems` evaluates a label: (name, check, pick). With pick None,
-        check takes the vector of ids and remembers its answers by projection (when the label
+        check takes the component ids and remembers its answers by projection (when the label
         allows it); otherwise check takes the values pick chooses from the state's values
         (`_every_value`: every one)."""
         values = self.values
@@ -588,21 +595,18 @@ class Expander(Generic[S]):
                 marks |= 1 << (3 * index)
             if self._label(labels.applies, ids):
                 marks |= 1 << (3 * index + 1)
-            cut = bool(labels.cut_bounds & cuts)
-            if labels.cut_label is not None:
-                cut = cut or bool(self._label(labels.cut_label, ids))
-            if cut:
+            if labels.cut_bounds & cuts:
                 marks |= 1 << (3 * index + 2)
         return marks
 
     # -- expanding ---------------------------------------------------------------------------
 
     def initial(self) -> list[tuple[int, Ids, list[Problem]]]:
-        """The first level: (key, canonical vector, invariant problems) of each initial state,
+        """The first level: (key, canonical ids, invariant problems) of each initial state,
         in the model's order, duplicates (by key) left out."""
         level: list[tuple[int, Ids, list[Problem]]] = []
         seen: set[int] = set()
-        for values in self.vector.initial_vectors():
+        for values in self.model.initial_components():
             ids = self.ids_of(values)
             canonical = self.canonical_ids(ids)
             key = self.key(canonical)
@@ -619,14 +623,14 @@ class Expander(Generic[S]):
         shipped: set[int],
         observer: Callable[[int, Ids, _Compiled, int, Ids | None], None] | None = None,
     ) -> BatchResult:
-        """Expand a batch of (key, vector) pairs in order, in the compact form the merge reads.
+        """Expand a batch of (key, component ids) pairs in order, in the compact form the merge reads.
 
         A successor whose key is in one of `known` (what the merge has seen, or what this
         expander was told it has) or in `shipped` (successors this expander already sent) is not judged
-        again and its vector is not sent; batches are merged in order, so the vector and its
-        verdict reach the merge first with the earlier occurrence. Keys sent with a vector are
-        added to `shipped`. `observer` is told of every step (key, vector, step, successor key,
-        successor vector or None when known).
+        again and its ids are not sent; batches are merged in order, so the ids and its
+        verdict reach the merge first with the earlier occurrence. Keys sent with their ids are
+        added to `shipped`. `observer` is told of every step (key, ids, step, successor key,
+        successor ids or None when known).
         """
         renames, reduces = self._renames, self._reduces
         fast = not renames and not reduces
@@ -727,11 +731,15 @@ class Expander(Generic[S]):
         """A plain model's steps: its transitions, each successor its representative (interned
         with its fingerprint, which is its key). The group is never remembered."""
         self.stats[0].misses += 1
-        vector = self.vector
+        model = self.model
         steps = []
+        cuts: set[str] = set()
         for step in self.groups[0].step(self.values[ids[0]]):
-            assert not isinstance(step, Cut)
-            (representative,) = vector.canonical(step.written)
+            if isinstance(step, Cut):
+                cuts.add(step.bound)
+                continue
+            self._check_findings(0, step)
+            (representative,) = model.canonical(step.written)
             digest = fingerprint(representative)
             successor = (self.intern(representative, digest),)
             steps.append(
@@ -746,11 +754,11 @@ class Expander(Generic[S]):
                     step.written[0],
                 )
             )
-        return tuple(steps), frozenset()
+        return tuple(steps), frozenset(cuts)
 
     @property
     def explores_fast(self) -> bool:
-        """Whether `explore_fast` can explore this model: steps need no renaming, vectors are
+        """Whether `explore_fast` can explore this model: steps need no renaming, states are
         their own canonical form, and every group writes only slots it reads."""
         return (
             self._deltas
@@ -771,7 +779,7 @@ class Expander(Generic[S]):
         """Expand a batch and merge it at once (the single-process engine, when
         `explores_fast`): every remembered step carries the XOR that makes the successor's key
         from the parent's, a successor is looked up in the seen set as soon as it is found, and
-        its vector is built only if it is new. New states join `store` and `frontier` in
+        its ids are built only if it is new. New states join `store` and `frontier` in
         breadth-first order; problems go to `judge` in the order the merge of `expand_batch`
         records them. Returns the number of steps taken."""
         getters = self._getters
@@ -825,13 +833,13 @@ class Expander(Generic[S]):
                     successor = list(ids)
                     for slot, value in writes:
                         successor[slot] = value
-                    vector = tuple(successor)
-                    frontier_append((target, vector))
-                    # Every component of the vector was judged by its slot's component labels
+                    new_ids = tuple(successor)
+                    frontier_append((target, new_ids))
+                    # Every component of the state was judged by its slot's component labels
                     # when first written (or in an initial state): while none failed, only the
                     # labels over several slots remain.
                     found = invariants(
-                        vector, target, None if self._component_problem else state_checks
+                        new_ids, target, None if self._component_problem else state_checks
                     )
                     if found:
                         judged = judged or {}
@@ -887,19 +895,19 @@ class Expander(Generic[S]):
         if step.raw is not None:
             successor = step.raw
         else:
-            successor = self.vector.state_of(self.values_of(self._successor(ids, step)))
+            successor = self.model.state_of(self.values_of(self._successor(ids, step)))
             if self._renames:
-                successor = self.vector.state_of(
-                    self.vector.after_step(self.vector.vector_of(successor))
+                successor = self.model.state_of(
+                    self.model.after_step(self.model.components_of(successor))
                 )
-        return Transition(step.label, step.action, successor, step.rules)
+        return Transition(step.label, step.action, successor, step.rules, step.findings)
 
 
 _NOTHING = _GroupResult.of((), frozenset())
 
 
 def _getter(reads: tuple[int, ...]) -> Callable[[Ids], Any]:
-    """A function from a vector to its projection on `reads` (one value for one slot)."""
+    """A function from component ids to their projection on `reads` (one value for one slot)."""
     return itemgetter(*reads)
 
 

@@ -32,8 +32,9 @@ from itertools import accumulate
 from typing import TypeVar
 
 from .bfs import SearchResult
+from .derived import liveness_properties
 from .graph import StateGraph
-from .model import LivenessProperty, Model, liveness_properties
+from .model import LivenessProperty, Model
 
 S = TypeVar("S")
 

@@ -10,9 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
-from .model import Model, Transition
+from .derived import (
+    action_problems,
+    initial_states,
+    invariant_problems,
+    is_end,
+    named_action_property,
+    named_invariant,
+    transitions,
+)
+from .model import ActionProperty, Invariant, Model, Transition
 
 S = TypeVar("S")
 
@@ -34,10 +43,10 @@ class Replay(Generic[S]):
 def follow(model: Model[S], labels: Sequence[str]) -> tuple[S, tuple[Transition[S], ...]]:
     """The initial state and the steps taken by following `labels` (from any initial state)."""
     failures: list[str] = []
-    for initial in model.initial_states():
+    for initial in initial_states(model):
         state, steps = initial, []
         for number, label in enumerate(labels, start=1):
-            step = next((t for t in model.transitions(state) if t.label == label), None)
+            step = next((t for t in transitions(model, state) if t.label == label), None)
             if step is None:
                 failures.append(f"step {number}: no enabled step is labelled {label!r}")
                 break
@@ -67,29 +76,29 @@ def property_details(
     final = steps[-1].state if steps else initial
     details: Sequence[str] = ()
     if kind == "invariant":
-        details = _invariant(model, property_name).check(final)
+        details = invariant_problems(model, _invariant(model, property_name), final)
     elif kind == "action":
         if not steps:
             raise ReplayFailed("an action property needs at least one step")
         before = steps[-2].state if len(steps) > 1 else initial
-        details = _action_property(model, property_name).check(before, steps[-1])
+        details = action_problems(model, _action_property(model, property_name), before, steps[-1])
     elif kind == "deadlock":
-        if not model.transitions(final) and not model.is_terminal(final):
+        if not transitions(model, final) and not is_end(model, final):
             details = ("no step is enabled",)
     else:
         raise ReplayFailed(f"unknown property kind {kind!r}")
     return tuple(details)
 
 
-def _invariant(model: Model[S], name: str) -> Any:
-    for invariant in model.invariants:
-        if invariant.name == name:
-            return invariant
-    raise ReplayFailed(f"the model has no invariant named {name!r}")
+def _invariant(model: Model[S], name: str) -> Invariant[S]:
+    found = named_invariant(model, name)
+    if found is None:
+        raise ReplayFailed(f"the model has no invariant named {name!r}")
+    return found
 
 
-def _action_property(model: Model[S], name: str) -> Any:
-    for action_property in model.action_properties:
-        if action_property.name == name:
-            return action_property
-    raise ReplayFailed(f"the model has no action property named {name!r}")
+def _action_property(model: Model[S], name: str) -> ActionProperty[S]:
+    found = named_action_property(model, name)
+    if found is None:
+        raise ReplayFailed(f"the model has no action property named {name!r}")
+    return found

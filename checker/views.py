@@ -9,17 +9,20 @@ an action property that fails there (as TLC finds a scenario by asserting it nev
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
-from .model import ActionProperty, Invariant, LivenessProperty, Model, Transition
+from .derived import is_end, on_whole_states, representative, transitions_and_cuts
+from .model import ActionProperty, Cut, Model, Property, Transition
+from .plain import PlainModel
 
 S = TypeVar("S")
 
 GOAL = "Goal"
 
 
-class ModelView(Generic[S]):
-    """`model` seen with other initial states, a step filter, and its own properties.
+class ModelView(PlainModel[S]):
+    """`model` seen with other initial states, a step filter, and its own properties: a plain
+    model whose state is the viewed model's state object.
 
     With `judged` false the view has no properties at all (and never deadlocks); a `goal`
     (judged on a step: the state it leaves and the transition) becomes the one action property
@@ -42,45 +45,48 @@ class ModelView(Generic[S]):
         self._goal = goal
 
     @property
-    def name(self) -> str:
+    def name(self) -> str:  # type: ignore[override]
         """The model's name."""
         return self.model.name
 
     def initial_states(self) -> Sequence[S]:
         """The given start, or the model's initial states."""
-        return self._initial if self._initial is not None else self.model.initial_states()
+        if self._initial is not None:
+            return self._initial
+        model = self.model
+        return [model.state_of(components) for components in model.initial_components()]
 
-    def transitions(self, state: S) -> Sequence[Transition[S]]:
+    def transitions(self, state: S) -> Sequence[Transition[S] | Cut]:
         """The model's steps that the filter allows."""
-        steps = self.model.transitions(state)
+        steps, cuts = transitions_and_cuts(self.model, state)
         allowed = self._allowed
-        return steps if allowed is None else [step for step in steps if allowed(step)]
+        kept: list[Transition[S] | Cut] = [
+            step for step in steps if allowed is None or allowed(step)
+        ]
+        return kept + [Cut(bound) for bound in sorted(cuts)]
 
     def representative(self, state: S) -> S:
         """The model's representative."""
-        return self.model.representative(state)
+        return representative(self.model, state)
 
-    def is_terminal(self, state: S) -> bool:
+    def is_end(self, state: S) -> bool:
         """The model's ends; any state, when nothing is judged."""
-        return not self._judged or self.model.is_terminal(state)
+        return not self._judged or is_end(self.model, state)
 
     @property
-    def invariants(self) -> Sequence[Invariant[S]]:
-        """The model's invariants, when judged."""
-        return self.model.invariants if self._judged else ()
-
-    @property
-    def action_properties(self) -> Sequence[ActionProperty[S]]:
-        """The model's action properties when judged; the goal, when there is one."""
+    def properties(self) -> Sequence[Property]:  # type: ignore[override]
+        """The model's properties when judged (its action properties re-read from each step's
+        findings); the goal, when there is one."""
         goal = self._goal
         if goal is not None:
-            return (ActionProperty(GOAL, lambda s, t: ["reached"] if goal(s, t) else []),)
-        return self.model.action_properties if self._judged else ()
-
-    @property
-    def liveness_properties(self) -> Sequence[LivenessProperty[S]]:
-        """The model's liveness properties, when judged."""
-        return tuple(getattr(self.model, "liveness_properties", ())) if self._judged else ()
+            return (
+                ActionProperty(
+                    GOAL,
+                    "the step reaches the goal",
+                    lambda s, t: ["reached"] if goal(s, t) else [],
+                ),
+            )
+        return on_whole_states(self.model) if self._judged else ()
 
     def __getattr__(self, name: str) -> Any:
         # Whatever else the model offers (explain, action_kinds, ...), the view offers too.

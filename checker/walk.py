@@ -18,6 +18,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from .derived import (
+    action_problems,
+    action_properties,
+    initial_states,
+    invariant_problems,
+    invariants,
+    is_end,
+    representative,
+)
+from .derived import transitions as transitions_of
 from .fingerprint import fingerprint
 from .model import Model, Transition
 
@@ -81,7 +91,7 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
     # A model may group its steps and say how often a walk picks each group (`weighted_steps`:
     # (weight, the group's transitions on demand)); otherwise every step is as likely.
     weighted = getattr(model, "weighted_steps", None)
-    state = rng.choice(list(model.initial_states()))
+    state = rng.choice(initial_states(model))
     trace: list[str] = []
     found = _invariant_violations(model, state, run, trace)
     for _ in range(steps):
@@ -91,9 +101,9 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
         if weighted is not None:
             transitions = _weighted_choice(weighted(state), rng)
         else:
-            transitions = model.transitions(state)
+            transitions = transitions_of(model, state)
         if not transitions:
-            if not model.is_terminal(state):
+            if not is_end(model, state):
                 found.append(
                     WalkViolation("deadlock", "Deadlock", "no step is enabled", run, tuple(trace))
                 )
@@ -103,13 +113,13 @@ def one_walk(model: Model[S], walk_seed: int, run: int, steps: int) -> Walk:
         taken += 1
         actions[step.action] += 1
         rules.update(step.rules)
-        for action_property in model.action_properties:
+        for action_property in action_properties(model):
             found.extend(
                 WalkViolation("action", action_property.name, detail, run, tuple(trace))
-                for detail in action_property.check(state, step)
+                for detail in action_problems(model, action_property, state, step)
             )
         state = step.state
-        seen.add(fingerprint(model.representative(state)))
+        seen.add(fingerprint(representative(model, state)))
         found.extend(_invariant_violations(model, state, run, trace))
     return Walk(run, taken, actions, rules, frozenset(seen), tuple(found))
 
@@ -174,6 +184,6 @@ def _invariant_violations(
 ) -> list[WalkViolation]:
     return [
         WalkViolation("invariant", invariant.name, detail, run, tuple(trace))
-        for invariant in model.invariants
-        for detail in invariant.check(state)
+        for invariant in invariants(model)
+        for detail in invariant_problems(model, invariant, state)
     ]

@@ -23,6 +23,8 @@ from groupspec.bench.broker_cpu import MOCK_THREAD_NAME, CpuClock, process_cpu, 
 from groupspec.bench.load_protocol import FormationError
 from groupspec.bench.serve_load import LoadReport, run_load
 from groupspec.cli.output import add_json_option, write_json
+from groupspec.record.kafka.install import KafkaSetupError
+from groupspec.record.workload.targets import KAFKA_TARGETS
 from groupspec.wire.address import Address
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -32,14 +34,15 @@ PROG = "groupspec bench serve"
 
 
 def parse_target(text: str) -> str | Address:
-    """`mock` or `HOST:PORT` (an argparse type: ValueError says what is wrong)."""
-    if text == MOCK:
-        return MOCK
+    """`mock`, `kafka`, `kafka-3.9` or `HOST:PORT` (an argparse type: ValueError says what is
+    wrong)."""
+    if text == MOCK or text in KAFKA_TARGETS:
+        return text
     try:
         return Address.parse(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: expected HOST:PORT (a port in 1–65535) or mock"
+            f"{text!r}: expected HOST:PORT (a port in 1–65535), mock, kafka or kafka-3.9"
         ) from None
 
 
@@ -53,7 +56,8 @@ def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
             "members (one connection each, as a standard Kafka consumer forms its group), then "
             "let every member alternate Heartbeat and OffsetCommit for DURATION seconds; report "
             "requests/s and p50/p99 latency. With --target, run the same load against another "
-            "broker (HOST:PORT, or `mock`: librdkafka's mock cluster in this process) first, and "
+            "broker (HOST:PORT; `mock`: librdkafka's mock cluster in this process; `kafka` or "
+            "`kafka-3.9`: Apache Kafka's broker, started for the run, docs/kafka.md) first, and "
             "report its figures as ratios to our server's. Exit 1 if a broker's groups do not "
             "form as on Kafka within --formation-timeout."
         ),
@@ -66,8 +70,11 @@ def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--target",
         type=parse_target,
-        metavar="HOST:PORT|mock",
-        help="also load this broker, compared with ours (mock: librdkafka's mock cluster)",
+        metavar="HOST:PORT|mock|kafka|kafka-3.9",
+        help=(
+            "also load this broker, compared with ours (mock: librdkafka's mock cluster; kafka, "
+            "kafka-3.9: Apache Kafka's broker)"
+        ),
     )
     parser.add_argument(
         "--formation-timeout",
@@ -108,6 +115,8 @@ def run_bench_serve(args: argparse.Namespace) -> int:
     except (FormationError, _StartError) as error:
         print(f"{PROG}: {measuring}: {error}", file=sys.stderr)
         return EXIT_FAILED
+    except KafkaSetupError as error:
+        return _usage(f"--target {args.target}: {error}")
     print(format_report(baseline, "groupspec serve"))
     if target is not None:
         print(format_report(target[1], target[0]))
@@ -124,7 +133,11 @@ def _load(args: argparse.Namespace, address: Address, cpu: CpuClock | None) -> L
 
 
 def _target_name(target: str | Address | None) -> str:
-    return "librdkafka's mock cluster" if target == MOCK else f"target {target}"
+    if target == MOCK:
+        return "librdkafka's mock cluster"
+    if isinstance(target, str) and target in KAFKA_TARGETS:
+        return f"Apache Kafka {KAFKA_TARGETS[target]}"
+    return f"target {target}"
 
 
 class _StartError(Exception):
@@ -134,9 +147,13 @@ class _StartError(Exception):
 @contextmanager
 def _opened_target(target: str | Address) -> Iterator[tuple[str, Address, CpuClock | None]]:
     """The target's name, address and CPU clock (if visible), started for the run if it is
-    the mock."""
+    the mock or Kafka."""
     if not isinstance(target, str):
         yield f"target {target}", target, None
+        return
+    if target in KAFKA_TARGETS:
+        with _kafka_broker(KAFKA_TARGETS[target]) as opened:
+            yield opened
         return
     from groupspec.record.workload.targets import MockTarget
 
@@ -149,6 +166,23 @@ def _opened_target(target: str | Address) -> Iterator[tuple[str, Address, CpuClo
         yield mock.describe(), mock.upstream, threads_cpu(MOCK_THREAD_NAME)
     finally:
         mock.close()
+
+
+@contextmanager
+def _kafka_broker(line: str) -> Iterator[tuple[str, Address, CpuClock | None]]:
+    """Apache Kafka's broker of `line`, started for the run (a temporary data directory)."""
+    from groupspec.record.kafka.broker import BrokerStartError, KafkaBroker
+
+    broker = KafkaBroker(line)
+    try:
+        broker.start(lambda text: print(f"{PROG}: {text}", file=sys.stderr, flush=True))
+    except BrokerStartError as error:
+        raise _StartError(str(error)) from None
+    try:
+        assert broker.pid is not None
+        yield broker.describe(), broker.address, process_cpu(broker.pid)
+    finally:
+        broker.stop()
 
 
 @contextmanager

@@ -48,7 +48,14 @@ def register(commands: argparse._SubParsersAction) -> None:
             "not finish, 2 on bad input, 3 when a trace was too ambiguous to decide."
         ),
     )
-    parser.add_argument("--target", required=True, help="HOST:PORT of the broker, serve or mock")
+    parser.add_argument(
+        "--target",
+        required=True,
+        help=(
+            "HOST:PORT of the broker, serve, mock, or kafka / kafka-3.9 (Apache Kafka's own "
+            "broker, started for each workload and probe: docs/kafka.md)"
+        ),
+    )
     parser.add_argument(
         "--out",
         required=True,

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from groupspec.cli import record_command, serve_command, workload_command
+from groupspec.cli import kafka_command, record_command, serve_command, workload_command
 from groupspec.cli.arguments import CommandParser
 from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK
 from groupspec.cli.output import json_stdout
@@ -16,6 +16,7 @@ LIGHT_COMMANDS = {
     "serve": serve_command,
     "record": record_command,
     "workload": workload_command,
+    "kafka": kafka_command,
 }
 
 

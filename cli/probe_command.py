@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 
 from groupspec.cli.arguments import add_kafka_version_option, kafka_version_line, output_directory
+from groupspec.record.kafka.broker import BrokerStartError
+from groupspec.record.kafka.install import KafkaSetupError
 from groupspec.record.workload.probes import PROBES, run_probes
-from groupspec.record.workload.targets import make_target
+from groupspec.record.workload.targets import TARGET_NAMES, make_target
 from groupspec.wire.reachability import NotABrokerError
 
 EXIT_OK, EXIT_DIVERGED, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3
+EXIT_FAILED = 1
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -25,10 +28,17 @@ def register(commands: argparse._SubParsersAction) -> None:
             "trace per probe. Each isolates one rule (see groupspec.record.workload.probes), so a "
             "coordinator that departs from Kafka on one rule still has the others judged. With "
             "--validate, each trace is judged at once; exit 1 if one diverged (a malformed answer "
-            "is a divergence), 3 if one could not be decided."
+            "is a divergence) or a Kafka target did not start, 3 if one could not be decided."
         ),
     )
-    parser.add_argument("--target", default="serve", help="serve (default), mock, or HOST:PORT")
+    parser.add_argument(
+        "--target",
+        default="serve",
+        help=(
+            "serve (default), mock, kafka or kafka-3.9 (Apache Kafka's broker, started for "
+            "each probe: docs/kafka.md), or HOST:PORT"
+        ),
+    )
     parser.add_argument("--trace-dir", type=output_directory, required=True, metavar="DIR")
     parser.add_argument(
         "--probe", action="append", choices=sorted(PROBES), help="a probe to run (default: all)"
@@ -46,13 +56,16 @@ def run_probe(args: argparse.Namespace) -> int:
     try:
         make_target(args.target)
     except ValueError as error:
-        print(f"groupspec probe: --target {args.target}: {error}", file=sys.stderr)
+        print(f"groupspec probe: --target {args.target}: {error} ({TARGET_NAMES})", file=sys.stderr)
         return EXIT_USAGE
     try:
         results = run_probes(make_target(args.target), args.trace_dir, args.probe)
-    except NotABrokerError as error:
+    except (NotABrokerError, KafkaSetupError) as error:
         print(f"groupspec probe: target: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokerStartError as error:
+        print(f"groupspec probe: target: {error}", file=sys.stderr)
+        return EXIT_FAILED
     code = EXIT_OK
     for result in results:
         note = f" (stopped: {result.error})" if result.error else ""

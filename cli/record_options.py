@@ -10,19 +10,23 @@ from typing import Any
 
 from groupspec.wire.trace_format import API_KEYS, CLOSE, REQUEST, RESPONSE
 
+COORDINATOR_SETTING_HELP = (
+    "a broker setting for the trace header, in the specification's CoordinatorConfig "
+    "names (e.g. group_initial_rebalance_delay_ms=3000); repeatable; settings not "
+    "given are Kafka's defaults to the validator"
+)
 
-def add_coordinator_setting_option(parser: argparse.ArgumentParser) -> None:
+
+def add_coordinator_setting_option(
+    parser: argparse.ArgumentParser, help_text: str = COORDINATOR_SETTING_HELP
+) -> None:
     """`--coordinator-setting KEY=VALUE`, repeatable."""
     parser.add_argument(
         "--coordinator-setting",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help=(
-            "a broker setting for the trace header, in the specification's CoordinatorConfig "
-            "names (e.g. group_initial_rebalance_delay_ms=3000); repeatable; settings not "
-            "given are Kafka's defaults to the validator"
-        ),
+        help=help_text,
     )
 
 

@@ -10,13 +10,16 @@ import sys
 
 from groupspec.cli.arguments import output_directory
 from groupspec.cli.record_options import (
+    COORDINATOR_SETTING_HELP,
     add_coordinator_setting_option,
     coordinator_settings,
     format_counts,
 )
+from groupspec.record.kafka.broker import BrokerStartError
+from groupspec.record.kafka.install import KafkaSetupError
 from groupspec.record.workload.client_scenarios import SCENARIOS
 from groupspec.record.workload.runner import WorkloadResult, run_workload
-from groupspec.record.workload.targets import make_target
+from groupspec.record.workload.targets import TARGET_NAMES, make_target
 from groupspec.wire.reachability import NotABrokerError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -31,8 +34,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "workload",
         help="run real Kafka clients through the recorder and leave one trace per client",
         description=(
-            "Start the target (a `groupspec serve`, librdkafka's mock cluster, or a broker at "
-            "HOST:PORT), put the recording proxy in front of it, and run a consumer-group "
+            "Start the target (a `groupspec serve`, librdkafka's mock cluster, Apache Kafka's "
+            "broker, or a broker at HOST:PORT), put the recording proxy in front of it, and run "
+            "a consumer-group "
             "scenario with real consumer processes of each client library; one trace per "
             "client library and scenario goes to --trace-dir. Scenarios: "
             + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values())
@@ -43,13 +47,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--target",
         default="serve",
-        help="serve (default), mock (librdkafka's mock cluster), or HOST:PORT of a broker",
+        help=(
+            "serve (default), mock (librdkafka's mock cluster), kafka or kafka-3.9 (Apache "
+            "Kafka's broker, started for each workload: docs/kafka.md), or HOST:PORT of a broker"
+        ),
     )
     parser.add_argument(
         "--trace-dir", required=True, type=output_directory, help="where the traces go"
     )
     parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
-    add_coordinator_setting_option(parser)
+    add_coordinator_setting_option(
+        parser,
+        COORDINATOR_SETTING_HELP + "; with --target kafka or kafka-3.9, the broker is started "
+        "with it (docs/kafka.md)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -68,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         settings = coordinator_settings(args.coordinator_setting)
         make_target(args.target, settings)
     except ValueError as error:
-        return _usage(f"--target {args.target}: {error} (serve, mock or HOST:PORT)")
+        return _usage(f"--target {args.target}: {error} ({TARGET_NAMES})")
     args.trace_dir.mkdir(parents=True, exist_ok=True)
     failed = False
     for scenario in scenarios:
@@ -80,8 +91,11 @@ def run(args: argparse.Namespace) -> int:
                 result = run_workload(
                     make_target(args.target, settings), client, scenario, args.trace_dir
                 )
-            except NotABrokerError as error:
+            except (NotABrokerError, KafkaSetupError) as error:
                 return _usage(f"target: {error}")
+            except BrokerStartError as error:
+                print(f"groupspec workload: target: {error}", file=sys.stderr)
+                return EXIT_FAILED
             _report(result)
             failed = failed or result.error is not None
     return EXIT_FAILED if failed else EXIT_OK

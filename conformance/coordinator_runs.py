@@ -24,8 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from groupspec.checker.bfs import Progress, search
+from groupspec.checker.derived import transitions
 from groupspec.checker.fingerprint import fingerprint
-from groupspec.checker.model import ActionProperty, Invariant, Transition
+from groupspec.checker.model import Cut, Transition
+from groupspec.checker.plain import PlainModel
 from groupspec.checker.rewrite import rewrite_strings
 from groupspec.models.canonical import compaction, map_coordinator_refs
 from groupspec.models.group_world import ADMIN_CONNECTION, GroupWorld
@@ -356,32 +358,27 @@ class _Keyed:
         return self._bytes
 
 
-class _CheckersQuotient:
+class _CheckersQuotient(PlainModel[_Keyed]):
     """The uncompacted world, deduplicated as the checker deduplicates its compacted form:
-    exploring it visits exactly the checker's states, each as one concrete world state."""
+    exploring it visits exactly the checker's states, each as one concrete world state.
+    Nothing is judged here."""
 
     def __init__(self, walker: GroupWorld, encode: Callable[[WorldState], bytes]) -> None:
         self.walker = walker
         self._encode = encode
         self.name = walker.name
-        self.invariants: tuple[Invariant[_Keyed], ...] = ()
-        self.action_properties: tuple[ActionProperty[_Keyed], ...] = ()
 
     def initial_states(self) -> tuple[_Keyed, ...]:
         """The world's initial state."""
         return tuple(_Keyed(state, self._encode) for state in self.walker.initial_states())
 
-    def transitions(self, keyed: _Keyed) -> list[Transition[_Keyed]]:
+    def transitions(self, keyed: _Keyed) -> list[Transition[_Keyed] | Cut]:
         """The world's steps, unrenumbered."""
         return [
             Transition(step.label, step.action, _Keyed(step.state, self._encode), step.rules)
-            for step in self.walker.transitions(keyed.state)
+            for step in transitions(self.walker, keyed.state)
         ]
 
-    def representative(self, keyed: _Keyed) -> _Keyed:
-        """The state itself: it already fingerprints as its representative."""
-        return keyed
-
-    def is_terminal(self, keyed: _Keyed) -> bool:
+    def is_end(self, keyed: _Keyed) -> bool:
         """Nothing is judged here."""
         return True

@@ -28,9 +28,10 @@ import graphviz
 import networkx as nx
 
 from groupspec.checker.bfs import search
+from groupspec.checker.derived import liveness_properties, transitions
 from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.liveness import check_liveness
-from groupspec.checker.model import Transition, liveness_properties
+from groupspec.checker.model import Transition
 from groupspec.models.bugs import bug_named
 from groupspec.models.group_world import GroupWorld
 from groupspec.models.preset_models import load_model
@@ -259,7 +260,7 @@ def state_graph_dot(source: DiagramSource) -> str:
                     _describe_state(world, state),
                     group_node(world, state),
                     world.converged(state),
-                    not world.transitions(state) and world.generation_bound_reached(state),
+                    not transitions(world, state) and world.generation_bound_reached(state),
                 )
             )
         return numbers[key]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from groupspec.checker.derived import transitions
 from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.model import Transition
 from groupspec.models.canonical import compact_member_ids
@@ -48,7 +49,7 @@ def _replay(
         match = next(
             (
                 candidate
-                for candidate in real.transitions(state)
+                for candidate in transitions(real, state)
                 if candidate.action == step.action
                 and fingerprint(compact_member_ids(candidate.state)) == wanted
             ),

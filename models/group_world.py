@@ -63,22 +63,12 @@ consumer marks its coordinator unknown, which closes the connection as above.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any, cast
 
-from groupspec.checker.fingerprint import fingerprint
-from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
-from groupspec.checker.rewrite import rewrite_strings
-from groupspec.checker.vector import (
-    Cut,
-    GroupStep,
-    Label,
-    LivenessLabels,
-    cuts_of,
-    transitions_of_groups,
-)
-from groupspec.checker.vector import Group as TransitionGroup
+from groupspec.checker.derived import cuts
+from groupspec.checker.model import CanonicalForm, Cut, GroupStep, Property, TransitionGroup
 from groupspec.spec import (
     FinishLoading,
     HeartbeatExpired,
@@ -111,13 +101,11 @@ from groupspec.spec.consumer import (
     check_consumer_step,
     phase,
 )
-from groupspec.spec.consumer.invariants import CONSUMER_ACTION_PROPERTIES, CONSUMER_INVARIANTS
 from groupspec.spec.consumer.rules import CLIENT_COORDINATOR_MARKED_UNKNOWN
 from groupspec.spec.consumer.state import RequestKind
 from groupspec.spec.consumer_protocol import SubscriptionDecodeError, decode_assignment
 from groupspec.spec.events import JoinTimerExpired, TimerEvent
-from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
-from groupspec.spec.log import OffsetCommitKey, OffsetCommitValue
+from groupspec.spec.invariants import check_state, check_step
 from groupspec.spec.state import CoordinatorState, Group
 from groupspec.vocabulary.group_state import EMPTY, PREPARING_REBALANCE, STABLE
 from groupspec.vocabulary.requests import (
@@ -151,12 +139,6 @@ from groupspec.vocabulary.responses import (
 from . import world_properties as props
 from .canonical import (
     Canonicalizer,
-    compaction_of,
-    coordinator_member_ids,
-    map_coordinator_refs,
-    permuted_findings,
-    slot_member_ids,
-    slot_normal_form,
 )
 from .faults import fault_switch
 from .foreign_answers import failed_by_foreign_answer, foreign_answers
@@ -170,12 +152,18 @@ from .world_params import (
     failover_coordinator_config,
     validate,
 )
+from .world_slots import (
+    ComponentDigests,
+    Layout,
+    WorldForm,
+    apply_update,
+    declared_properties,
+    offset_partitions,
+)
 from .world_state import (
     CLIENT_ID,
     CLOSED_CONNECTION,
-    CLOSED_REF,
     GROUP_ID,
-    HELD_CACHE,
     PROBLEMS_CACHE,
     Budgets,
     ClientSlot,
@@ -184,7 +172,6 @@ from .world_state import (
     client_name,
     connection_name,
     evolve,
-    part_digest,
 )
 
 # Consumer timeouts: the coordinator accepts sessions of 6 s and more; the rebalance timeout is
@@ -193,16 +180,8 @@ SESSION_TIMEOUT_MS = 10_000
 REBALANCE_TIMEOUT_MS = 6_000
 HEARTBEAT_INTERVAL_MS = 3_000
 
-WORLD_ACTION_PROPERTIES = (
-    "NoZombieCommit",
-    "LegalAssignment",
-    "CooperativeRevokeBeforeAssign",
-    "StaticMembership",
-    "GroupMaxSize",
-    "JoinCompletion",
-)
 NAIVE_PROPERTY = "ExclusiveOwnershipCountingZombies"
-_APIS = ("FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit")
+_APIS = props.CLIENT_APIS
 # Every action kind a transition of the world may carry, for coverage reports.
 ACTION_KINDS = (
     "Poll",
@@ -234,33 +213,6 @@ ACTION_KINDS = (
 ADMIN_CONNECTION = "admin#0"
 
 
-CONVERGENCE = "Convergence"
-# The steps Convergence assumes are weakly fair: each one (per label: this client, this
-# member's timer) that stays enabled is eventually taken. Messages are delivered (the
-# coordinator handles a queued request, a client reads a queued response); a running client
-# keeps polling and heartbeating; the coordinator's join and pending-sync timers fire, and so
-# does the session timer of a member no running client holds (its client crashed or moved on).
-# The session timer of a member a live client holds is labelled "fault ..." and only enabled
-# while the eviction budget lasts, so it is not a fairness class once faults are spent.
-# Coordinator failover completes (StartLoading, FinishLoading). Not fair: everything budgeted
-# as a fault, and what applications may choose never to do (CommitRequested, Process).
-FAIR_ACTIONS = frozenset(
-    {
-        "Poll",
-        "HeartbeatDue",
-        *(f"Receive{api}" for api in _APIS),
-        *(f"Handle{api}" for api in _APIS),
-        "HeartbeatExpired",
-        "JoinTimerExpired",
-        "SyncTimerExpired",
-        "StartLoading",
-        "FinishLoading",
-    }
-)
-
-
-# The world's own tables forget everything past this many entries, to bound memory.
-MEMO_LIMIT = 200_000
 _IN_FLIGHT_CUT = Cut("max_in_flight")
 _GENERATION_CUT = Cut("max_generation")
 # The application's Consumer.close(); one event object, so steps can tell it apart by identity.
@@ -315,8 +267,8 @@ class GroupWorld:
         # client's slot, so they commute with permuting interchangeable clients and symmetry
         # reduction stays on with a fault (tests/test_group_world.py compares the orbits).
         self.symmetry_classes = self._classes() if parameters.symmetry else ()
-        self._canonical = Canonicalizer(self.symmetry_classes, memoize)
-        self._compact = self._canonical.compact_member_ids if compact_ids else _as_is
+        self.canonicalizer = Canonicalizer(self.symmetry_classes, memoize)
+        self._compact = self.canonicalizer.compact_member_ids if compact_ids else _as_is
         # A crashed client may restart upgraded (`upgrade_assignors`): its specification then.
         self.upgraded_consumers = (
             tuple(
@@ -341,13 +293,11 @@ class GroupWorld:
         self.initial_cluster = Cluster.of(
             dict(zip(parameters.topics, parameters.partitions, strict=True))
         )
-        self._invariants = self._build_invariants()
-        self._action_properties = self._build_action_properties()
-        self._tuple_digests: dict[tuple[object, ...], int] = {}
-        self._layout = _Layout.of(parameters.clients)
-        self._form = _WorldForm(self)
+        self.layout = Layout.of(parameters.clients)
+        self._digest = ComponentDigests()
+        self._form = WorldForm(self)
         self._groups = self._build_groups()
-        self._labels = self._build_labels()
+        self._properties = declared_properties(self)
 
     # Closures do not pickle; the engines send models to worker processes, so only the
     # parameters travel and everything else is rebuilt.
@@ -386,7 +336,7 @@ class GroupWorld:
             classes.setdefault(spec.config, []).append(index)
         return tuple(tuple(members) for members in classes.values() if len(members) > 1)
 
-    # -- the Model protocol ------------------------------------------------------------------
+    # -- the Model interface (checker/model.py); the slots are models/world_slots.py's ------
 
     @property
     def name(self) -> str:
@@ -402,6 +352,22 @@ class GroupWorld:
     def expected_failures(self) -> tuple[str, ...]:
         """Properties this world checks that the classic protocol is known not to have."""
         return (NAIVE_PROPERTY,) if self.parameters.naive_zombie_property else ()
+
+    @property
+    def slot_names(self) -> tuple[str, ...]:
+        """Every slot's name, in order."""
+        return self.layout.slot_names
+
+    @property
+    def groups(self) -> tuple[TransitionGroup, ...]:
+        """Each client's own steps, the coordinator handling each client's next request, the
+        coordinator's timers, failover, partitions added: the order the steps are listed."""
+        return self._groups
+
+    @property
+    def properties(self) -> tuple[Property, ...]:
+        """Coordinator, consumer and world properties (see models/world_slots.py)."""
+        return self._properties
 
     def initial_states(self) -> Sequence[WorldState]:
         """Every client subscribed and unjoined, the coordinator leading every partition."""
@@ -431,47 +397,56 @@ class GroupWorld:
             WorldState(self.coordinator.initial_state(), clients, self.initial_cluster, budgets),
         )
 
-    def transitions(self, state: WorldState) -> Sequence[Transition[WorldState]]:
-        """Every enabled step, in a fixed order: clients, coordinator, timers, faults (the
-        groups' steps, member ids compacted; a step that changes nothing is left out)."""
-        return transitions_of_groups(self, state)
+    def initial_components(self) -> tuple[tuple[object, ...], ...]:
+        """The initial state's components."""
+        return tuple(self.components_of(state) for state in self.initial_states())
+
+    def state_of(self, components: tuple[object, ...]) -> WorldState:
+        """The world state of a tuple of components."""
+        return self.layout.state_of(components)
+
+    def components_of(self, state: WorldState) -> tuple[object, ...]:
+        """The components of a world state."""
+        return self.layout.components_of(state)
+
+    def apply_update(self, slot: int, value: Any, update: Hashable) -> Any:
+        """A component after one of a step's updates (see `world_slots.apply_update`)."""
+        return apply_update(value, update)
+
+    renames_after_step = True
+    omits_self_loops = True
+
+    @property
+    def reduces(self) -> bool:
+        """Connections are normalized (and clients permuted, with symmetry)."""
+        return True
+
+    @property
+    def canonical_form(self) -> CanonicalForm:
+        """`after_step` and `canonical` piece by piece (see `WorldForm`)."""
+        return self._form
+
+    def after_step(self, components: tuple[object, ...]) -> tuple[object, ...]:
+        """Member ids compacted (see canonical.py), and `held` recomputed."""
+        return self.components_of(self._compact(self.state_of(components)))
+
+    def canonical(self, components: tuple[object, ...]) -> tuple[object, ...]:
+        """The components of the representative."""
+        return self.components_of(self.representative(self.state_of(components)))
 
     def representative(self, state: WorldState) -> WorldState:
         """The canonical member of the state's class (see canonical.py)."""
-        return self._canonical.representative(state)
+        return self.canonicalizer.representative(state)
 
-    def is_terminal(self, state: WorldState) -> bool:
+    def component_digest(self, value: object) -> int:
+        """A component's stable digest (see `ComponentDigests`)."""
+        return self._digest(value)
+
+    def is_terminal(self, components: tuple[object, ...], cuts: frozenset[str]) -> bool:
         """A converged state, or one whose every step a bound cut, may have no step."""
-        return self.converged(state) or bool(cuts_of(self, self.vector_of(state)))
+        return bool(cuts) or self.converged(self.state_of(components))
 
-    @property
-    def invariants(self) -> Sequence[Invariant[WorldState]]:
-        """Coordinator, consumer and world invariants (see world_properties.py)."""
-        return self._invariants
-
-    @property
-    def action_properties(self) -> Sequence[ActionProperty[WorldState]]:
-        """Coordinator, consumer and world action properties, as recorded by each step."""
-        return self._action_properties
-
-    # -- for liveness checkers ---------------------------------------------------------------
-
-    @property
-    def liveness_properties(self) -> Sequence[LivenessProperty[WorldState]]:
-        """Convergence: once every fault is spent, the group reaches `converged` under weak
-        fairness (per label) on the steps a real system eventually takes (`FAIR_ACTIONS`)."""
-        if not self.parameters.check_convergence:
-            return ()
-        return (
-            LivenessProperty(
-                CONVERGENCE,
-                goal=self.converged,
-                applies=self.faults_exhausted,
-                fair_actions=FAIR_ACTIONS,
-                fair_per_label=True,
-                cut_short=self.generation_bound_reached,
-            ),
-        )
+    # -- what the world's properties ask -------------------------------------------------------
 
     def _gone(self, consumer: ConsumerState) -> bool:
         """Whether a consumer left the group for good: closed, turned away because the group
@@ -527,67 +502,26 @@ class GroupWorld:
 
         The model stops there, so whether the group would converge after one more rebalance is
         outside it; the Convergence property counts such states as cut short (see
-        `LivenessProperty.cut_short`) rather than as failures.
+        `LivenessProperty.cut_short_by`) rather than as failures.
         """
-        return "max_generation" in cuts_of(self, self.vector_of(state))
+        return "max_generation" in cuts(self, state)
 
     def faults_exhausted(self, state: WorldState) -> bool:
         """No fault budget left and no failover under way."""
-        return state.budgets.exhausted() and self._loaded(state.coordinator)
+        return self.faults_exhausted_parts(state.coordinator, state.budgets)
 
-    # -- properties ------------------------------------------------------------------------
+    def faults_exhausted_parts(self, coordinator: CoordinatorState, budgets: Budgets) -> bool:
+        """`faults_exhausted` on the components it reads."""
+        return budgets.exhausted() and self._loaded(coordinator)
 
-    def _build_invariants(self) -> tuple[Invariant[WorldState], ...]:
-        decoder, partition = self.decoder, self.group_partition
-        result: list[Invariant[WorldState]] = [
-            Invariant("NetworkConsistent", props.network_consistent)
-        ]
-        for spec_invariant in INVARIANTS:
+    def converged_parts(
+        self, coordinator: CoordinatorState, clients: tuple[ClientSlot, ...], cluster: Cluster
+    ) -> bool:
+        """`converged` on the components it reads."""
+        return self.converged(WorldState(coordinator, clients, cluster, Budgets()))
 
-            def coordinator_problems(s: WorldState, name: str = spec_invariant.name) -> list[str]:
-                return self._coordinator_invariants(s.coordinator).get(name, [])
-
-            result.append(Invariant(spec_invariant.name, coordinator_problems))
-        for consumer_invariant in CONSUMER_INVARIANTS:
-
-            def consumer_problems(s: WorldState, name: str = consumer_invariant.name) -> list[str]:
-                return [
-                    f"{client_name(i)}: {problem}"
-                    for i, slot in enumerate(s.clients)
-                    for problem in self._consumer_invariants(slot.consumer).get(name, [])
-                ]
-
-            result.append(Invariant(consumer_invariant.name, consumer_problems))
-        result += [
-            Invariant(
-                "ExclusiveOwnershipAmongCurrentMembers",
-                props.exclusive_ownership_among_current_members,
-            ),
-            Invariant("ExclusiveConsumption", props.exclusive_consumption),
-            Invariant(
-                "AssignmentAgreement",
-                lambda s: [
-                    problem
-                    for i, slot in enumerate(s.clients)
-                    for problem in props.assignment_agreement(
-                        s.coordinator, client_name(i), slot.consumer, decoder
-                    )
-                ],
-            ),
-            Invariant(
-                "LegalAssignment", lambda s: props.installed_assignments_disjoint(s, decoder)
-            ),
-            Invariant(
-                "OwnedPartitionsConsistent", lambda s: props.owned_partitions_consistent(s, decoder)
-            ),
-            Invariant("StaticMembership", props.static_membership_state),
-            Invariant("Durability", lambda s: props.durability(s, partition)),
-        ]
-        if self.parameters.naive_zombie_property:
-            result.append(Invariant(NAIVE_PROPERTY, props.exclusive_ownership_counting_zombies))
-        return tuple(result)
-
-    def _coordinator_invariants(self, coordinator: CoordinatorState) -> dict[str, list[str]]:
+    def coordinator_invariants(self, coordinator: CoordinatorState) -> dict[str, list[str]]:
+        """Every coordinator invariant's problems in `coordinator`, by name (remembered)."""
         # Every coordinator invariant asks for these: remembered on the state itself, the
         # answer costs one lookup (check_state depends on nothing but the state).
         remembered = coordinator.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
@@ -606,7 +540,8 @@ class GroupWorld:
             object.__setattr__(coordinator, PROBLEMS_CACHE, found)
         return found
 
-    def _consumer_invariants(self, consumer: ConsumerState) -> dict[str, list[str]]:
+    def consumer_invariants(self, consumer: ConsumerState) -> dict[str, list[str]]:
+        """Every consumer invariant's problems in `consumer`, by name (remembered)."""
         remembered = consumer.__dict__.get(PROBLEMS_CACHE) if self.memoize else None
         if remembered is not None:
             return remembered
@@ -623,58 +558,12 @@ class GroupWorld:
             object.__setattr__(consumer, PROBLEMS_CACHE, found)
         return found
 
-    def _build_action_properties(self) -> tuple[ActionProperty[WorldState], ...]:
-        names: list[str] = []
-        for name in (
-            *(p.name for p in ACTION_PROPERTIES),
-            *(p.name for p in CONSUMER_ACTION_PROPERTIES),
-            *WORLD_ACTION_PROPERTIES,
-        ):
-            if name not in names:
-                names.append(name)
-        properties: list[ActionProperty[WorldState]] = []
-        for name in names:
-
-            def findings(
-                before: WorldState, step: Transition[WorldState], name: str = name
-            ) -> list[str]:
-                return [detail for which, detail in step.state.step_problems if which == name]
-
-            properties.append(ActionProperty(name, findings))
-        return tuple(properties)
-
-    # -- the state vector (checker.vector) ---------------------------------------------------
+    # -- the transition groups ----------------------------------------------------------------
     #
-    # Slot 0 is the coordinator, slots 1..n the clients, then the cluster, the budgets, the
-    # acknowledged offsets and the step's findings. Derived slots follow (functions of the
-    # others, kept so that a group can read a small part of a large slot and be remembered
-    # by it): `held`, the member ids running clients hold (the timers read it instead of every
-    # client); `committed`, the group's committed offsets (a client reads it instead of the
-    # coordinator, for the positions of partitions it newly owns); each client's `head`, its
-    # incarnation and next request (the coordinator's handling of it reads it instead of the
-    # whole client).
-
-    @property
-    def layout(self) -> _Layout:
-        """Which slot holds what."""
-        return self._layout
-
-    @property
-    def slot_names(self) -> tuple[str, ...]:
-        """Every slot's name, in order."""
-        names = ["coordinator", *(client_name(index) for index in range(self.parameters.clients))]
-        names += ["cluster", "budgets", "acknowledged", "step_problems", "held", "committed"]
-        names += [f"head {client_name(index)}" for index in range(self.parameters.clients)]
-        return tuple(names)
-
-    @property
-    def groups(self) -> tuple[TransitionGroup, ...]:
-        """Each client's own steps, the coordinator handling each client's next request, the
-        coordinator's timers, failover, partitions added: the order the steps are listed."""
-        return self._groups
+    # See models/world_slots.py for which slot holds what.
 
     def _build_groups(self) -> tuple[TransitionGroup, ...]:
-        at = self._layout
+        at = self.layout
         groups = [
             TransitionGroup(
                 f"client {client_name(index)}",
@@ -725,231 +614,6 @@ class GroupWorld:
             )
         )
         return tuple(groups)
-
-    def initial_vectors(self) -> tuple[tuple[object, ...], ...]:
-        """The initial state's vector."""
-        return tuple(self.vector_of(state) for state in self.initial_states())
-
-    def state_of(self, values: tuple[object, ...]) -> WorldState:
-        """The world state of a vector (the derived slots are left out)."""
-        n = self.parameters.clients
-        return WorldState(
-            values[0],  # type: ignore[arg-type]
-            values[1 : n + 1],  # type: ignore[arg-type]
-            values[n + 1],  # type: ignore[arg-type]
-            values[n + 2],  # type: ignore[arg-type]
-            values[n + 3],  # type: ignore[arg-type]
-            values[n + 4],  # type: ignore[arg-type]
-        )
-
-    def vector_of(self, state: WorldState) -> tuple[object, ...]:
-        """The vector of a world state (derived slots computed)."""
-        return (
-            state.coordinator,
-            *state.clients,
-            state.cluster,
-            state.budgets,
-            state.acknowledged,
-            state.step_problems,
-            _held(state.clients),
-            _committed(state.coordinator),
-            *(_head(slot) for slot in state.clients),
-        )
-
-    def apply_update(self, slot: int, value: Any, update: Hashable) -> Any:
-        """A response delivered to a client (if its connection is the one the response is
-        addressed to), a client's handled request taken off its queue, a closed connection's
-        parked requests answered into the void, or offsets acknowledged."""
-        parts = cast(tuple[Any, ...], update)
-        if parts[0] == "deliver":
-            _, incarnation, correlation_id, body = parts
-            if value.incarnation != incarnation:
-                return value  # the connection closed: nobody reads this response
-            return evolve(value, inbound=(*value.inbound, (correlation_id, body)))
-        if parts[0] == "pop":
-            return evolve(value, outbound=value.outbound[1:])
-        if parts[0] == "close":
-            return _close_connection(value, parts[1])
-        if parts[0] == "forget":
-            return ()  # the group was deleted, and its offsets with it
-        if parts[0] == "expired":
-            return tuple(entry for entry in value if _key(entry[0]) not in parts[1])
-        _, accepted = parts
-        latest = dict(value)
-        latest.update(accepted)
-        return tuple(sorted(latest.items()))
-
-    renames_after_step = True
-    omits_self_loops = True
-
-    @property
-    def reduces(self) -> bool:
-        """Connections are normalized (and clients permuted, with symmetry)."""
-        return True
-
-    @property
-    def canonical_form(self) -> _WorldForm:
-        """`after_step` and `canonical` piece by piece (see `_WorldForm`)."""
-        return self._form
-
-    def after_step(self, values: tuple[object, ...]) -> tuple[object, ...]:
-        """Member ids compacted (see canonical.py), and `held` recomputed."""
-        return self.vector_of(self._compact(self.state_of(values)))
-
-    def canonical(self, values: tuple[object, ...]) -> tuple[object, ...]:
-        """The vector of the representative."""
-        return self.vector_of(self.representative(self.state_of(values)))
-
-    def component_digest(self, value: object) -> int:
-        """A part's remembered digest (the one fingerprints use), or the fingerprint of a
-        plain value (tuples of offsets, findings, member ids: remembered by value)."""
-        if type(value) is tuple:
-            digest = self._tuple_digests.get(value)
-            if digest is None:
-                if len(self._tuple_digests) >= MEMO_LIMIT:
-                    self._tuple_digests.clear()
-                digest = self._tuple_digests[value] = fingerprint(value)
-            return digest
-        return int.from_bytes(part_digest(value)[:8], "big")
-
-    def is_terminal_vector(self, values: tuple[object, ...], cuts: frozenset[str]) -> bool:
-        """A converged state, or one whose every step a bound cut, may have no step."""
-        return bool(cuts) or self.converged(self.state_of(values))
-
-    @property
-    def invariant_labels(self) -> tuple[Label, ...]:
-        """The invariants (see `invariants`), each over the slots it reads."""
-        return self._labels
-
-    def _build_labels(self) -> tuple[Label, ...]:
-        n = self.parameters.clients
-        at = self._layout
-        everything = tuple(range(at.size))
-        acknowledged, clients = at.acknowledged, at.clients
-        by_name = {invariant.name: invariant for invariant in self._invariants}
-        # NetworkConsistent piece by piece: the coordinator alone, then each client with the
-        # coordinator (the requests parked for its connection).
-        labels = [
-            Label(
-                "NetworkConsistent",
-                (0,),
-                lambda c: props.coordinator_network_consistent(c, n),
-            ),
-            *(
-                Label(
-                    "NetworkConsistent",
-                    (0, 1 + index),
-                    partial(_client_network_consistent, index),
-                )
-                for index in range(n)
-            ),
-        ]
-        for spec_invariant in INVARIANTS:
-            name = spec_invariant.name
-            labels.append(
-                Label(
-                    name, (0,), lambda c, name=name: self._coordinator_invariants(c).get(name, [])
-                )
-            )
-        for consumer_invariant in CONSUMER_INVARIANTS:
-            name = consumer_invariant.name
-            for index in range(n):
-                labels.append(Label(name, (1 + index,), partial(self._consumer_label, name, index)))
-        for name in ("ExclusiveOwnershipAmongCurrentMembers", "ExclusiveConsumption"):
-            labels.append(Label(name, everything, self._whole(by_name[name]), cached=False))
-        decoder, partition = self.decoder, self.group_partition
-        labels += [
-            Label("AssignmentAgreement", (0, 1 + index), partial(self._agreement_label, index))
-            for index in range(n)
-        ]
-        labels += [
-            Label(
-                "LegalAssignment",
-                (0,),
-                lambda c: props.installed_assignments_disjoint(_coordinator_only(c), decoder),
-            ),
-            Label(
-                "OwnedPartitionsConsistent",
-                (0,),
-                lambda c: props.owned_partitions_consistent(_coordinator_only(c), decoder),
-            ),
-            Label(
-                "StaticMembership",
-                (0,),
-                lambda c: props.static_membership_state(_coordinator_only(c)),
-            ),
-            Label(
-                "Durability",
-                (0, acknowledged),
-                lambda c, a: props.durability(_coordinator_and_acknowledged(c, a), partition),
-            ),
-        ]
-        if self.parameters.naive_zombie_property:
-            labels.append(
-                Label(
-                    NAIVE_PROPERTY,
-                    clients,
-                    lambda *slots: props.exclusive_ownership_counting_zombies(_clients_only(slots)),
-                    cached=False,
-                )
-            )
-        return tuple(labels)
-
-    def _agreement_label(
-        self, index: int, coordinator: CoordinatorState, slot: ClientSlot
-    ) -> list[str]:
-        return props.assignment_agreement(
-            coordinator, client_name(index), slot.consumer, self.decoder
-        )
-
-    def _whole(self, invariant: Invariant[WorldState]) -> Callable[..., Sequence[str]]:
-        """An invariant of the whole state, as a label over every slot."""
-        return lambda *values: invariant.check(self.state_of(values))
-
-    def _consumer_label(self, name: str, index: int, slot: ClientSlot) -> list[str]:
-        return [
-            f"{client_name(index)}: {problem}"
-            for problem in self._consumer_invariants(slot.consumer).get(name, [])
-        ]
-
-    @property
-    def liveness_labels(self) -> tuple[LivenessLabels, ...]:
-        """Convergence: `converged` over the coordinator, the clients and the cluster; applies
-        once `faults_exhausted` (coordinator and budgets); cut short where the generation bound
-        cuts a step."""
-        properties = self.liveness_properties
-        if not properties:
-            return ()
-        (prop,) = properties
-        at = self._layout
-        cluster, budgets = at.cluster, at.budgets
-        return (
-            LivenessLabels(
-                prop,
-                Label(
-                    CONVERGENCE,
-                    (0, *at.clients, cluster),
-                    lambda *values: self._converged_parts(values),
-                    cached=False,
-                ),
-                Label(
-                    CONVERGENCE,
-                    (0, budgets),
-                    lambda c, b: b.exhausted() and self._loaded(c),
-                ),
-                cut_bounds=frozenset({"max_generation"}),
-            ),
-        )
-
-    def _converged_parts(self, values: tuple[object, ...]) -> bool:
-        n = self.parameters.clients
-        state = WorldState(values[0], values[1 : n + 1], values[n + 1], Budgets())  # type: ignore[arg-type]
-        return self.converged(state)
-
-    @property
-    def action_property_names(self) -> tuple[str, ...]:
-        """The action properties whose findings the steps record (see `action_properties`)."""
-        return tuple(prop.name for prop in self._action_properties)
 
     # -- exploring one state ---------------------------------------------------------------
 
@@ -1213,7 +877,9 @@ class GroupWorld:
                 for send in outcome.sends:
                     if isinstance(send.request, SyncGroupRequest) and send.request.assignments:
                         problems += props.leader_assignment_problems(
-                            event.body, send.request, consumer, spec.protocol, self.decoder
+                            props.LeaderAssignment(
+                                event.body, send.request, consumer, spec.protocol, self.decoder
+                            )
                         )
             return outcome, tuple(problems)
 
@@ -1256,13 +922,15 @@ class GroupWorld:
                 outcome = self.fault.coordinator_outcome(coordinator, event, outcome)
                 problems = check_step(coordinator, event, outcome.state, outcome.responses)
                 problems += props.coordinator_step_problems(
-                    coordinator,
-                    outcome.state,
-                    outcome.responses,
-                    handled,
-                    self.decoder,
-                    loaded,
-                    spec.config.group_max_size,
+                    props.CoordinatorStep(
+                        coordinator,
+                        outcome.state,
+                        outcome.responses,
+                        handled,
+                        self.decoder,
+                        loaded,
+                        spec.config.group_max_size,
+                    )
                 )
                 results.append((outcome, tuple(problems)))
             return tuple(results)
@@ -1332,7 +1000,7 @@ class GroupWorld:
         event = Received(ref, self.fault.request_seen(coordinator, request))
         handled = (ref, request)
         # The request leaves the client's outbound queue before any response joins its inbound.
-        popped: tuple[tuple[int, Hashable], ...] = ((self._layout.clients[index], ("pop",)),)
+        popped: tuple[tuple[int, Hashable], ...] = ((self.layout.clients[index], ("pop",)),)
         label = f"coordinator handles {client_name(index)} {describe_request(request)} #{cid}"
         action = "Handle" + type(request).__name__.removesuffix("Request")
         steps: list[GroupStep | Cut] = []
@@ -1459,10 +1127,12 @@ class GroupWorld:
             if not taken or after is None:
                 continue
             kept = outcome.state.group(GROUP_ID)
-            expired = _offset_partitions(group) - (_offset_partitions(kept) if kept else set())
+            expired = offset_partitions(group.offsets) - (
+                offset_partitions(kept.offsets) if kept else set()
+            )
             # Expired offsets are gone from the log by design: the acknowledged-offsets ghost
             # lets go of them, so Durability judges only what is still due.
-            forget = ((self._layout.acknowledged, ("expired", frozenset(expired))),)
+            forget = ((self.layout.acknowledged, ("expired", frozenset(expired))),)
             steps.append(
                 self._coordinator_outcome(
                     outcome,
@@ -1563,7 +1233,7 @@ class GroupWorld:
                     if not spent.deletes:
                         continue
                     spent = spent.spend("deletes")
-                    forget = ((self._layout.acknowledged, ("forget",)),)
+                    forget = ((self.layout.acknowledged, ("forget",)),)
                 elif isinstance(request, LeaveGroupRequest) and _member_ids(before) - _member_ids(
                     outcome.state.group(GROUP_ID)
                 ):
@@ -1596,7 +1266,7 @@ class GroupWorld:
         if group is not None and group.generation_id > self.parameters.max_generation:
             return _GENERATION_CUT
         n = self.parameters.clients
-        acknowledged = self._layout.acknowledged
+        acknowledged = self.layout.acknowledged
         updates: list[tuple[int, Hashable]] = list(first)
         for response in outcome.responses:
             client = _client_of(response.ref.connection)
@@ -1654,175 +1324,6 @@ class GroupWorld:
         ]
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Which slot of a group world's vector holds what (see `GroupWorld.layout`)."""
-
-    clients: tuple[int, ...]
-    cluster: int
-    budgets: int
-    acknowledged: int
-    problems: int
-    held: int
-    committed: int
-    heads: tuple[int, ...]
-    size: int
-
-    @staticmethod
-    def of(clients: int) -> _Layout:
-        """The layout of a world of `clients` clients."""
-        n = clients
-        return _Layout(
-            tuple(range(1, n + 1)),
-            n + 1,
-            n + 2,
-            n + 3,
-            n + 4,
-            n + 5,
-            n + 6,
-            tuple(range(n + 7, 2 * n + 7)),
-            2 * n + 7,
-        )
-
-
-class _WorldForm:
-    """The world's `after_step` and `canonical` as pieces of one component each
-    (`checker.vector.CanonicalForm`), which the engine remembers by component:
-
-    - member ids compacted: the coordinator, the clients and `held` hold member ids; their
-      union fixes the renumbering (`canonical.compaction_of`) and each is renamed alone (the
-      coordinator's member counter set too);
-    - each client's connection normalized (correlation ids 1..k, incarnation 0), the
-      coordinator's parked requests following it;
-    - interchangeable clients sorted by their text; the coordinator's parked requests and the
-      step's findings follow their client.
-
-    `held` is derived from the clients. The pieces are the functions `canonical.py` builds the
-    representative with, so the canonical vectors are the same (the presets' counts say so).
-    """
-
-    def __init__(self, world: GroupWorld) -> None:
-        at = world.layout
-        self._world = world
-        self._clients = at.clients
-        self.renamed_slots: tuple[int, ...] = (0, *at.clients)
-        self.normalized_slots: tuple[int, ...] = at.clients
-        self.referring_slots: tuple[int, ...] = (0, at.problems)
-        self.classes: tuple[tuple[int, ...], ...] = tuple(
-            tuple(1 + index for index in members) for members in world.symmetry_classes
-        )
-        self.derived: tuple[tuple[int, tuple[int, ...], Callable[..., Any]], ...] = (
-            (at.held, at.clients, lambda *slots: _held(slots)),
-            (at.committed, (0,), _committed),
-            *((head, (slot,), _head) for head, slot in zip(at.heads, at.clients, strict=True)),
-        )
-
-    def names(self, slot: int, value: Any) -> frozenset[str]:
-        """The member ids a component holds."""
-        if slot == 0:
-            return coordinator_member_ids(value)
-        return slot_member_ids(value)
-
-    def renaming(self, names: frozenset[str]) -> Hashable:
-        """(the renamed ids, the coordinator's next member number) of a world holding `names`."""
-        if not self._world.compact_ids:
-            return None
-        mapping, next_seq = compaction_of(names - {""})
-        return tuple(sorted(mapping.items())), next_seq
-
-    def rename(self, slot: int, value: Any, renaming: Hashable) -> Any:
-        """A component with the member ids renamed (the coordinator's counter set too)."""
-        if renaming is None:
-            return value
-        pairs, next_seq = cast(tuple[tuple[tuple[str, str], ...], int], renaming)
-        mapping = dict(pairs)
-        renamed = rewrite_strings(value, mapping) if mapping else value
-        if slot == 0 and renamed.next_member_seq != next_seq:
-            renamed = evolve(renamed, next_member_seq=next_seq)
-        return renamed
-
-    def normal(self, slot: int, value: Any) -> tuple[Any, Hashable | None]:
-        """A client with its connection normalized, and how its refs were renamed."""
-        normalized = slot_normal_form(slot - 1, value)
-        if normalized is None:
-            return value, None
-        slot_value, renamed = normalized
-        return slot_value, tuple(renamed.items())
-
-    def retarget(self, slot: int, value: Any, tokens: tuple[Hashable | None, ...]) -> Any:
-        """The coordinator with its parked requests following their normalized connections."""
-        if slot != 0:
-            return value
-        mapping: dict[RequestRef, RequestRef] = {}
-        for token in tokens:
-            if token is not None:
-                mapping.update(cast(tuple[tuple[RequestRef, RequestRef], ...], token))
-        return self._world._canonical.rename_refs(value, mapping)
-
-    def order_key(self, value: Any) -> Any:
-        """A client's text (the symmetric minimum sorts by it)."""
-        return canonical_repr(value)
-
-    def permute(self, slot: int, value: Any, order: tuple[int, ...]) -> Any:
-        """The coordinator's parked requests and the step's findings following their client."""
-        clients = tuple(order[slot_index] - 1 for slot_index in self._clients)
-        if slot == 0:
-            return self._world._canonical.permuted_coordinator(value, clients)
-        return permuted_findings(value, clients)
-
-
-def _committed(coordinator: CoordinatorState) -> tuple[tuple[TopicPartition, int], ...]:
-    """The group's committed offsets, as the log has them (see `GroupWorld._positions`)."""
-    return tuple(
-        (TopicPartition(key.topic, key.partition), value.offset)
-        for key, value in coordinator.log.entries
-        if isinstance(key, OffsetCommitKey)
-        and key.group_id == GROUP_ID
-        and isinstance(value, OffsetCommitValue)
-    )
-
-
-def _head(slot: ClientSlot) -> tuple[int, tuple[int, Request] | None]:
-    """A client's incarnation and the next request in its outbound queue."""
-    return slot.incarnation, slot.outbound[0] if slot.outbound else None
-
-
-def _held(clients: Sequence[ClientSlot]) -> tuple[str, ...]:
-    """The member ids running clients (not failed, not closed) use or are about to: their
-    generation's, one on its way to them (a MEMBER_ID_REQUIRED answer in the inbound queue),
-    one they already sent a request with."""
-    if len(clients) == 1:
-        return _held_by(clients[0])
-    held: set[str] = set()
-    for slot in clients:
-        held.update(_held_by(slot))
-    return tuple(sorted(held))
-
-
-def _held_by(slot: ClientSlot) -> tuple[str, ...]:
-    """The member ids one client holds (see `_held`), remembered on the slot."""
-    cached: tuple[str, ...] | None = slot.__dict__.get(HELD_CACHE)
-    if cached is not None:
-        return cached
-    consumer = slot.consumer
-    held: set[str] = set()
-    if consumer.failure is None and not consumer.closed:
-        held.add(consumer.generation.member_id)
-        held.update(
-            member_id
-            for _, body in slot.inbound
-            if isinstance(member_id := getattr(body, "member_id", None), str)
-        )
-        held.update(
-            member_id
-            for _, request in slot.outbound
-            if isinstance(member_id := getattr(request, "member_id", None), str)
-        )
-    result = tuple(sorted(held))
-    object.__setattr__(slot, HELD_CACHE, result)
-    return result
-
-
 def _client_of(connection: str) -> tuple[int, int] | None:
     """(client index, incarnation) of a connection name "c<i>#<incarnation>"; None for the
     closed connection."""
@@ -1832,45 +1333,11 @@ def _client_of(connection: str) -> tuple[int, int] | None:
     return int(name[1:]) - 1, int(incarnation)
 
 
-def _client_network_consistent(
-    index: int, coordinator: CoordinatorState, slot: ClientSlot
-) -> list[str]:
-    return props.client_network_consistent(coordinator, index, slot)
-
-
 def _turned_away(consumer: ConsumerState) -> bool:
     """The group was full (group.max.size): the consumer failed fatally, as Kafka's does, by
     configuration rather than by a fault, so the group converges without it."""
     failure = consumer.failure
     return failure is not None and failure.kind == "GroupMaxSizeReachedException"
-
-
-def _coordinator_only(coordinator: CoordinatorState) -> WorldState:
-    """A world state to hand a property that reads only the coordinator."""
-    return WorldState(coordinator, (), Cluster.of({}), Budgets())
-
-
-def _offset_partitions(group: Group) -> set[tuple[str, int]]:
-    """The partitions `group` holds a committed offset for, as (topic, partition)."""
-    return {_key(partition) for partition, _ in group.offsets}
-
-
-def _key(partition: Any) -> tuple[str, int]:
-    """A topic partition of either kind (the assignment's or a request's) as a plain pair."""
-    return (partition.topic, partition.partition)
-
-
-def _coordinator_and_acknowledged(
-    coordinator: CoordinatorState, acknowledged: tuple[tuple[TopicPartition, int], ...]
-) -> WorldState:
-    """A world state to hand a property that reads the coordinator and the acknowledged
-    offsets."""
-    return WorldState(coordinator, (), Cluster.of({}), Budgets(), acknowledged)
-
-
-def _clients_only(slots: Sequence[ClientSlot]) -> WorldState:
-    """A world state to hand a property that reads only the clients."""
-    return WorldState(CoordinatorState(), tuple(slots), Cluster.of({}), Budgets())
 
 
 def _as_is(state: WorldState) -> WorldState:
@@ -1972,13 +1439,6 @@ def _member_ids(group: Group | None) -> set[str]:
     if group is None:
         return set()
     return {m.member_id for m in group.members} | {p.member_id for p in group.pending_members}
-
-
-def _close_connection(coordinator: CoordinatorState, connection: str) -> CoordinatorState:
-    """The coordinator state with requests parked for `connection` answering into the void."""
-    return map_coordinator_refs(
-        coordinator, lambda ref: CLOSED_REF if ref.connection == connection else ref
-    )
 
 
 def _accepted(

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from groupspec.checker.model import ActionProperty, Invariant, Transition
+from groupspec.checker.model import ActionProperty, Cut, Invariant, Property, Transition
+from groupspec.checker.plain import PlainModel
 from groupspec.spec import (
     CoordinatorConfig,
     CoordinatorState,
@@ -151,7 +152,7 @@ def _protocols(variant: int) -> tuple[JoinGroupProtocol, ...]:
     return (JoinGroupProtocol("roundrobin", subscription), JoinGroupProtocol("range", subscription))
 
 
-class RandomClientsWorld:
+class RandomClientsWorld(PlainModel[ClientsState]):
     """The actions possible in a `ClientsState`, each with every outcome the spec allows, as a
     model for random walks (`checker.walk`). Unbounded: correlation ids and the clock grow, so
     it is never explored exhaustively."""
@@ -170,12 +171,13 @@ class RandomClientsWorld:
             base = replace(base, group_max_size=settings.group_max_size)
         self.spec = GroupCoordinatorSpec(base)
         self.partition = self.spec.partition_for(GROUP)
-        self._invariants = tuple(
-            Invariant(invariant.name, _coordinator_check(invariant.name))
-            for invariant in INVARIANTS
-        )
-        self._action_properties = tuple(
-            ActionProperty(prop.name, _step_check(prop.name)) for prop in ACTION_PROPERTIES
+        self._properties: tuple[Property, ...] = (
+            *(
+                Invariant(invariant.name, invariant.description, _coordinator_check(invariant.name))
+                for invariant in INVARIANTS
+            ),
+            # Reported by each step (`_action_steps` judges the coordinator's step).
+            *(ActionProperty(prop.name, prop.description) for prop in ACTION_PROPERTIES),
         )
 
     # Closures do not pickle; engines send models to other processes (Spark's executors), so
@@ -189,7 +191,7 @@ class RandomClientsWorld:
     # -- the Model protocol ------------------------------------------------------------------
 
     @property
-    def name(self) -> str:
+    def name(self) -> str:  # type: ignore[override]
         """The world's name in reports (its preset's name)."""
         return self._name
 
@@ -197,7 +199,7 @@ class RandomClientsWorld:
         """Every client unjoined; the coordinator leads every partition."""
         return (self.initial(),)
 
-    def transitions(self, world: ClientsState) -> list[Transition[ClientsState]]:
+    def transitions(self, world: ClientsState) -> list[Transition[ClientsState] | Cut]:
         """Every enabled action with each outcome the specification allows."""
         return [step for _, outcomes in self.weighted_steps(world) for step in outcomes()]
 
@@ -228,26 +230,14 @@ class RandomClientsWorld:
             label = action.label
             if outcome.choices:
                 label += " [" + ", ".join(f"{c.what}={c.value}" for c in outcome.choices) + "]"
-            steps.append(Transition(label, kind, after, outcome.rules))
+            steps.append(Transition(label, kind, after, outcome.rules, tuple(found)))
         return steps
 
-    def representative(self, world: ClientsState) -> ClientsState:
-        """The state itself (no symmetry)."""
-        return world
-
-    def is_terminal(self, world: ClientsState) -> bool:
-        """Never: some action is always enabled."""
-        return False
-
     @property
-    def invariants(self) -> tuple[Invariant[ClientsState], ...]:
-        """The coordinator's invariants, on the coordinator state."""
-        return self._invariants
-
-    @property
-    def action_properties(self) -> tuple[ActionProperty[ClientsState], ...]:
-        """The coordinator's action properties, as each step recorded them."""
-        return self._action_properties
+    def properties(self) -> tuple[Property, ...]:  # type: ignore[override]
+        """The coordinator's invariants, on the coordinator state, and its action properties,
+        as each step reports them."""
+        return self._properties
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -512,14 +502,6 @@ def _learn_from_join(client: Client, body: JoinGroupResponse) -> Client:
 def _coordinator_check(name: str) -> Callable[[ClientsState], list[str]]:
     def check(world: ClientsState) -> list[str]:
         return [problem for which, problem in check_state(world.coordinator) if which == name]
-
-    return check
-
-
-def _step_check(name: str) -> Callable[[ClientsState, Transition[ClientsState]], list[str]]:
-    def check(before: ClientsState, step: Transition[ClientsState]) -> list[str]:
-        del before
-        return [problem for which, problem in step.state.step_problems if which == name]
 
     return check
 

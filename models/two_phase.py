@@ -12,14 +12,21 @@ exact orbit representative, because no fact mentions one RM from another.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple, cast
 
 from groupspec.checker.fingerprint import fingerprint
-from groupspec.checker.model import ActionProperty, Invariant, LivenessProperty, Transition
-from groupspec.checker.vector import Group, GroupStep, Label, LivenessLabels, transitions_of_groups
+from groupspec.checker.model import (
+    ActionProperty,
+    GroupStep,
+    Invariant,
+    LivenessProperty,
+    Part,
+    Property,
+    TransitionGroup,
+)
 
 from .parameters import documented
 
@@ -104,29 +111,7 @@ def _rm(state: str, sent_prepared: bool, tm_prepared: bool) -> ResourceManager:
     return rm if rm is not None else ResourceManager(state, sent_prepared, tm_prepared)
 
 
-def _consistent(state: TwoPhaseState) -> list[str]:
-    states = {rm.state for rm in state.rms}
-    if COMMITTED in states and ABORTED in states:
-        return ["one resource manager committed while another aborted"]
-    return []
-
-
-def _type_ok(state: TwoPhaseState) -> list[str]:
-    problems = [
-        f"rm {index} is in unknown state {rm.state!r}"
-        for index, rm in enumerate(state.rms)
-        if rm.state not in (WORKING, PREPARED, COMMITTED, ABORTED)
-    ]
-    if state.tm_state not in (TM_INIT, TM_COMMITTED, TM_ABORTED):
-        problems.append(f"tm is in unknown state {state.tm_state!r}")
-    return problems
-
-
 _DECIDED = (COMMITTED, ABORTED)
-
-
-def _all_decided(state: TwoPhaseState) -> bool:
-    return all(rm.state in _DECIDED for rm in state.rms)
 
 
 def _tm_steps(rms: int, commits_early: bool, tm: TransactionManager) -> list[GroupStep]:
@@ -190,7 +175,7 @@ def _rm_type_ok(index: int) -> Callable[[RmPart], list[str]]:
     return type_ok
 
 
-def _vector_consistent(*rms: RmPart) -> list[str]:
+def _consistent(*rms: RmPart) -> list[str]:
     if _COMMITTED_PARTS.isdisjoint(rms) or _ABORTED_PARTS.isdisjoint(rms):
         return []
     return ["one resource manager committed while another aborted"]
@@ -217,16 +202,10 @@ def _decides_once(
     return ()
 
 
-def _tm_decides_once(before: TwoPhaseState, step: Transition[TwoPhaseState]) -> list[str]:
-    if before.tm_state != TM_INIT and step.state.tm_state != before.tm_state:
-        return [f"tm changed its decision from {before.tm_state} to {step.state.tm_state}"]
-    return []
-
-
-# The parts of the state vector are named tuples: equal by value and hashed by C code (the
+# The components of a state are named tuples: equal by value and hashed by C code (the
 # engine and the invariants hash them often; a dataclass's generated __hash__ is Python code).
 class TransactionManager(NamedTuple):
-    """The TM's part of the state vector: its decision, the messages it has sent, and (as a
+    """The TM's component of a state: its decision, the messages it has sent, and (as a
     bit per RM, TLA+'s tmPrepared) whose Prepared it has received."""
 
     tm_state: str = TM_INIT
@@ -236,7 +215,7 @@ class TransactionManager(NamedTuple):
 
 
 class RmPart(NamedTuple):
-    """An RM's part of the state vector: its state and whether it sent Prepared."""
+    """An RM's component of a state: its state and whether it sent Prepared."""
 
     state: str = WORKING
     sent_prepared: bool = False
@@ -260,7 +239,7 @@ _ABORTED_PARTS = frozenset(part for part in _PARTS.values() if part.state == ABO
 class TwoPhaseModel:
     """Two-phase commit with `resource_managers` RMs; `symmetry` reduces interchangeable RMs.
 
-    As a state vector (`checker.vector`): slot 0 is the TM, slot i the i-th RM. The TM's group
+    As slots (`checker.model`): slot 0 is the TM, slot i the i-th RM. The TM's group
     (TMCommit, TMAbort) reads every slot, since the TM commits only once every RM's Prepared
     has arrived; RM i's group (TMRcvPrepared, RMPrepare, RMChooseToAbort, RMRcvCommitMsg,
     RMRcvAbortMsg) reads the TM and RM i and writes RM i, so the engine remembers its steps by
@@ -287,7 +266,7 @@ class TwoPhaseModel:
         """The model's name in reports."""
         return f"two-phase({self.resource_managers})"
 
-    # -- the state vector ------------------------------------------------------------------
+    # -- the Model interface ---------------------------------------------------------------
 
     @property
     def slot_names(self) -> tuple[str, ...]:
@@ -295,14 +274,14 @@ class TwoPhaseModel:
         return ("tm", *(f"rm{index + 1}" for index in range(self.resource_managers)))
 
     @property
-    def groups(self) -> tuple[Group, ...]:
+    def groups(self) -> tuple[TransitionGroup, ...]:
         """The TM's group, then one group per RM (with the TM's receipt of its Prepared)."""
         return (
-            Group(
+            TransitionGroup(
                 "tm", (0,), (0,), partial(_tm_steps, self.resource_managers, self.tm_commits_early)
             ),
             *(
-                Group(
+                TransitionGroup(
                     f"rm{slot}",
                     (0, slot),
                     (0, slot),
@@ -312,24 +291,55 @@ class TwoPhaseModel:
             ),
         )
 
-    def initial_vectors(self) -> tuple[tuple[object, ...], ...]:
+    @property
+    def properties(self) -> tuple[Property, ...]:
+        """TypeOK and Consistent (TCConsistent), TMDecidesOnce, and Termination (AllDecided).
+
+        TypeOK is a conjunction over the components (one part a slot, judged once per
+        component the slot holds); Consistent and AllDecided read every RM.
+        """
+        rms = tuple(range(1, self.resource_managers + 1))
+        return (
+            Invariant(
+                "TypeOK",
+                "Every RM and the TM are in one of their states.",
+                parts=(
+                    Part((0,), _tm_type_ok),
+                    *(Part((slot,), _rm_type_ok(slot - 1)) for slot in rms),
+                ),
+            ),
+            Invariant(
+                "Consistent",
+                "No RM commits while another aborts (TCConsistent).",
+                parts=(Part(rms, _consistent, cached=False),),
+            ),
+            ActionProperty("TMDecidesOnce", "The TM never changes its decision (its steps say)."),
+            LivenessProperty(
+                "AllDecided",
+                "Under weak fairness every RM ends committed or aborted.",
+                goal=Part(rms, _all_parts_decided, cached=False),
+                fair_actions=TWO_PHASE_FAIR_ACTIONS,
+            ),
+        )
+
+    def initial_components(self) -> tuple[tuple[object, ...], ...]:
         """Every RM working, the TM in init, no messages."""
         return (
             (_tm(TM_INIT, False, False, 0), *(_PARTS[WORKING, False],) * self.resource_managers),
         )
 
-    def state_of(self, values: tuple[object, ...]) -> TwoPhaseState:
-        """The state object of a vector."""
-        tm = values[0]
+    def state_of(self, components: tuple[object, ...]) -> TwoPhaseState:
+        """The state object of a tuple of components."""
+        tm = components[0]
         assert isinstance(tm, TransactionManager)
         rms = tuple(
             _rm(part.state, part.sent_prepared, bool(tm.prepared >> index & 1))  # type: ignore[attr-defined]
-            for index, part in enumerate(values[1:])
+            for index, part in enumerate(components[1:])
         )
         return TwoPhaseState(rms, tm.tm_state, tm.commit_sent, tm.abort_sent)
 
-    def vector_of(self, state: TwoPhaseState) -> tuple[object, ...]:
-        """The vector of a state object."""
+    def components_of(self, state: TwoPhaseState) -> tuple[object, ...]:
+        """The components of a state object."""
         prepared = sum(1 << index for index, rm in enumerate(state.rms) if rm.tm_prepared)
         return (
             _tm(state.tm_state, state.commit_sent, state.abort_sent, prepared),
@@ -340,13 +350,13 @@ class TwoPhaseModel:
         """Two-phase commit's steps write their slots."""
         raise TypeError("two-phase commit's steps write their slots")
 
-    def after_step(self, values: tuple[object, ...]) -> tuple[object, ...]:
+    def after_step(self, components: tuple[object, ...]) -> tuple[object, ...]:
         """Nothing to rename."""
-        return values
+        return components
 
     renames_after_step = False
     omits_self_loops = False
-    # Symmetry sorts whole vectors (`canonical`): no piecewise canonical form.
+    # Symmetry sorts whole states (`canonical`): no piecewise canonical form.
     canonical_form = None
 
     @property
@@ -354,59 +364,11 @@ class TwoPhaseModel:
         """With symmetry, `canonical` sorts the RMs."""
         return self.symmetry
 
-    def canonical(self, values: tuple[object, ...]) -> tuple[object, ...]:
+    def canonical(self, components: tuple[object, ...]) -> tuple[object, ...]:
         """With symmetry, the RMs sorted (see `representative`)."""
         if not self.symmetry:
-            return values
-        return self.vector_of(self.representative(self.state_of(values)))
-
-    def component_digest(self, value: object) -> int:
-        """The fingerprint of a TM or RM part."""
-        return fingerprint(value)
-
-    def is_terminal_vector(self, values: tuple[object, ...], cuts: frozenset[str]) -> bool:
-        """No state of two-phase commit is a legitimate end: receive steps stay enabled."""
-        return False
-
-    @property
-    def invariant_labels(self) -> tuple[Label, ...]:
-        """TypeOK, a conjunction over the parts (one label a slot, judged once per part the
-        slot holds), and Consistent over the RMs."""
-        rms = tuple(range(1, self.resource_managers + 1))
-        return (
-            Label("TypeOK", (0,), _tm_type_ok),
-            *(Label("TypeOK", (slot,), _rm_type_ok(slot - 1)) for slot in rms),
-            Label("Consistent", rms, _vector_consistent, cached=False),
-        )
-
-    @property
-    def liveness_labels(self) -> tuple[LivenessLabels, ...]:
-        """AllDecided: a goal over the RMs, applying everywhere."""
-        (prop,) = self.liveness_properties
-        rms = tuple(range(1, self.resource_managers + 1))
-        return (
-            LivenessLabels(
-                prop,
-                Label("AllDecided", rms, _all_parts_decided, cached=False),
-                Label("AllDecided", (), lambda: True),
-            ),
-        )
-
-    @property
-    def action_property_names(self) -> tuple[str, ...]:
-        """The TM decides once (checked in its group's steps)."""
-        return ("TMDecidesOnce",)
-
-    # -- the plain interface ---------------------------------------------------------------
-
-    def initial_states(self) -> Sequence[TwoPhaseState]:
-        """Every RM working, the TM in init, no messages."""
-        return tuple(self.state_of(values) for values in self.initial_vectors())
-
-    def transitions(self, state: TwoPhaseState) -> Sequence[Transition[TwoPhaseState]]:
-        """TMCommit, TMAbort, then each RM's TMRcvPrepared, RMPrepare, RMChooseToAbort,
-        RMRcvCommitMsg and RMRcvAbortMsg, as in TwoPhase.tla's Next."""
-        return transitions_of_groups(self, state)
+            return components
+        return self.components_of(self.representative(self.state_of(components)))
 
     def representative(self, state: TwoPhaseState) -> TwoPhaseState:
         """With symmetry, the RMs sorted; otherwise the state itself."""
@@ -422,21 +384,10 @@ class TwoPhaseModel:
             ordered = tuple(sorted(rms))
         return TwoPhaseState(ordered, state.tm_state, state.commit_sent, state.abort_sent)
 
-    def is_terminal(self, state: TwoPhaseState) -> bool:
+    def component_digest(self, value: object) -> int:
+        """The fingerprint of a TM or RM component."""
+        return fingerprint(value)
+
+    def is_terminal(self, components: tuple[object, ...], cuts: frozenset[str]) -> bool:
         """No state of two-phase commit is a legitimate end: receive steps stay enabled."""
         return False
-
-    @property
-    def invariants(self) -> Sequence[Invariant[TwoPhaseState]]:
-        """TPTypeOK and TCConsistent."""
-        return (Invariant("TypeOK", _type_ok), Invariant("Consistent", _consistent))
-
-    @property
-    def action_properties(self) -> Sequence[ActionProperty[TwoPhaseState]]:
-        """The TM decides at most once."""
-        return (ActionProperty("TMDecidesOnce", _tm_decides_once),)
-
-    @property
-    def liveness_properties(self) -> Sequence[LivenessProperty[TwoPhaseState]]:
-        """Termination: under weak fairness every RM ends committed or aborted."""
-        return (LivenessProperty("AllDecided", _all_decided, fair_actions=TWO_PHASE_FAIR_ACTIONS),)

@@ -1,14 +1,18 @@
 """The properties a group world is checked against (names from properties-and-bugs.md).
 
-State invariants (`Invariant`s of the world) come from three places: every coordinator invariant
-of `spec/invariants.py` on the coordinator state, every consumer invariant of
-`spec/consumer/invariants.py` on each client, and the world properties below, which relate the
-clients to the coordinator.
+A group world's properties come from three registries, each declaring every property once with
+its name, description and check: the coordinator's (`INVARIANTS` and `ACTION_PROPERTIES` of
+spec/invariants.py), the consumer's (spec/consumer/invariants.py), and the world's own,
+`WORLD_PROPERTIES` at the end of this module, which relate the clients to the coordinator.
+models/world_slots.py turns the three into the checker's declarations (checker/model.py): which
+slots each part reads, so the engine judges it once per combination of those components.
 
-Action properties need what a step produced (the coordinator's responses, the consumer's
-callbacks and sends), which the successor state does not keep. So the world checks them while it
-computes a transition and records the violations in the successor's `step_problems` ghost (empty
-after every correct step); each `ActionProperty` of the world reads its own name from there.
+A world invariant is a `WorldInvariant` of `WorldPart`s, each reading named components (the
+coordinator, each client, every client, the acknowledged offsets, the whole state). A world
+action property needs what a step produced (the coordinator's responses, the leader's
+assignment), which the successor state does not keep: the world judges it while it computes a
+coordinator step (`on_coordinator_step`) or a leader's SyncGroup (`on_leader_assignment`), and
+the step reports what it found. Convergence is the world's liveness property.
 
 World properties:
 
@@ -69,10 +73,11 @@ World properties:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
-from groupspec.spec.assignment import RebalanceProtocol, Subscription
+from groupspec.spec.assignment import Cluster, RebalanceProtocol, Subscription
 from groupspec.spec.assignors.registry import COMPLETE_ASSIGNORS
 from groupspec.spec.consumer import ConsumerPhase, ConsumerState, MemberState, phase
 from groupspec.spec.consumer_protocol import (
@@ -101,9 +106,11 @@ from groupspec.vocabulary.responses import (
     SyncGroupResponse,
 )
 
+from .world_params import WorldParameters
 from .world_state import (
     CLOSED_REF,
     GROUP_ID,
+    Budgets,
     ClientSlot,
     WorldState,
     client_name,
@@ -111,105 +118,6 @@ from .world_state import (
 )
 
 Problems = list[tuple[str, str]]
-
-
-@dataclass(frozen=True)
-class WorldProperty:
-    """A property a group world checks beyond the coordinator's and the consumer's own."""
-
-    name: str
-    kind: str  # "invariant", "action property" or "liveness"
-    description: str
-
-
-# Every world property, in the order `groupspec invariants` lists them (a test keeps the list
-# equal to what a group world checks).
-WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
-    WorldProperty(
-        "NetworkConsistent",
-        "invariant",
-        "Queued and parked messages belong to requests their client still has in flight, each "
-        "once; positions follow owned partitions.",
-    ),
-    WorldProperty(
-        "ExclusiveOwnershipAmongCurrentMembers",
-        "invariant",
-        "No partition is owned by two clients that are both members of the current generation.",
-    ),
-    WorldProperty(
-        "ExclusiveConsumption",
-        "invariant",
-        "No partition is owned by two clients that are both members of the group, whatever "
-        "generation each last joined (eager and cooperative alike); a static member that "
-        "stalled past a rebalance is a zombie until it rejoins.",
-    ),
-    WorldProperty(
-        "AssignmentAgreement",
-        "invariant",
-        "A synced member of a Stable group's current generation, with no rejoin pending, owns "
-        "exactly what the coordinator stored for it, and that assignment decodes.",
-    ),
-    WorldProperty(
-        "LegalAssignment",
-        "invariant",
-        "A Stable group's stored assignments are disjoint; each leader assignment gives members "
-        "only subscribed, existing partitions, each once, all of them for complete assignors.",
-    ),
-    WorldProperty(
-        "OwnedPartitionsConsistent",
-        "invariant",
-        "No two members claim the same owned partition for the same generation in JoinGroup.",
-    ),
-    WorldProperty(
-        "StaticMembership",
-        "invariant",
-        "A static member's id was generated for its instance id; a replaced id is fenced on "
-        "every API; a static rejoin that keeps the group Stable keeps generation and assignment.",
-    ),
-    WorldProperty(
-        "Durability",
-        "invariant",
-        "Every offset the coordinator acknowledged is in the log, and in memory while loaded.",
-    ),
-    WorldProperty(
-        "NoZombieCommit",
-        "action property",
-        "An accepted commit with generation >= 0 comes from a member of the current generation "
-        "and names no partition the coordinator assigns to another member (a commit from "
-        "onPartitionsRevoked is allowed).",
-    ),
-    WorldProperty(
-        "CooperativeRevokeBeforeAssign",
-        "action property",
-        "A cooperative leader never assigns a partition another member's subscription still "
-        "claims to own (KIP-429).",
-    ),
-    WorldProperty(
-        "GroupMaxSize",
-        "action property",
-        "A JoinGroup is refused with GROUP_MAX_SIZE_REACHED only when the group already holds "
-        "group.max.size members.",
-    ),
-    WorldProperty(
-        "JoinCompletion",
-        "action property",
-        "A completed join phase keeps no dynamic member that had not rejoined (static members "
-        "keep their place).",
-    ),
-    WorldProperty(
-        "ExclusiveOwnershipCountingZombies",
-        "invariant",
-        "The naive property, off unless naive_zombie_property is set: no partition owned by two "
-        "clients at all. The classic protocol does not have it.",
-    ),
-    WorldProperty(
-        "Convergence",
-        "liveness",
-        "Once every fault is spent, under weak fairness the group becomes Stable with every "
-        "subscribed partition owned by exactly one member, as the coordinator assigned it, and "
-        "nothing in flight (check_convergence).",
-    ),
-)
 
 
 class Decoder:
@@ -252,10 +160,10 @@ def is_current_member(consumer: ConsumerState, group: Group) -> bool:
     )
 
 
-def _owners(state: WorldState, clients: Iterable[int]) -> dict[TopicPartition, list[int]]:
+def _owners(slots: Sequence[ClientSlot], clients: Iterable[int]) -> dict[TopicPartition, list[int]]:
     owners: dict[TopicPartition, list[int]] = {}
     for index in clients:
-        for partition in state.clients[index].consumer.owned:
+        for partition in slots[index].consumer.owned:
             owners.setdefault(partition, []).append(index)
     return owners
 
@@ -279,7 +187,9 @@ def exclusive_ownership_among_current_members(state: WorldState) -> list[str]:
     current = [
         index for index, slot in enumerate(state.clients) if is_current_member(slot.consumer, group)
     ]
-    return _shared(_owners(state, current), f"current members of generation {group.generation_id}")
+    return _shared(
+        _owners(state.clients, current), f"current members of generation {group.generation_id}"
+    )
 
 
 def exclusive_consumption(state: WorldState) -> list[str]:
@@ -298,7 +208,7 @@ def exclusive_consumption(state: WorldState) -> list[str]:
         and not _missed_a_rebalance(slot.consumer, group)
     ]
     return _shared(
-        _owners(state, members), f"members of the group (generation {group.generation_id})"
+        _owners(state.clients, members), f"members of the group (generation {group.generation_id})"
     )
 
 
@@ -349,14 +259,14 @@ def _partitions(partitions: Iterable[TopicPartition]) -> str:
     return "{" + ", ".join(str(tp) for tp in sorted(partitions)) + "}"
 
 
-def exclusive_ownership_counting_zombies(state: WorldState) -> list[str]:
+def exclusive_ownership_counting_zombies(clients: Sequence[ClientSlot]) -> list[str]:
     """The naive property: no partition owned by two clients, members or not."""
-    return _shared(_owners(state, range(len(state.clients))), "clients")
+    return _shared(_owners(clients, range(len(clients))), "clients")
 
 
-def installed_assignments_disjoint(state: WorldState, decoder: Decoder) -> list[str]:
+def installed_assignments_disjoint(coordinator: CoordinatorState, decoder: Decoder) -> list[str]:
     """LegalAssignment on the coordinator: a Stable group's stored assignments are disjoint."""
-    group = world_group(state)
+    group = coordinator.group(GROUP_ID)
     if group is None or group.state is not STABLE:
         return []
     holders: dict[TopicPartition, list[str]] = {}
@@ -370,9 +280,9 @@ def installed_assignments_disjoint(state: WorldState, decoder: Decoder) -> list[
     ]
 
 
-def owned_partitions_consistent(state: WorldState, decoder: Decoder) -> list[str]:
+def owned_partitions_consistent(coordinator: CoordinatorState, decoder: Decoder) -> list[str]:
     """No two members claim the same owned partition for the same generation."""
-    group = world_group(state)
+    group = coordinator.group(GROUP_ID)
     if group is None:
         return []
     claims: dict[tuple[TopicPartition, int], list[str]] = {}
@@ -390,10 +300,10 @@ def owned_partitions_consistent(state: WorldState, decoder: Decoder) -> list[str
     ]
 
 
-def static_membership_state(state: WorldState) -> list[str]:
+def static_membership_state(coordinator: CoordinatorState) -> list[str]:
     """Every static member's id was generated from its own instance id, and no
     group.instance.id has more than one member id."""
-    group = world_group(state)
+    group = coordinator.group(GROUP_ID)
     if group is None:
         return []
     problems = [
@@ -414,11 +324,14 @@ def static_membership_state(state: WorldState) -> list[str]:
     return problems
 
 
-def durability(state: WorldState, group_partition: int) -> list[str]:
+def durability(
+    coordinator: CoordinatorState,
+    acknowledged: tuple[tuple[TopicPartition, int], ...],
+    group_partition: int,
+) -> list[str]:
     """Every acknowledged offset is in the log, and in memory while the partition is loaded."""
-    coordinator = state.coordinator
     problems = []
-    for partition, offset in state.acknowledged:
+    for partition, offset in acknowledged:
         record = coordinator.log.get(
             OffsetCommitKey(GROUP_ID, partition.topic, partition.partition)
         )
@@ -429,10 +342,10 @@ def durability(state: WorldState, group_partition: int) -> list[str]:
         group_partition not in coordinator.unowned_partitions
         and group_partition not in coordinator.loading_partitions
     )
-    if not loaded or not state.acknowledged:
+    if not loaded or not acknowledged:
         return problems
     group = coordinator.group(GROUP_ID)
-    for partition, offset in state.acknowledged:
+    for partition, offset in acknowledged:
         value = (
             group.offset(TopicPartition(partition.topic, partition.partition))
             if group is not None
@@ -502,36 +415,6 @@ def coordinator_network_consistent(coordinator: CoordinatorState, clients: int) 
     ]
 
 
-def network_consistent(state: WorldState) -> list[str]:
-    """Queues and parked requests match what each client has in flight."""
-    problems = []
-    live = state.live_connections()
-    parked: dict[int, list[int]] = {}
-    for group in state.coordinator.groups:
-        for member in group.members:
-            for ref in (member.awaiting_join, member.awaiting_sync):
-                if ref is None:
-                    continue
-                if ref.connection in live:
-                    parked.setdefault(live[ref.connection], []).append(ref.correlation_id)
-                elif ref != CLOSED_REF:
-                    problems.append(f"member {member.member_id} waits on unknown connection {ref}")
-    for index, slot in enumerate(state.clients):
-        name = client_name(index)
-        in_flight = [entry.correlation_id for entry in slot.consumer.in_flight]
-        queued = [cid for cid, _ in slot.outbound] + [cid for cid, _ in slot.inbound]
-        queued += parked.get(index, [])
-        if len(set(queued)) != len(queued):
-            problems.append(f"{name}: a request is queued or parked twice: {sorted(queued)}")
-        stray = sorted(set(queued) - set(in_flight))
-        if stray:
-            problems.append(f"{name}: messages {stray} belong to no request in flight")
-        owned = slot.consumer.owned
-        if tuple(partition for partition, _ in slot.positions) != owned:
-            problems.append(f"{name}: positions {slot.positions} do not follow owned {owned}")
-    return problems
-
-
 # -- action properties, checked while a transition is computed --------------------------------
 
 
@@ -554,44 +437,77 @@ def _error_of(body: object) -> ErrorCode | None:
     return None
 
 
-def coordinator_step_problems(
-    before: CoordinatorState,
-    after: CoordinatorState,
-    responses: Sequence[Response],
-    handled: tuple[RequestRef, Request] | None,
-    decoder: Decoder,
-    loaded: bool,
-    group_max_size: int,
-) -> Problems:
-    """World action properties of one coordinator step (the spec's own are checked elsewhere),
-    by a coordinator whose group.max.size is `group_max_size`."""
-    problems: Problems = []
-    old, new = persisted_generation(before), persisted_generation(after)
+@dataclass(frozen=True)
+class CoordinatorStep:
+    """A coordinator step as the world's action properties judge it: the state before and
+    after, its responses, the client request it handled (None for a timer or a failover step),
+    whether the group's offsets partition was loaded before it, and the group.max.size of the
+    coordinator in charge."""
+
+    before: CoordinatorState
+    after: CoordinatorState
+    responses: Sequence[Response]
+    handled: tuple[RequestRef, Request] | None
+    decoder: Decoder
+    loaded: bool
+    group_max_size: int
+
+    def answers(self) -> list[object]:
+        """The bodies of the responses to the handled request."""
+        if self.handled is None:
+            return []
+        return _answers(self.responses, self.handled[0])
+
+
+@dataclass(frozen=True)
+class LeaderAssignment:
+    """A leader's SyncGroup as the world's action properties judge it: the JoinGroup response
+    that made it leader, the SyncGroup it sends, the leader's state, its rebalance protocol."""
+
+    body: JoinGroupResponse
+    sync: SyncGroupRequest
+    leader: ConsumerState
+    protocol: RebalanceProtocol
+    decoder: Decoder
+
+
+def coordinator_step_problems(step: CoordinatorStep) -> Problems:
+    """What the world's action properties find wrong with one coordinator step (the spec's own
+    are checked elsewhere), in registry order."""
+    return [
+        (prop.name, detail)
+        for prop in WORLD_PROPERTIES
+        if isinstance(prop, WorldActionProperty) and prop.on_coordinator_step is not None
+        for detail in prop.on_coordinator_step(step)
+    ]
+
+
+def leader_assignment_problems(assignment: LeaderAssignment) -> Problems:
+    """What the world's action properties find wrong with a leader's assignment."""
+    return [
+        (prop.name, detail)
+        for prop in WORLD_PROPERTIES
+        if isinstance(prop, WorldActionProperty) and prop.on_leader_assignment is not None
+        for detail in prop.on_leader_assignment(assignment)
+    ]
+
+
+def _stored_generation_monotonic(step: CoordinatorStep) -> list[str]:
+    """The generation in the log's group record never decreases."""
+    old, new = persisted_generation(step.before), persisted_generation(step.after)
     if old is not None and new is not None and new < old:
-        problems.append(("GenerationMonotonic", f"stored generation went from {old} to {new}"))
-    group = before.group(GROUP_ID)
-    if loaded:
-        problems += _join_completion(
-            group, after.group(GROUP_ID), handled[1] if handled is not None else None
-        )
-    if handled is None or not loaded:
-        return problems
-    ref, request = handled
-    answers = _answers(responses, ref)
-    if isinstance(request, OffsetCommitRequest):
-        problems += _no_zombie_commit(group, request, answers, decoder)
-    problems += _static_membership_step(group, after.group(GROUP_ID), request, answers)
-    if isinstance(request, JoinGroupRequest):
-        problems += _refused_only_when_full(group, answers, group_max_size)
-    return problems
+        return [f"stored generation went from {old} to {new}"]
+    return []
 
 
-def _join_completion(
-    before: Group | None, after: Group | None, request: Request | None
-) -> Problems:
+def _join_completion(step: CoordinatorStep) -> list[str]:
     """A step that completes a join phase (a new generation, CompletingRebalance or Empty)
     removes each dynamic member that had not rejoined; the member whose JoinGroup this step
     handled has rejoined by it."""
+    if not step.loaded:
+        return []
+    before, after = step.before.group(GROUP_ID), step.after.group(GROUP_ID)
+    request = step.handled[1] if step.handled is not None else None
     if (
         before is None
         or after is None
@@ -611,20 +527,22 @@ def _join_completion(
         and after.has_member(member.member_id)
     ]
     return [
-        (
-            "JoinCompletion",
-            f"generation {after.generation_id} completed its join keeping dynamic member "
-            f"{member_id}, which had not rejoined",
-        )
+        f"generation {after.generation_id} completed its join keeping dynamic member "
+        f"{member_id}, which had not rejoined"
         for member_id in kept
     ]
 
 
-def _refused_only_when_full(
-    group: Group | None, answers: list[object], group_max_size: int
-) -> Problems:
+def _refused_only_when_full(step: CoordinatorStep) -> list[str]:
     """A consumer turned away with GROUP_MAX_SIZE_REACHED leaves for good, so the world lets
     the group converge without it: that is sound only if the group really was full."""
+    if not step.loaded or step.handled is None or not isinstance(step.handled[1], JoinGroupRequest):
+        return []
+    group, answers, group_max_size = (
+        step.before.group(GROUP_ID),
+        step.answers(),
+        step.group_max_size,
+    )
     refused = any(
         isinstance(body, JoinGroupResponse) and body.error_code is ErrorCode.GROUP_MAX_SIZE_REACHED
         for body in answers
@@ -633,22 +551,20 @@ def _refused_only_when_full(
     if not refused or members >= group_max_size:
         return []
     return [
-        (
-            "GroupMaxSize",
-            f"a JoinGroup was refused with GROUP_MAX_SIZE_REACHED while the group held {members}"
-            f" of at most {group_max_size} members",
-        )
+        f"a JoinGroup was refused with GROUP_MAX_SIZE_REACHED while the group held {members}"
+        f" of at most {group_max_size} members"
     ]
 
 
-def _no_zombie_commit(
-    group: Group | None,
-    request: OffsetCommitRequest,
-    answers: list[object],
-    decoder: Decoder,
-) -> Problems:
-    if request.generation_id < 0:
+def _no_zombie_commit(step: CoordinatorStep) -> list[str]:
+    """An accepted commit at a generation comes from a current member and names no partition
+    another member is assigned."""
+    if not step.loaded or step.handled is None:
         return []
+    request = step.handled[1]
+    if not isinstance(request, OffsetCommitRequest) or request.generation_id < 0:
+        return []
+    group, answers, decoder = step.before.group(GROUP_ID), step.answers(), step.decoder
     accepted = [
         TopicPartition(p.topic, p.partition)
         for body in answers
@@ -661,14 +577,9 @@ def _no_zombie_commit(
     who = f"{request.member_id} at generation {request.generation_id}"
     member = group.member(request.member_id) if group is not None else None
     if group is None or member is None:
-        return [("NoZombieCommit", f"commit of {accepted} accepted from non-member {who}")]
+        return [f"commit of {accepted} accepted from non-member {who}"]
     if request.generation_id != group.generation_id:
-        return [
-            (
-                "NoZombieCommit",
-                f"commit of {accepted} from {who} accepted at generation {group.generation_id}",
-            )
-        ]
+        return [f"commit of {accepted} from {who} accepted at generation {group.generation_id}"]
     # Kafka accepts a member's commit of any partition. A partition the member is giving up
     # (a commit from onPartitionsRevoked) is assigned to nobody until it is revoked, because
     # the cooperative leader withholds it; only a partition another member holds is a zombie
@@ -685,13 +596,17 @@ def _no_zombie_commit(
         if partition in holders
     ]
     if foreign:
-        return [("NoZombieCommit", f"{who} committed {', '.join(foreign)}")]
+        return [f"{who} committed {', '.join(foreign)}"]
     return []
 
 
-def _static_membership_step(
-    group: Group | None, after: Group | None, request: Request, answers: list[object]
-) -> Problems:
+def _static_membership_step(step: CoordinatorStep) -> list[str]:
+    """A replaced static member id is fenced on every API; a static rejoin that keeps the group
+    Stable keeps its generation and its assignment."""
+    if not step.loaded or step.handled is None:
+        return []
+    request, answers = step.handled[1], step.answers()
+    group, after = step.before.group(GROUP_ID), step.after.group(GROUP_ID)
     instance = getattr(request, "group_instance_id", None)
     if group is None or instance is None:
         return []
@@ -702,11 +617,8 @@ def _static_membership_step(
         errors = [_error_of(body) for body in answers]
         if errors != [ErrorCode.FENCED_INSTANCE_ID]:
             return [
-                (
-                    "StaticMembership",
-                    f"{type(request).__name__} from replaced {member_id} of {instance} "
-                    f"(now {current}) answered {errors}",
-                )
+                f"{type(request).__name__} from replaced {member_id} of {instance} "
+                f"(now {current}) answered {errors}"
             ]
     if (
         isinstance(request, JoinGroupRequest)
@@ -723,60 +635,62 @@ def _static_membership_step(
             successor is not None and successor.assignment != old.assignment
         ):
             return [
-                (
-                    "StaticMembership",
-                    f"static rejoin of {instance} in Stable changed generation "
-                    f"{group.generation_id} -> {after.generation_id} or the assignment",
-                )
+                f"static rejoin of {instance} in Stable changed generation "
+                f"{group.generation_id} -> {after.generation_id} or the assignment"
             ]
     return []
 
 
-def leader_assignment_problems(
-    body: JoinGroupResponse,
-    sync: SyncGroupRequest,
-    leader: ConsumerState,
-    protocol: RebalanceProtocol,
-    decoder: Decoder,
-) -> Problems:
-    """LegalAssignment and CooperativeRevokeBeforeAssign of the assignment a leader sends."""
-    problems: Problems = []
+def _decoded(
+    assignment: LeaderAssignment,
+) -> tuple[dict[str, Subscription], dict[str, tuple[TopicPartition, ...]]]:
+    """The members' subscriptions (those that decode) and what the leader gives each."""
+    decoder = assignment.decoder
     subscriptions: dict[str, Subscription] = {}
-    for member in body.members:
+    for member in assignment.body.members:
         subscription = decoder.subscription(member.metadata)
         if subscription is not None:
             subscriptions[member.member_id] = subscription
     assigned: dict[str, tuple[TopicPartition, ...]] = {}
-    for entry in sync.assignments:
+    for entry in assignment.sync.assignments:
         assigned[entry.member_id] = decoder.assignment(entry.assignment) or ()
-    if set(assigned) != set(subscriptions):
-        problems.append(
-            (
-                "LegalAssignment",
-                f"assignments for {sorted(assigned)}, members {sorted(subscriptions)}",
-            )
-        )
+    return subscriptions, assigned
+
+
+def _holders(assigned: dict[str, tuple[TopicPartition, ...]]) -> dict[TopicPartition, list[str]]:
     holders: dict[TopicPartition, list[str]] = {}
     for member_id, partitions in assigned.items():
-        topics = subscriptions[member_id].topics if member_id in subscriptions else ()
         for partition in partitions:
             holders.setdefault(partition, []).append(member_id)
-            if partition.topic not in topics or not leader.cluster.contains(partition):
-                problems.append(
-                    (
-                        "LegalAssignment",
-                        f"{partition} given to {member_id}, subscribed to {list(topics)}",
-                    )
-                )
-    problems += [
-        ("LegalAssignment", f"{partition} given to {ids}")
-        for partition, ids in sorted(holders.items())
-        if len(ids) > 1
-    ]
+    return holders
+
+
+def _claims(subscriptions: dict[str, Subscription]) -> dict[TopicPartition, list[str]]:
     claims: dict[TopicPartition, list[str]] = {}
     for member_id, subscription in subscriptions.items():
         for partition in subscription.owned_partitions:
             claims.setdefault(partition, []).append(member_id)
+    return claims
+
+
+def _legal_leader_assignment(assignment: LeaderAssignment) -> list[str]:
+    """The leader assigns every member only subscribed, existing partitions, each once, and
+    (for complete assignors) every subscribed partition."""
+    subscriptions, assigned = _decoded(assignment)
+    leader, body = assignment.leader, assignment.body
+    problems: list[str] = []
+    if set(assigned) != set(subscriptions):
+        problems.append(f"assignments for {sorted(assigned)}, members {sorted(subscriptions)}")
+    for member_id, partitions in assigned.items():
+        topics = subscriptions[member_id].topics if member_id in subscriptions else ()
+        for partition in partitions:
+            if partition.topic not in topics or not leader.cluster.contains(partition):
+                problems.append(f"{partition} given to {member_id}, subscribed to {list(topics)}")
+    holders = _holders(assigned)
+    problems += [
+        f"{partition} given to {ids}" for partition, ids in sorted(holders.items()) if len(ids) > 1
+    ]
+    claims = _claims(subscriptions)
     subscribed = {topic for s in subscriptions.values() for topic in s.topics}
     wanted = leader.cluster.partitions(subscribed)
     complete = body.protocol_name in COMPLETE_ASSIGNORS
@@ -786,15 +700,333 @@ def leader_assignment_problems(
         if partition not in holders and (complete or partition not in claims)
     ]
     if missing:
-        problems.append(("LegalAssignment", f"{body.protocol_name} leaves {missing} unassigned"))
-    if protocol is RebalanceProtocol.COOPERATIVE:
-        for partition, ids in sorted(holders.items()):
-            others = [claimant for claimant in claims.get(partition, []) if claimant not in ids]
-            if others:
-                problems.append(
-                    (
-                        "CooperativeRevokeBeforeAssign",
-                        f"{partition} given to {ids} while {others} still own it",
-                    )
-                )
+        problems.append(f"{body.protocol_name} leaves {missing} unassigned")
     return problems
+
+
+def _cooperative_revoke_before_assign(assignment: LeaderAssignment) -> list[str]:
+    """With the COOPERATIVE protocol the leader never assigns a partition to one member while
+    another member's subscription claims to own it."""
+    if assignment.protocol is not RebalanceProtocol.COOPERATIVE:
+        return []
+    subscriptions, assigned = _decoded(assignment)
+    claims = _claims(subscriptions)
+    problems = []
+    for partition, ids in sorted(_holders(assigned).items()):
+        others = [claimant for claimant in claims.get(partition, []) if claimant not in ids]
+        if others:
+            problems.append(f"{partition} given to {ids} while {others} still own it")
+    return problems
+
+
+# -- the registry: every world property, declared once -----------------------------------------
+
+# The components a world part reads, by name. A part that reads CLIENT is judged once per client
+# (its check gets an `IndexedClient`); CLIENTS gives every client slot; STATE the whole world
+# state (never remembered: it changes with every step).
+COORDINATOR, CLIENT, CLIENTS = "coordinator", "client", "clients"
+CLUSTER, BUDGETS, ACKNOWLEDGED, STATE = "cluster", "budgets", "acknowledged", "state"
+COMPONENTS = (COORDINATOR, CLIENT, CLIENTS, CLUSTER, BUDGETS, ACKNOWLEDGED, STATE)
+
+
+@dataclass(frozen=True)
+class IndexedClient:
+    """A client slot with its index (a part over CLIENT names clients in what it reports)."""
+
+    index: int
+    slot: ClientSlot
+
+
+class WorldContext(Protocol):
+    """What a world property may ask of the world it judges."""
+
+    decoder: Decoder
+    group_partition: int
+
+    @property
+    def parameters(self) -> WorldParameters:
+        """The world's parameters."""
+        ...
+
+    def converged_parts(
+        self, coordinator: CoordinatorState, clients: tuple[ClientSlot, ...], cluster: Cluster
+    ) -> bool:
+        """Convergence's goal on the components it reads."""
+        ...
+
+    def faults_exhausted_parts(self, coordinator: CoordinatorState, budgets: Budgets) -> bool:
+        """No fault budget left and no failover under way."""
+        ...
+
+
+@dataclass(frozen=True)
+class WorldPart:
+    """A piece of a world property: `check(world, *components)` over the components `reads`
+    names (in that order), remembered by them unless `cached` is false."""
+
+    reads: tuple[str, ...]
+    check: Callable[..., Any]
+    cached: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.reads if name not in COMPONENTS]
+        if unknown:
+            raise ValueError(f"a world part reads unknown components {unknown}")
+
+
+def _always_on(parameters: WorldParameters) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class WorldInvariant:
+    """A property of every world state, made of parts. `enabled` says in which worlds it is
+    checked; `checked_first` puts a type invariant of the world before the coordinator's and
+    the consumers' own (a malformed world is then reported as such)."""
+
+    name: str
+    description: str
+    parts: tuple[WorldPart, ...]
+    enabled: Callable[[WorldParameters], bool] = _always_on
+    checked_first: bool = False
+    kind: ClassVar[str] = "invariant"
+
+
+@dataclass(frozen=True)
+class WorldActionProperty:
+    """A property of every step the world judges while computing it: each coordinator step
+    (`on_coordinator_step`) or each leader's SyncGroup (`on_leader_assignment`); each returns
+    what is wrong."""
+
+    name: str
+    description: str
+    on_coordinator_step: Callable[[CoordinatorStep], list[str]] | None = None
+    on_leader_assignment: Callable[[LeaderAssignment], list[str]] | None = None
+    kind: ClassVar[str] = "action property"
+
+
+@dataclass(frozen=True)
+class WorldLiveness:
+    """A leads-to property of the world (`checker.model.LivenessProperty`), its goal and where
+    it applies as world parts."""
+
+    name: str
+    description: str
+    goal: WorldPart
+    applies: WorldPart
+    fair_actions: frozenset[str]
+    cut_short_by: frozenset[str]
+    enabled: Callable[[WorldParameters], bool] = _always_on
+    kind: ClassVar[str] = "liveness"
+
+
+WorldProperty = WorldInvariant | WorldActionProperty | WorldLiveness
+
+CLIENT_APIS = (
+    "FindCoordinator",
+    "JoinGroup",
+    "SyncGroup",
+    "Heartbeat",
+    "LeaveGroup",
+    "OffsetCommit",
+)
+# The steps Convergence assumes are weakly fair: each one (per label: this client, this
+# member's timer) that stays enabled is eventually taken. Messages are delivered (the
+# coordinator handles a queued request, a client reads a queued response); a running client
+# keeps polling and heartbeating; the coordinator's join and pending-sync timers fire, and so
+# does the session timer of a member no running client holds (its client crashed or moved on).
+# The session timer of a member a live client holds is labelled "fault ..." and only enabled
+# while the eviction budget lasts, so it is not a fairness class once faults are spent.
+# Coordinator failover completes (StartLoading, FinishLoading). Not fair: everything budgeted
+# as a fault, and what applications may choose never to do (CommitRequested, Process).
+FAIR_ACTIONS = frozenset(
+    {
+        "Poll",
+        "HeartbeatDue",
+        *(f"Receive{api}" for api in CLIENT_APIS),
+        *(f"Handle{api}" for api in CLIENT_APIS),
+        "HeartbeatExpired",
+        "JoinTimerExpired",
+        "SyncTimerExpired",
+        "StartLoading",
+        "FinishLoading",
+    }
+)
+
+# Every world property, in the order the checker judges them and `groupspec invariants` lists
+# them. Add a property here (and nowhere else): models/world_slots.py derives what the engine
+# needs from it.
+WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
+    WorldInvariant(
+        "NetworkConsistent",
+        "Queued and parked messages belong to requests their client still has in flight, each "
+        "once; positions follow owned partitions.",
+        (
+            WorldPart(
+                (COORDINATOR,),
+                lambda world, coordinator: coordinator_network_consistent(
+                    coordinator, world.parameters.clients
+                ),
+            ),
+            WorldPart(
+                (COORDINATOR, CLIENT),
+                lambda world, coordinator, client: client_network_consistent(
+                    coordinator, client.index, client.slot
+                ),
+            ),
+        ),
+        checked_first=True,
+    ),
+    WorldInvariant(
+        "ExclusiveOwnershipAmongCurrentMembers",
+        "No partition is owned by two clients that are both members of the current generation.",
+        (
+            WorldPart(
+                (STATE,),
+                lambda world, state: exclusive_ownership_among_current_members(state),
+                cached=False,
+            ),
+        ),
+    ),
+    WorldInvariant(
+        "ExclusiveConsumption",
+        "No partition is owned by two clients that are both members of the group, whatever "
+        "generation each last joined (eager and cooperative alike); a static member that "
+        "stalled past a rebalance is a zombie until it rejoins.",
+        (WorldPart((STATE,), lambda world, state: exclusive_consumption(state), cached=False),),
+    ),
+    WorldInvariant(
+        "AssignmentAgreement",
+        "A synced member of a Stable group's current generation, with no rejoin pending, owns "
+        "exactly what the coordinator stored for it, and that assignment decodes.",
+        (
+            WorldPart(
+                (COORDINATOR, CLIENT),
+                lambda world, coordinator, client: assignment_agreement(
+                    coordinator, client_name(client.index), client.slot.consumer, world.decoder
+                ),
+            ),
+        ),
+    ),
+    WorldInvariant(
+        "LegalAssignment",
+        "A Stable group's stored assignments are disjoint; each leader assignment gives members "
+        "only subscribed, existing partitions, each once, all of them for complete assignors.",
+        (
+            WorldPart(
+                (COORDINATOR,),
+                lambda world, coordinator: installed_assignments_disjoint(
+                    coordinator, world.decoder
+                ),
+            ),
+        ),
+    ),
+    WorldInvariant(
+        "OwnedPartitionsConsistent",
+        "No two members claim the same owned partition for the same generation in JoinGroup.",
+        (
+            WorldPart(
+                (COORDINATOR,),
+                lambda world, coordinator: owned_partitions_consistent(coordinator, world.decoder),
+            ),
+        ),
+    ),
+    WorldInvariant(
+        "StaticMembership",
+        "A static member's id was generated for its instance id; a replaced id is fenced on "
+        "every API; a static rejoin that keeps the group Stable keeps generation and assignment.",
+        (
+            WorldPart(
+                (COORDINATOR,), lambda world, coordinator: static_membership_state(coordinator)
+            ),
+        ),
+    ),
+    WorldInvariant(
+        "Durability",
+        "Every offset the coordinator acknowledged is in the log, and in memory while loaded.",
+        (
+            WorldPart(
+                (COORDINATOR, ACKNOWLEDGED),
+                lambda world, coordinator, acknowledged: durability(
+                    coordinator, acknowledged, world.group_partition
+                ),
+            ),
+        ),
+    ),
+    WorldInvariant(
+        "ExclusiveOwnershipCountingZombies",
+        "The naive property, off unless naive_zombie_property is set: no partition owned by two "
+        "clients at all. The classic protocol does not have it.",
+        (
+            WorldPart(
+                (CLIENTS,),
+                lambda world, clients: exclusive_ownership_counting_zombies(clients),
+                cached=False,
+            ),
+        ),
+        enabled=lambda parameters: parameters.naive_zombie_property,
+    ),
+    WorldActionProperty(
+        "GenerationMonotonic",
+        "The generation of the group record in the log never decreases (the coordinator's own "
+        "GenerationMonotonic judges the group in memory).",
+        on_coordinator_step=_stored_generation_monotonic,
+    ),
+    WorldActionProperty(
+        "JoinCompletion",
+        "A completed join phase keeps no dynamic member that had not rejoined (static members "
+        "keep their place).",
+        on_coordinator_step=_join_completion,
+    ),
+    WorldActionProperty(
+        "NoZombieCommit",
+        "An accepted commit with generation >= 0 comes from a member of the current generation "
+        "and names no partition the coordinator assigns to another member (a commit from "
+        "onPartitionsRevoked is allowed).",
+        on_coordinator_step=_no_zombie_commit,
+    ),
+    WorldActionProperty(
+        "StaticMembership",
+        "A replaced static member id is answered FENCED_INSTANCE_ID on JoinGroup, SyncGroup, "
+        "Heartbeat and OffsetCommit; a static rejoin in Stable keeps generation and assignment.",
+        on_coordinator_step=_static_membership_step,
+    ),
+    WorldActionProperty(
+        "GroupMaxSize",
+        "A JoinGroup is refused with GROUP_MAX_SIZE_REACHED only when the group already holds "
+        "group.max.size members.",
+        on_coordinator_step=_refused_only_when_full,
+    ),
+    WorldActionProperty(
+        "LegalAssignment",
+        "A leader's assignment gives members only subscribed, existing partitions, each once, "
+        "and all of them for complete assignors.",
+        on_leader_assignment=_legal_leader_assignment,
+    ),
+    WorldActionProperty(
+        "CooperativeRevokeBeforeAssign",
+        "A cooperative leader never assigns a partition another member's subscription still "
+        "claims to own (KIP-429).",
+        on_leader_assignment=_cooperative_revoke_before_assign,
+    ),
+    WorldLiveness(
+        "Convergence",
+        "Once every fault is spent, under weak fairness the group becomes Stable with every "
+        "subscribed partition owned by exactly one member, as the coordinator assigned it, and "
+        "nothing in flight (check_convergence).",
+        goal=WorldPart(
+            (COORDINATOR, CLIENTS, CLUSTER),
+            lambda world, coordinator, clients, cluster: world.converged_parts(
+                coordinator, clients, cluster
+            ),
+            cached=False,
+        ),
+        applies=WorldPart(
+            (COORDINATOR, BUDGETS),
+            lambda world, coordinator, budgets: world.faults_exhausted_parts(coordinator, budgets),
+        ),
+        fair_actions=FAIR_ACTIONS,
+        cut_short_by=frozenset({"max_generation"}),
+        enabled=lambda parameters: parameters.check_convergence,
+    ),
+)

@@ -9,6 +9,7 @@ import pytest
 
 from groupspec.checker.bfs import BATCH_SIZE, _chunks
 from groupspec.checker.channel import Channel
+from groupspec.checker.derived import transitions
 from groupspec.models.presets import load_preset
 
 
@@ -80,7 +81,7 @@ def test_world_states_round_trip_with_their_fingerprint_texts():
     world = load_preset("static-2", {"max_generation": "1"})
     state = world.representative(world.initial_states()[0])
     states = [state]
-    for transition in world.transitions(state):
+    for transition in transitions(world, state):
         states.append(world.representative(transition.state))
     main, worker = Channel(0), Channel(1)
     received, size = send(main, worker, states)

@@ -6,9 +6,10 @@ import pytest
 
 from groupspec.checker.bfs import Limits, search
 from groupspec.checker.counterexample import reconstruct
+from groupspec.checker.derived import initial_states, invariant_problems, invariants
 from groupspec.checker.fingerprint import check_canonical, fingerprint
-from groupspec.checker.model import Invariant, Transition
-from groupspec.checker.vector import Label
+from groupspec.checker.model import Invariant, Part, Transition
+from groupspec.checker.plain import PlainModel
 from groupspec.models.two_phase import RmPart, TwoPhaseModel, TwoPhaseState
 
 
@@ -50,7 +51,7 @@ def test_seeded_bug_gives_shortest_replayable_counterexample():
     # Shortest: one RM prepares, the TM hears it and commits, another RM aborts, the first commits.
     assert len(labels) == 5
     assert labels.count("TMCommit") == 1
-    assert model.invariants[1].check(example.steps[-1].state)
+    assert invariant_problems(model, invariants(model)[1], example.steps[-1].state)
     again = search(model, workers=2)
     assert [p.path for p in again.problems] == [found.path]
 
@@ -60,7 +61,7 @@ def test_symmetric_counterexample_replays_in_concrete_identities():
     (found,) = search(model).problems
     example = reconstruct(model, found)
     assert len(example.steps) == 5
-    assert model.invariants[1].check(example.steps[-1].state)
+    assert invariant_problems(model, invariants(model)[1], example.steps[-1].state)
 
 
 def test_all_violations_mode_keeps_searching():
@@ -82,14 +83,13 @@ class Counter:
 
 
 @dataclass(frozen=True)
-class CountToThree:
+class CountToThree(PlainModel):
     """Counts up to 3 and stops; 3 is a legitimate end only when `three_is_final`."""
 
     three_is_final: bool
 
     name = "count"
-    invariants = (Invariant("Small", lambda s: ["too big"] if s.value > 3 else []),)
-    action_properties = ()
+    properties = (Invariant("Small", "at most 3", lambda s: ["too big"] if s.value > 3 else []),)
 
     def initial_states(self):
         return (Counter(0),)
@@ -99,10 +99,7 @@ class CountToThree:
             return ()
         return (Transition("inc", "inc", Counter(state.value + 1)),)
 
-    def representative(self, state):
-        return state
-
-    def is_terminal(self, state):
+    def is_end(self, state):
         return self.three_is_final and state.value == 3
 
 
@@ -114,7 +111,7 @@ def test_deadlock_is_a_violation_unless_terminal():
 
 
 def test_fingerprints_are_stable_values():
-    state = TwoPhaseModel(2).initial_states()[0]
+    state = initial_states(TwoPhaseModel(2))[0]
     assert fingerprint(state) == fingerprint(TwoPhaseState(state.rms))
     # A fixed value: fingerprints must agree across processes, machines and runs.
     assert fingerprint((1, "a")) == 0x44531534DDF0C874
@@ -200,12 +197,10 @@ def test_state_limit_stops_alike_with_workers():
 
 
 @dataclass(frozen=True)
-class Exploding:
+class Exploding(PlainModel):
     """Fails when asked for the steps of 2, to check that worker errors reach the caller."""
 
     name = "exploding"
-    invariants = ()
-    action_properties = ()
 
     def initial_states(self):
         return (Counter(0),)
@@ -214,12 +209,6 @@ class Exploding:
         if state.value == 2:
             raise ValueError("boom at 2")
         return (Transition("inc", "inc", Counter(state.value + 1)),)
-
-    def representative(self, state):
-        return state
-
-    def is_terminal(self, state):
-        return False
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -230,26 +219,25 @@ def test_model_errors_reach_the_caller(workers):
 
 class _FirstRmNeverCommits(TwoPhaseModel):
     """Two-phase commit with one more invariant, "the first RM never commits", written either
-    as a label of the first RM's slot alone (judged once per part that slot receives) or as a
-    label over the whole vector (judged on every state)."""
+    as a part over the first RM's slot alone (judged once per component that slot receives) or
+    as a part over every slot (judged on every state)."""
 
     def __init__(self, on_the_slot: bool) -> None:
         super().__init__(3)
-        self.on_the_slot = on_the_slot
+        object.__setattr__(self, "on_the_slot", on_the_slot)
 
     @property
-    def invariant_labels(self) -> tuple[Label, ...]:
+    def properties(self):
         def first_rm(rm: RmPart) -> list[str]:
             return ["rm 0 committed"] if rm.state == "committed" else []
 
-        extra = (
-            Label("FirstNeverCommits", (1,), first_rm)
+        part = (
+            Part((1,), first_rm)
             if self.on_the_slot
-            else Label(
-                "FirstNeverCommits", (0, 1, 2, 3), lambda tm, rm, *_: first_rm(rm), cached=False
-            )
+            else Part((0, 1, 2, 3), lambda tm, rm, *_: first_rm(rm), cached=False)
         )
-        return (*super().invariant_labels, extra)
+        extra = Invariant("FirstNeverCommits", "the first RM never commits", parts=(part,))
+        return (*super().properties, extra)
 
 
 def test_a_label_of_one_slot_finds_every_violation_a_whole_state_label_finds():

@@ -6,14 +6,16 @@ import pytest
 
 from groupspec.checker.bfs import Limits, search
 from groupspec.checker.counterexample import reconstruct_lasso
+from groupspec.checker.derived import holds, liveness_properties
 from groupspec.checker.fingerprint import fingerprint
 from groupspec.checker.liveness import FAIR_CYCLE, GOAL_UNREACHABLE, check_liveness
-from groupspec.checker.model import LivenessProperty, Transition
+from groupspec.checker.model import Cut, LivenessProperty, Transition
+from groupspec.checker.plain import PlainModel
 from groupspec.models.two_phase import TwoPhaseModel
 
 
 @dataclass(frozen=True)
-class GraphModel:
+class GraphModel(PlainModel):
     """A model spelled out as its edges (source, action, label, target) over named states."""
 
     edges: tuple[tuple[str, str, str, str], ...]
@@ -25,36 +27,34 @@ class GraphModel:
     cut: frozenset[str] = frozenset()
 
     name = "graph"
-    invariants = ()
-    action_properties = ()
 
     def initial_states(self):
         return (self.initial,)
 
     def transitions(self, state):
-        return tuple(
+        steps = [
             Transition(label, action, target)
             for source, action, label, target in self.edges
             if source == state
-        )
+        ]
+        # A bound of the model cuts the runs of the states in `cut`.
+        return [*steps, Cut("bound")] if state in self.cut else steps
 
-    def representative(self, state):
-        return state
-
-    def is_terminal(self, state):
+    def is_end(self, state):
         return True
 
     @property
-    def liveness_properties(self):
+    def properties(self):
         applies = (lambda s: True) if self.applies_to is None else self.applies_to.__contains__
         return (
             LivenessProperty(
                 "Reach",
+                "a goal state is reached",
                 self.goals.__contains__,
                 applies,
                 self.fair,
                 self.per_label,
-                cut_short=self.cut.__contains__,
+                cut_short_by=frozenset({"bound"}),
             ),
         )
 
@@ -335,22 +335,14 @@ def test_safety_only_search_records_nothing_and_models_need_no_liveness():
         check_liveness(model, result)
 
     @dataclass(frozen=True)
-    class NoLiveness:
+    class NoLiveness(PlainModel):
         name = "plain"
-        invariants = ()
-        action_properties = ()
 
         def initial_states(self):
             return (0,)
 
         def transitions(self, state):
             return (Transition("inc", "inc", min(state + 1, 2)),)
-
-        def representative(self, state):
-            return state
-
-        def is_terminal(self, state):
-            return False
 
     plain = NoLiveness()
     recorded = search(plain, record_graph=True)
@@ -380,9 +372,9 @@ class UnfairTwoPhase(TwoPhaseModel):
     """Two-phase commit with the same goal and no fairness at all."""
 
     @property
-    def liveness_properties(self):
-        (termination,) = super().liveness_properties
-        return (replace(termination, fair_actions=frozenset()),)
+    def properties(self):
+        *safety, termination = super().properties
+        return (*safety, replace(termination, fair_actions=frozenset()))
 
 
 @pytest.mark.parametrize("symmetry", [False, True])
@@ -412,7 +404,7 @@ def test_two_phase_without_fairness_stutters_forever(symmetry):
     assert example.closes
     (loop,) = example.cycle
     assert loop.state == example.stem[-1].state
-    assert not model.liveness_properties[0].goal(loop.state)
+    assert not holds(model, liveness_properties(model)[0].goal, loop.state)
 
 
 def test_two_phase_with_kind_level_fairness_fails():
@@ -420,9 +412,9 @@ def test_two_phase_with_kind_level_fairness_fails():
     @dataclass(frozen=True)
     class KindFair(TwoPhaseModel):
         @property
-        def liveness_properties(self):
-            (termination,) = super().liveness_properties
-            return (replace(termination, fair_per_label=False),)
+        def properties(self):
+            *safety, termination = super().properties
+            return (*safety, replace(termination, fair_per_label=False))
 
     _, verdict = check(KindFair(3))
     assert verdict.verdict == "fail"
@@ -445,13 +437,11 @@ def test_early_stop_is_inconclusive_unless_a_fair_cycle_is_already_there():
 
 
 @dataclass(frozen=True)
-class Swapper:
+class Swapper(PlainModel):
     """Two interchangeable tokens that swap places forever; symmetry merges both orders."""
 
     name = "swapper"
-    invariants = ()
-    action_properties = ()
-    liveness_properties = (LivenessProperty("Never", lambda s: False),)
+    properties = (LivenessProperty("Never", "never", lambda s: False),)
 
     def initial_states(self):
         return ((0, 1),)
@@ -461,9 +451,6 @@ class Swapper:
 
     def representative(self, state):
         return tuple(sorted(state))
-
-    def is_terminal(self, state):
-        return False
 
 
 def test_symmetric_cycle_is_replayed_until_it_closes_concretely():

@@ -136,8 +136,8 @@ def test_a_target_with_nothing_listening_exits_2(tmp_path, capsys):
 
 
 def test_an_unknown_target_exits_2(tmp_path, capsys):
-    assert main(["workload", "--target", "kafka", "--trace-dir", str(tmp_path)]) == 2
-    assert "serve, mock or HOST:PORT" in capsys.readouterr().err
+    assert main(["workload", "--target", "kafak", "--trace-dir", str(tmp_path)]) == 2
+    assert "serve, mock, kafka, kafka-3.9 or HOST:PORT" in capsys.readouterr().err
 
 
 def test_the_workload_package_imports_no_spec_model_or_checker():

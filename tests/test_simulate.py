@@ -55,11 +55,11 @@ class NeverStable(RandomClientsWorld):
     """A world with a property the protocol breaks: no group is ever Stable."""
 
     @property
-    def invariants(self) -> tuple[Invariant[ClientsState], ...]:
+    def properties(self):
         def check(state: ClientsState) -> list[str]:
             return [g.group_id for g in state.coordinator.groups if g.state.value == "Stable"]
 
-        return (*super().invariants, Invariant("NeverStable", check))
+        return (*super().properties, Invariant("NeverStable", "no group is Stable", check))
 
 
 def test_a_broken_invariant_is_reported_with_its_trace():

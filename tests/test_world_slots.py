@@ -1,5 +1,6 @@
 """A client slot's identity: every field, `upgraded` included, tells states apart."""
 
+from groupspec.checker.derived import transitions
 from groupspec.checker.fingerprint import fingerprint
 from groupspec.models.preset_models import load_model
 from groupspec.models.world_state import evolve, part_digest
@@ -19,10 +20,10 @@ def test_a_crash_may_restart_the_client_as_it_was_or_upgraded():
     world = load_model("admin-1").model
     state = world.initial_states()[0]
     # Before the client has done anything, only an upgraded restart changes the state.
-    crashes = [t for t in world.transitions(state) if t.action == "Crash"]
+    crashes = [t for t in transitions(world, state) if t.action == "Crash"]
     assert [t.state.clients[0].upgraded for t in crashes] == [True]
-    state = world.transitions(state)[0].state
-    crashes = [t for t in world.transitions(state) if t.action == "Crash"]
+    state = transitions(world, state)[0].state
+    crashes = [t for t in transitions(world, state) if t.action == "Crash"]
     assert sorted(t.state.clients[0].upgraded for t in crashes) == [False, True]
     (upgraded,) = [t for t in crashes if t.state.clients[0].upgraded]
     assert upgraded.label.endswith("with cooperative-sticky+range")

@@ -5,6 +5,14 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from groupspec.checker.derived import (
+    action_problems,
+    action_properties,
+    invariant_problems,
+    invariants,
+    is_end,
+)
+from groupspec.checker.derived import transitions as transitions_of
 from groupspec.models.preset_models import load_model
 
 # Beyond CI's exhaustive bounds: generation 4, more faults, more commits.
@@ -42,13 +50,13 @@ class WholeWorld(RuleBasedStateMachine):
     @precondition(lambda self: self.world is not None)
     @rule(choice=st.integers(min_value=0, max_value=10_000))
     def take_a_step(self, choice):
-        transitions = self.world.transitions(self.state)
+        transitions = transitions_of(self.world, self.state)
         if not transitions:
-            assert self.world.is_terminal(self.state), f"deadlock after {self.trace}"
+            assert is_end(self.world, self.state), f"deadlock after {self.trace}"
             return
         step = transitions[choice % len(transitions)]
-        for action_property in self.world.action_properties:
-            problems = action_property.check(self.state, step)
+        for action_property in action_properties(self.world):
+            problems = action_problems(self.world, action_property, self.state, step)
             assert not problems, (action_property.name, problems, [*self.trace, step.label])
         self.state = step.state
         self.trace.append(step.label)
@@ -57,8 +65,8 @@ class WholeWorld(RuleBasedStateMachine):
     def every_invariant_holds(self):
         if self.world is None:
             return
-        for prop in self.world.invariants:
-            problems = prop.check(self.state)
+        for prop in invariants(self.world):
+            problems = invariant_problems(self.world, prop, self.state)
             assert not problems, (prop.name, problems, self.trace)
 
 

@@ -35,13 +35,13 @@ from groupspec.checker.bfs import (
     SearchResult,
     limit_reached,
 )
+from groupspec.checker.derived import liveness_properties
 from groupspec.checker.expand import Expander, GroupStats
 from groupspec.checker.graph import StateGraph
-from groupspec.checker.model import Model, liveness_properties
-from groupspec.checker.vector import vector_model
+from groupspec.checker.model import Model
 
 from .checkpoint import Checkpoint, LevelSummary, read_part, write_part
-from .state_pickle import VectorCodec
+from .state_pickle import ComponentCodec
 from .tasks import (
     REPORT,
     VISITED,
@@ -113,7 +113,7 @@ class _SparkSearch(Generic[S]):
             names = tuple(prop.name for prop in liveness_properties(model))
             self.result.graph = StateGraph(property_names=names)
         # The executors' transition-group figures, summed, in the model's order of groups.
-        self.result.group_stats = [GroupStats(group.name) for group in vector_model(model).groups]
+        self.result.group_stats = [GroupStats(group.name) for group in model.groups]
         self.checkpoint = (
             Checkpoint(options.checkpoint, options.identity) if options.checkpoint else None
         )
@@ -199,7 +199,7 @@ class _SparkSearch(Generic[S]):
         records = []
         entries: list[list[tuple[int, int, int]]] = [[] for _ in range(self.partitions)]
         expander = Expander(self.model)
-        codec = VectorCodec(expander.values, expander.intern)
+        codec = ComponentCodec(expander.values, expander.intern)
         for position, (fp, ids, problems) in enumerate(expander.initial()):
             result.parents.add(fp, None)  # type: ignore[attr-defined]
             records.append((fp, (initial_path(position), fp, "", codec.encode(ids))))

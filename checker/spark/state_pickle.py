@@ -8,7 +8,7 @@ only, and `decode_state` rebuilds the instances without running `__init__` (the 
 own `evolve` copies them), so the receiver recomputes what it needs. Everything else (tuples,
 enums, strings, numbers) pickles as usual.
 
-Spark's engine ships a state as its vector of components (`VectorCodec`): each component is
+Spark's engine ships a state as its tuple of components (`ComponentCodec`): each component is
 encoded this way once per process and the bytes are remembered, and on the receiving side each
 component's bytes are decoded and interned once per process, so a state already met costs a
 few dict lookups at both ends, not a pickle of its whole tree. States stay in that form from
@@ -56,12 +56,12 @@ def decode_state(data: bytes) -> Any:
     return pickle.loads(data)
 
 
-class VectorCodec:
+class ComponentCodec:
     """Vectors of interned component ids as bytes and back, for one process's expander.
 
     The bytes are a count, each component's length, then the components (`encode_state`).
     `values` is the expander's table of component values by id and `intern` gives the id of
-    a value, so the ids a vector decodes to are the receiving process's own."""
+    a value, so the ids a state decodes to are the receiving process's own."""
 
     def __init__(self, values: Sequence[Any], intern: Callable[[Any], int]) -> None:
         self._values = values
@@ -70,7 +70,7 @@ class VectorCodec:
         self._ids: dict[bytes, int] = {}
 
     def encode(self, ids: Sequence[int]) -> bytes:
-        """The bytes of a vector of component ids."""
+        """The bytes of a state's component ids."""
         parts = []
         for component in ids:
             data = self._bytes.get(component)
@@ -82,7 +82,7 @@ class VectorCodec:
         return header + b"".join(parts)
 
     def decode(self, data: bytes) -> tuple[int, ...]:
-        """The vector of component ids (this process's) that `encode` wrote as `data`."""
+        """The component ids (this process's) that `encode` wrote as `data`."""
         (count,) = struct.unpack_from("<H", data)
         lengths = struct.unpack_from(f"<{count}I", data, 2)
         position = 2 + 4 * count

@@ -35,7 +35,7 @@ from groupspec.checker.expand import Expander, Problem
 from groupspec.checker.model import Model
 
 from .checkpoint import write_part
-from .state_pickle import VectorCodec
+from .state_pickle import ComponentCodec
 
 # A discovery path spends this many bytes per step, so a state may have 65,536 successors.
 STEP_BYTES = 2
@@ -65,15 +65,15 @@ class _ProcessExpander:
 
     def __init__(self) -> None:
         self._model: object | None = None
-        self._expander: tuple[Expander[Any], VectorCodec] | None = None
+        self._expander: tuple[Expander[Any], ComponentCodec] | None = None
 
-    def of(self, model: Model[Any]) -> tuple[Expander[Any], VectorCodec]:
+    def of(self, model: Model[Any]) -> tuple[Expander[Any], ComponentCodec]:
         """The expander of `model` (with the liveness edges) and its codec of states, made on
         first use."""
         if self._expander is None or self._model is not model:
             expander: Expander[Any] = Expander(model, graph=True)
             self._model = model
-            self._expander = expander, VectorCodec(expander.values, expander.intern)
+            self._expander = expander, ComponentCodec(expander.values, expander.intern)
         return self._expander
 
 

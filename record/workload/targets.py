@@ -1,22 +1,23 @@
-"""The brokers a workload records: `groupspec serve`, librdkafka's mock cluster, or one running
-at an address you give.
+"""The brokers a workload records: `groupspec serve`, librdkafka's mock cluster, Apache Kafka's
+own broker (4.x or 3.9), or one running at an address you give.
 
 A target is opened before the recording proxy (the proxy needs its address), then told where
 the proxy listens (`attach`): `groupspec serve` starts only then, advertising the proxy's port
-so the proxy forwards bytes unchanged; the mock cluster and other brokers advertise themselves,
-so the proxy rewrites their addresses (`advertise_self`).
+so the proxy forwards bytes unchanged; the mock cluster, Kafka and other brokers advertise
+themselves, so the proxy rewrites their addresses (`advertise_self`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 import tempfile
 from typing import IO, Any
 
-from groupspec.wire.address import Address
+from groupspec.record.kafka.broker import KafkaBroker
+from groupspec.record.kafka.settings import KAFKA_3_9, KAFKA_4X
+from groupspec.wire.address import Address, free_port
 from groupspec.wire.reachability import probe_broker
 
 SERVE_INITIAL_REBALANCE_DELAY_MS = 500
@@ -28,13 +29,9 @@ MOCK_INITIAL_REBALANCE_DELAY_MS = 3000
 # format, which kafka-python cannot read; a fixed broker version 2.3 makes it ask v2.
 MOCK_KAFKA_PYTHON_API_VERSION = (2, 3)
 START_TIMEOUT_S = 60.0
-
-
-def free_port() -> int:
-    """A TCP port free on loopback right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+# The --target names of Apache Kafka's brokers, and the Kafka line each runs.
+KAFKA_TARGETS = {"kafka": KAFKA_4X, "kafka-3.9": KAFKA_3_9}
+TARGET_NAMES = "serve, mock, kafka, kafka-3.9 or HOST:PORT"
 
 
 class Target:
@@ -209,10 +206,53 @@ class MockTarget(Target):
         return len(found)
 
 
+class KafkaTarget(Target):
+    """Apache Kafka's broker: a fresh one started by `open` and stopped by `close` (a temporary
+    data directory each time), or one already running that is shared (`shared`) and left
+    running. Its trace header carries the broker's group settings (record/kafka/settings.py)."""
+
+    kind = "kafka"
+
+    def __init__(
+        self,
+        line: str = KAFKA_4X,
+        settings: dict[str, Any] | None = None,
+        shared: KafkaBroker | None = None,
+    ) -> None:
+        broker = shared if shared is not None else KafkaBroker(line, settings=settings)
+        super().__init__(broker.address, broker.header_settings())
+        self.broker = broker
+        self._owned = shared is None
+        if not self._owned:
+            # A shared broker keeps earlier runs' groups: name each run's group afresh.
+            self.kind = "broker"
+
+    def open(self) -> None:
+        """Start the broker (KafkaSetupError, BrokerStartError if it cannot), or make sure the
+        shared one answers."""
+        if self._owned:
+            self.broker.start(lambda line: print(f"groupspec: {line}", file=sys.stderr))
+        self.upstream = self.broker.address
+        asyncio.run(probe_broker(self.upstream))
+
+    def close(self) -> None:
+        """Stop the broker this target started."""
+        if self._owned:
+            self.broker.stop()
+
+    def describe(self) -> str:
+        """The trace header's source."""
+        return self.broker.describe()
+
+
 def make_target(spec: str, coordinator: dict[str, Any] | None = None) -> Target:
-    """`serve`, `mock`, or `HOST:PORT` of a running broker (ValueError if none of those)."""
+    """`serve`, `mock`, `kafka` (Apache Kafka 4.x), `kafka-3.9`, or `HOST:PORT` of a running
+    broker (ValueError if none of those). `coordinator` describes a running broker's settings
+    for the trace header; a Kafka target starts its broker with them."""
     if spec == "serve":
         return ServeTarget()
     if spec == "mock":
         return MockTarget()
+    if spec in KAFKA_TARGETS:
+        return KafkaTarget(KAFKA_TARGETS[spec], coordinator)
     return Target(Address.parse(spec), coordinator)

@@ -1,0 +1,327 @@
+"""One Apache Kafka broker as a child process: KRaft, broker and controller in one JVM, on
+loopback, for recording the reference behaviour (docs/kafka.md).
+
+`KafkaBroker.start` finds the release's jars (installing them on first use), writes
+server.properties into the data directory, formats the storage there unless it already is,
+starts `java ... kafka.Kafka server.properties` with its log (stdout and stderr) in
+`<data dir>/broker.log`, and returns once the broker is ready for groups (`readiness`).
+`stop` asks it to shut down (SIGTERM, which Kafka answers with a controlled shutdown) and
+removes the data directory if it was a temporary one. Both JVMs map the release's class archive
+(`class_archive`), which the first broker of a release writes when it stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from groupspec.wire.address import Address, free_port
+
+from .class_archive import ClassArchive, archive_path
+from .install import install, java_executable, pinned_release
+from .readiness import NotReadyError, await_ready
+from .settings import KAFKA_4X, ORACLE_PROFILE, broker_properties, group_settings, header_settings
+
+HOST = "127.0.0.1"
+PROPERTIES, LOG, FORMAT_LOG, STORAGE = "server.properties", "broker.log", "format.log", "kraft"
+READY_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 60.0
+HEAP = "512m"
+# A port picked free may be taken by someone else before the broker binds it: try again.
+START_ATTEMPTS = 3
+# The JVM flags of Kafka's own start script (bin/kafka-run-class.sh) that matter here, a smaller
+# heap than its 1 GiB, and slf4j-simple's log format (the pom's binding): timestamps, INFO.
+JVM_OPTIONS = (
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-Djava.awt.headless=true",
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+    "-Dorg.slf4j.simpleLogger.showDateTime=true",
+    "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSS",
+)
+# The storage tool runs for a second: no need for the optimizing compiler.
+TOOL_OPTIONS = ("-Xmx256m", "-XX:TieredStopAtLevel=1")
+
+
+class BrokerStartError(Exception):
+    """The broker did not start or did not become ready (the message names its log)."""
+
+
+def cluster_id() -> str:
+    """A random KRaft cluster id, as `kafka-storage random-uuid` prints one: 16 random bytes in
+    URL-safe base64 without padding, never starting with '-' (a command line would read it as
+    an option)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
+@dataclass
+class StartupTimes:
+    """Seconds from `start` to each milestone of the last start (None: not reached)."""
+
+    formatted_s: float | None = None  # the storage formatted (or found formatted)
+    answered_s: float | None = None  # the first ApiVersions answered
+    ready_s: float | None = None  # ready for groups (readiness)
+
+
+class KafkaBroker:
+    """One single-node Kafka broker (see the module docstring); a context manager."""
+
+    def __init__(
+        self,
+        line: str = KAFKA_4X,
+        port: int = 0,
+        data_dir: Path | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A broker of Kafka `line` ("4.x" or "3.9") on loopback port `port` (0: any free one),
+        keeping its data in `data_dir` (None: a temporary directory removed by `stop`), with
+        the group settings `settings` overrides (header names; ValueError if a broker cannot
+        take one). Nothing starts before `start`."""
+        if line not in ORACLE_PROFILE:
+            raise ValueError(
+                f"unknown Kafka line {line!r}; choose from {', '.join(ORACLE_PROFILE)}"
+            )
+        self.line = line
+        self.release = pinned_release(line)
+        self.settings = group_settings(settings)
+        self._wanted_port = port
+        self._given_data_dir = data_dir
+        self.data_dir: Path | None = data_dir
+        self.port = port
+        self.controller_port = 0
+        self.startup = StartupTimes()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._archive: ClassArchive | None = None
+
+    @property
+    def address(self) -> Address:
+        """Where clients connect (the PLAINTEXT listener)."""
+        return Address(HOST, self.port)
+
+    @property
+    def bootstrap(self) -> str:
+        """`host:port` for a client's bootstrap.servers."""
+        return str(self.address)
+
+    @property
+    def pid(self) -> int | None:
+        """The broker JVM's process id while it runs."""
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def log_path(self) -> Path:
+        """The broker's log (its stdout and stderr)."""
+        assert self.data_dir is not None, "the broker has a data directory once started"
+        return self.data_dir / LOG
+
+    def header_settings(self) -> dict[str, Any]:
+        """The trace header's coordinator settings of this broker."""
+        return header_settings(self.line, self.settings)
+
+    @property
+    def title(self) -> str:
+        """`Apache Kafka 4.4.0 (KRaft, one node)`."""
+        return f"Apache Kafka {self.release} (KRaft, one node)"
+
+    def describe(self) -> str:
+        """`Apache Kafka 4.4.0 (KRaft, one node) at 127.0.0.1:PORT`."""
+        return f"{self.title} at {self.address}"
+
+    def start(self, say: Callable[[str], None] | None = None) -> None:
+        """Start the broker and return once it is ready for groups; KafkaSetupError if java or
+        the jars are missing, BrokerStartError if it does not start. `say` hears progress."""
+        if self._process is not None:
+            raise RuntimeError("the broker is already running")
+        java = java_executable()
+        libs = install(self.line, say)
+        self._archive = ClassArchive(archive_path(libs.parent, java))
+        if self.data_dir is None:
+            self.data_dir = Path(tempfile.mkdtemp(prefix="groupspec-kafka-"))
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        self.startup = StartupTimes()
+        try:
+            for attempt in range(1, START_ATTEMPTS + 1):
+                self.port = self._wanted_port or free_port()
+                self.controller_port = free_port()
+                self._write_properties()
+                self._format(java, libs)
+                self.startup.formatted_s = time.monotonic() - started
+                self._launch(java, libs)
+                try:
+                    self._await_ready(started)
+                    break
+                except BrokerStartError:
+                    retry = attempt < START_ATTEMPTS and self._port_was_taken()
+                    self._terminate()
+                    if not retry:
+                        raise
+        except BrokerStartError:
+            raise  # the data directory stays: it holds the log the error names
+        except BaseException:
+            self.stop()
+            raise
+        self.startup.ready_s = time.monotonic() - started
+
+    def stop(self, keep_data: bool = False) -> int | None:
+        """Shut the broker down (SIGTERM, then SIGKILL after STOP_TIMEOUT_S) and remove a
+        temporary data directory unless `keep_data`; the JVM's exit code, None if it was not
+        running."""
+        code = self._terminate()
+        if self._given_data_dir is None and self.data_dir is not None and not keep_data:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir = None
+        return code
+
+    def running(self) -> bool:
+        """Whether the broker process is alive."""
+        return self._process is not None and self._process.poll() is None
+
+    def wait(self) -> int:
+        """Block until the broker process exits by itself; its exit code."""
+        assert self._process is not None, "the broker was started"
+        return self._process.wait()
+
+    def __enter__(self) -> KafkaBroker:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _write_properties(self) -> None:
+        assert self.data_dir is not None
+        node = self.settings["broker_id"]
+        lines = {
+            "process.roles": "broker,controller",
+            "controller.quorum.voters": f"{node}@{HOST}:{self.controller_port}",
+            "listeners": f"PLAINTEXT://{HOST}:{self.port},CONTROLLER://{HOST}:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{HOST}:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self.data_dir / STORAGE),
+            # One node: every internal topic has one replica.
+            "offsets.topic.replication.factor": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            **broker_properties(self.settings),
+        }
+        text = "".join(f"{key}={value}\n" for key, value in lines.items())
+        header = f"# Apache Kafka {self.release}, written by groupspec (docs/kafka.md)\n"
+        (self.data_dir / PROPERTIES).write_text(header + text, encoding="utf-8")
+
+    def _format(self, java: str, libs: Path) -> None:
+        """Format the storage unless an earlier run did (a kept --data-dir restarts)."""
+        assert self.data_dir is not None
+        if (self.data_dir / STORAGE / "meta.properties").exists():
+            return
+        assert self._archive is not None
+        command = [
+            java,
+            *TOOL_OPTIONS,
+            *self._archive.use_options(),
+            "-cp",
+            f"{libs}/*",
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            cluster_id(),
+            "-c",
+            str(self.data_dir / PROPERTIES),
+        ]
+        log = self.data_dir / FORMAT_LOG
+        with log.open("wb") as output:
+            done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, check=False)
+        if done.returncode != 0:
+            raise BrokerStartError(
+                f"Kafka {self.release}'s storage tool failed (exit {done.returncode}): "
+                f"{_last_line(log)} (whole output: {log})"
+            )
+
+    def _launch(self, java: str, libs: Path) -> None:
+        assert self.data_dir is not None
+        assert self._archive is not None
+        command = [
+            java,
+            f"-Xmx{HEAP}",
+            *JVM_OPTIONS,
+            *self._archive.broker_options(),
+            "-cp",
+            f"{libs}/*",
+            "kafka.Kafka",
+            str(self.data_dir / PROPERTIES),
+        ]
+        # Closed in _terminate: it must outlive this call, as the broker does.
+        self._log = (self.data_dir / LOG).open("ab")
+        self._process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
+        )
+
+    def _await_ready(self, started: float) -> None:
+        def answered() -> None:
+            if self.startup.answered_s is None:
+                self.startup.answered_s = time.monotonic() - started
+
+        try:
+            asyncio.run(await_ready(self.address, self.running, READY_TIMEOUT_S, answered))
+        except NotReadyError as error:
+            raise BrokerStartError(
+                f"Apache Kafka {self.release} did not become ready: {error}; see {self.log_path}"
+                f"{_error_lines(self.log_path)}"
+            ) from None
+
+    def _port_was_taken(self) -> bool:
+        """Whether the log says a listener could not bind, and the ports were picked here."""
+        if self._wanted_port:
+            return False
+        return "Address already in use" in self.log_path.read_text(errors="replace")
+
+    def _terminate(self) -> int | None:
+        process, self._process = self._process, None
+        code = None
+        if process is not None:
+            process.terminate()
+            try:
+                code = process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                code = process.wait()
+            if self._archive is not None:
+                self._archive.keep(code)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        return code
+
+
+def _last_line(path: Path) -> str:
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no output"
+
+
+def _error_lines(path: Path) -> str:
+    """The log's first ERROR line (Kafka's reason for stopping), as a suffix."""
+    for line in path.read_text(errors="replace").splitlines():
+        if " ERROR " in line or "Exception" in line:
+            return f" (first error: {line.strip()})"
+    return ""

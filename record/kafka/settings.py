@@ -1,0 +1,109 @@
+"""The group settings groupspec starts an Apache Kafka broker with, as broker properties and as a
+trace header's coordinator settings.
+
+The header names settings as the specification's `CoordinatorConfig` does (docs/trace-format.md),
+so a trace recorded from the broker is judged with the broker's own configuration. The defaults
+are test-friendly where Kafka's would only slow a test down (a 500 ms initial rebalance delay, as
+`groupspec serve` runs under `groupspec workload`; one `__consumer_offsets` partition) and
+Kafka's own elsewhere; every one is written to server.properties explicitly, so what the header
+says is what the broker was told.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+KAFKA_4X, KAFKA_3_9 = "4.x", "3.9"
+# The oracle's Kafka version profile (`kafka_version` in the header) each line's classic-protocol
+# coordinator follows with the settings written here: 4.x has only the Java coordinator; 3.9 in
+# KRaft mode serves the classic protocol with the Scala GroupCoordinator unless the new
+# coordinator is enabled, which groupspec leaves off (docs/kafka.md).
+ORACLE_PROFILE = {KAFKA_4X: "4.x", KAFKA_3_9: "3.x"}
+INT32_MAX = 2**31 - 1
+MINUTE_MS = 60_000
+
+
+@dataclass(frozen=True)
+class GroupSetting:
+    """One setting: its header name, its broker property, groupspec's value for it, the
+    milliseconds one unit of the property stands for (offsets.retention.minutes counts
+    minutes), and its least value (as the specification's CoordinatorConfig takes it)."""
+
+    name: str
+    kafka_property: str
+    default: int
+    unit_ms: int = 1
+    minimum: int = 1
+
+
+GROUP_SETTINGS = (
+    GroupSetting(
+        "group_initial_rebalance_delay_ms", "group.initial.rebalance.delay.ms", 500, minimum=0
+    ),
+    GroupSetting("group_min_session_timeout_ms", "group.min.session.timeout.ms", 6_000),
+    GroupSetting("group_max_session_timeout_ms", "group.max.session.timeout.ms", 1_800_000),
+    GroupSetting("group_max_size", "group.max.size", INT32_MAX),
+    GroupSetting("offsets_topic_num_partitions", "offsets.topic.num.partitions", 1),
+    GroupSetting(
+        "offsets_retention_ms", "offsets.retention.minutes", 7 * 24 * 60 * MINUTE_MS, MINUTE_MS
+    ),
+    GroupSetting(
+        "offsets_retention_check_interval_ms", "offsets.retention.check.interval.ms", 600_000
+    ),
+    GroupSetting("offset_metadata_max_bytes", "offset.metadata.max.bytes", 4_096, minimum=0),
+    GroupSetting("broker_id", "node.id", 1, minimum=0),
+)
+BY_NAME = {setting.name: setting for setting in GROUP_SETTINGS}
+# Settings Kafka does not let a broker change, stated in the header all the same: both
+# coordinators wait five minutes for a new member's join (3.9: GroupCoordinator.scala
+# NewMemberJoinTimeoutMs; 4.x: GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS).
+FIXED_SETTINGS = {"new_member_join_timeout_ms": 300_000}
+
+
+def group_settings(overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
+    """groupspec's settings with `overrides` (header names) applied; ValueError names an
+    override a broker cannot take."""
+    settings = {setting.name: setting.default for setting in GROUP_SETTINGS}
+    for name, value in (overrides or {}).items():
+        if name in FIXED_SETTINGS:
+            if value != FIXED_SETTINGS[name]:
+                raise ValueError(
+                    f"{name} is fixed at {FIXED_SETTINGS[name]} in Kafka; a broker cannot change it"
+                )
+            continue
+        if name == "kafka_version":
+            raise ValueError("kafka_version is the broker's own: choose the Kafka line instead")
+        setting = BY_NAME.get(name)
+        if setting is None:
+            known = ", ".join(sorted([*BY_NAME, *FIXED_SETTINGS]))
+            raise ValueError(f"{name} is not a broker group setting; known: {known}")
+        if not isinstance(value, int) or isinstance(value, bool) or value < setting.minimum:
+            kind = "a positive" if setting.minimum else "a non-negative"
+            raise ValueError(f"{name} must be {kind} integer, got {value!r}")
+        if value % setting.unit_ms:
+            raise ValueError(
+                f"{name} must be a whole number of {setting.kafka_property.rsplit('.', 1)[1]} "
+                f"({setting.kafka_property}), got {value} ms"
+            )
+        settings[name] = value
+    low, high = settings["group_min_session_timeout_ms"], settings["group_max_session_timeout_ms"]
+    if low > high:
+        raise ValueError(
+            f"group_min_session_timeout_ms exceeds group_max_session_timeout_ms ({low} > {high})"
+        )
+    return settings
+
+
+def broker_properties(settings: Mapping[str, int]) -> dict[str, str]:
+    """The server.properties lines (property -> value) that give a broker `settings`."""
+    return {
+        BY_NAME[name].kafka_property: str(value // BY_NAME[name].unit_ms)
+        for name, value in settings.items()
+    }
+
+
+def header_settings(line: str, settings: Mapping[str, int]) -> dict[str, Any]:
+    """The trace header's coordinator settings of a `line` broker started with `settings`."""
+    return {**settings, **FIXED_SETTINGS, "kafka_version": ORACLE_PROFILE[line]}
