@@ -930,6 +930,8 @@ class GroupWorld:
                         self.decoder,
                         loaded,
                         spec.config.group_max_size,
+                        event,
+                        self.group_partition,
                     )
                 )
                 results.append((outcome, tuple(problems)))

@@ -77,6 +77,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from groupspec.spec.abstract_group import abstract_view
 from groupspec.spec.assignment import Cluster, RebalanceProtocol, Subscription
 from groupspec.spec.assignors.registry import COMPLETE_ASSIGNORS
 from groupspec.spec.consumer import ConsumerPhase, ConsumerState, MemberState, phase
@@ -86,6 +87,7 @@ from groupspec.spec.consumer_protocol import (
     decode_subscription,
 )
 from groupspec.spec.log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey
+from groupspec.spec.refinement import refinement_problems
 from groupspec.spec.state import CoordinatorState, Group
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, EMPTY, STABLE
@@ -451,6 +453,8 @@ class CoordinatorStep:
     decoder: Decoder
     loaded: bool
     group_max_size: int
+    event: object  # the input as the coordinator read it
+    partition: int  # the group's offsets partition
 
     def answers(self) -> list[object]:
         """The bodies of the responses to the handled request."""
@@ -490,6 +494,19 @@ def leader_assignment_problems(assignment: LeaderAssignment) -> Problems:
         if isinstance(prop, WorldActionProperty) and prop.on_leader_assignment is not None
         for detail in prop.on_leader_assignment(assignment)
     ]
+
+
+def _refines(step: CoordinatorStep) -> list[str]:
+    """The step is a step of the abstract group, or a stutter (spec/refinement.py)."""
+    before = abstract_view(step.before, GROUP_ID, step.partition)
+    after = abstract_view(step.after, GROUP_ID, step.partition)
+    group = step.before.group(GROUP_ID)
+    parked = {
+        member.awaiting_sync: member.member_id
+        for member in (group.members if group is not None else ())
+        if member.awaiting_sync is not None
+    }
+    return refinement_problems(GROUP_ID, before, after, step.event, step.responses, parked)
 
 
 def _stored_generation_monotonic(step: CoordinatorStep) -> list[str]:
@@ -965,6 +982,13 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
             ),
         ),
         enabled=lambda parameters: parameters.naive_zombie_property,
+    ),
+    WorldActionProperty(
+        "Refinement",
+        "Every coordinator step is a step of the abstract group (spec/abstract_group.py: joins, "
+        "leaves, new generations, the leader's sync, commits, writes and loads of the log, and "
+        "what each answer may say) or changes nothing it describes.",
+        on_coordinator_step=_refines,
     ),
     WorldActionProperty(
         "GenerationMonotonic",
