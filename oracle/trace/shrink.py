@@ -210,21 +210,30 @@ def shrink_excerpt(
     make_oracle: Callable[[], Oracle],
     budget: ShrinkBudget,
     known: Known | None = None,
+    whole: tuple[Sequence[Event], Known] | None = None,
 ) -> tuple[list[Event], ShrinkOutcome]:
     """`events` (ending with the target's response) with request/response pairs left out
     while the rest still diverges there as `target` did, within `budget`; and how far it got.
-    `known` is a run over exactly `events` already made, if any."""
+    `known` is a run over exactly `events` already made, if any; `whole` the trace up to the
+    target with the run that judged it, shrunk instead if `events` alone do not diverge so
+    (another group's events had a part in it)."""
     run = _Shrinker(target, make_oracle, budget, list(events))
     try:
         if known is None:
             known = run.replay_all()
+            if not known.reproduces and whole is not None:
+                run.take(list(whole[0]))
+                known = whole[1]
         run.reference, run.reproduces = known.checkpoints, known.reproduces
+        if not run.reproduces:
+            why = "replayed alone, the excerpt does not diverge so"
+            return run.current, ShrinkOutcome(NOT_SHRUNK, why, budget.events, budget.spent)
         run.suffixes()
         run.sweep()
     except BudgetSpent:
         why = (
-            f"its share of the shrinking budget ({budget.spent} specification steps, "
-            f"{budget.events} events replayed) ran out; validate --shrink shrinks it until minimal"
+            f"its share of the shrinking budget ran out after {budget.events} events replayed "
+            f"({budget.spent} specification steps); validate --shrink shrinks it until minimal"
         )
         outcome = ShrinkOutcome(NOT_FULLY_SHRUNK, why, budget.events, budget.spent, run.tried)
         return run.current, outcome
@@ -247,9 +256,9 @@ class _Shrinker:
         self.reference = Checkpoints()
         self.reproduces = True
         self.tried = 0
-        self._take(current)
+        self.take(current)
 
-    def _take(self, current: list[Event]) -> None:
+    def take(self, current: list[Event]) -> None:
         """`current` is the excerpt from now on."""
         self.current = current
         self.lines = [n for n, _ in current]
@@ -316,7 +325,7 @@ class _Shrinker:
         if caught_up_at is not None:
             recorded.add_from(self.reference, caught_up_at)
         if reproduces:
-            self._take([event for i, event in enumerate(self.current) if i not in left_out])
+            self.take([event for i, event in enumerate(self.current) if i not in left_out])
             self.reference = recorded
         return reproduces
 

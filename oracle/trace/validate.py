@@ -366,11 +366,17 @@ def _groups(
             )
         elif shrinking is not None:
             share = shrinking.budget.share(len(by_kind) - index)
-            # The excerpt of a trace of one group is the whole trace up to the divergence:
-            # the run that judged it has been over it already, and its checkpoints serve.
-            whole = len(excerpt) == prefix.events_up_to(first.line)
-            known = Known(shrinking.checkpoints.up_to(first.line), True) if whole else None
-            excerpt, outcome = shrink_excerpt(excerpt, first, make_oracle, share, known)
+            # The run that judged the trace has been over the whole of it up to the divergence
+            # already: its checkpoints serve the excerpt of a trace of one group, which is all
+            # of that, and any excerpt that does not diverge without the other groups.
+            whole = prefix.events[: prefix.events_up_to(first.line)]
+            judged = Known(shrinking.checkpoints.up_to(first.line), True)
+            if len(excerpt) == len(whole):
+                excerpt, outcome = shrink_excerpt(excerpt, first, make_oracle, share, judged)
+            else:
+                excerpt, outcome = shrink_excerpt(
+                    excerpt, first, make_oracle, share, whole=(whole, judged)
+                )
             shrinking.budget.take_back(share)
         text = tuple(_excerpt_line(n, e, texts) for n, e in excerpt)
         groups.append(DivergenceGroup(first, tuple(d.line for d in members), text, outcome))
