@@ -231,10 +231,13 @@ def shrink_excerpt(
         run.suffixes()
         run.sweep()
     except BudgetSpent:
-        why = (
+        spent = (
             f"its share of the shrinking budget ran out after {budget.events} events replayed "
-            f"({budget.spent} specification steps); validate --shrink shrinks it until minimal"
+            f"({budget.spent} specification steps)"
+            if budget.events
+            else "the kinds before it spent the shrinking budget"
         )
+        why = f"{spent}; validate --shrink shrinks it until minimal"
         outcome = ShrinkOutcome(NOT_FULLY_SHRUNK, why, budget.events, budget.spent, run.tried)
         return run.current, outcome
     return run.current, ShrinkOutcome(MINIMAL, "", budget.events, budget.spent, run.tried)
