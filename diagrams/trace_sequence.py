@@ -8,8 +8,8 @@ coordinator, a response one back, each labelled with what matters of it (the API
 correlation id, the member and generation a request names, the error and generation a response
 answers); a closed connection is a dot on its lifeline. Each client's lifeline is coloured by
 the phase its responses put it in (joining, awaiting sync, stable, rejoin needed, closed), as
-in the project's other diagrams. The divergent response is marked by a red rule below it, and
-the footer says why it diverged.
+in the project's other diagrams. The divergent response is marked by a dashed rule below it
+and annotated with what the specification allowed there; the footer says why it diverged.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def excerpt_sequence(
         f"{shown[0].get('line')}–{divergent_line}"
         + (f" ({left_out} earlier ones not drawn)" if left_out else "")
     ]
-    marks = ((len(drawn) - 1, f"line {divergent_line}: the response above diverged"),)
+    marks = ((len(drawn) - 1, f"line {divergent_line}, above: where it diverged"),)
     diagram = SequenceDiagram(
         title,
         tuple(subtitle),

@@ -14,6 +14,8 @@ from test_oracle_shrink import divergent_trace
 from groupspec.cli import ci_report
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
+from groupspec.diagrams.sequence_diagram import MESSAGE, render_svg
+from groupspec.diagrams.trace_sequence import excerpt_sequence
 
 SECONDS = 1_000
 
@@ -152,3 +154,33 @@ def test_ci_against_the_mock_cluster_writes_both_reports(tmp_path):
     parsed = Page()
     parsed.feed((out / "report.html").read_text())
     assert len(parsed.rows) == 2 and all(parsed.sections.values())
+
+
+def test_an_excerpt_is_drawn_with_a_lifeline_per_connection_up_to_the_divergence():
+    member = "c-1-0f0e6c2a-1b2c-4d5e-8f90-123456789abc"
+    join = {"group_id": "g", "member_id": "", "protocol_type": "consumer", "protocols": []}
+    joined = {"error_code": 0, "generation_id": 0, "leader": member, "member_id": member}
+    excerpt = [
+        {"line": 2, "conn": "a:1", "dir": "request", "api": "JoinGroup", "ver": 5, "corr": 1,
+         "client_id": "c-1", "body": join},
+        {"line": 3, "conn": "b:2", "dir": "request", "api": "Heartbeat", "ver": 3, "corr": 7,
+         "client_id": "c-2", "body": {"group_id": "g", "generation_id": 1, "member_id": "x"}},
+        {"line": 4, "conn": "a:1", "dir": "response", "api": "JoinGroup", "ver": 5, "corr": 1,
+         "body": joined},
+        {"line": 5, "conn": "b:2", "dir": "close"},
+    ]  # fmt: skip
+    allowed = [{**joined, "generation_id": 1}]
+    diagram = excerpt_sequence(excerpt, 4, title="t", outcome="o", allowed=allowed, window=2)
+    assert [lane.name for lane in diagram.lanes] == ["coordinator", "c-1"]
+    # Two events before the divergence are drawn, the first being its request, brought in.
+    assert [(e.kind, e.lane, e.origin) for e in diagram.events] == [
+        (MESSAGE, 0, 1),
+        (MESSAGE, 1, 0),
+    ]
+    assert diagram.events[-1].text == "L4 JoinGroup #1: NONE, gen 0, leader c-1-0f0e…"
+    assert diagram.events[-1].annotation == "▸ allowed: NONE, gen 1, leader c-1-0f0e…"
+    assert diagram.events[-1].states == ("", "awaiting sync")
+    assert diagram.subtitle == (
+        "the excerpt's last 2 of 3 events, lines 2–4 (1 earlier ones not drawn)",
+    )
+    assert render_svg(diagram) == render_svg(diagram)  # the same excerpt, the same picture
