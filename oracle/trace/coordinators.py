@@ -49,6 +49,14 @@ class Coordinators:
     unowned: set[int] = field(default_factory=set)
     moves: list[tuple[str, int, str]] = field(default_factory=list)
 
+    def copy(self) -> Coordinators:
+        """An independent copy."""
+        return Coordinators(dict(self.owner), set(self.unowned), list(self.moves))
+
+    def future_key(self) -> tuple[object, ...]:
+        """What decides the moves later answers imply (`moves` is a record, not consulted)."""
+        return (frozenset(self.owner.items()), frozenset(self.unowned))
+
     def elsewhere(self, partition: int, broker: str) -> bool:
         """Whether a request to `broker` for `partition` goes to a broker known not to
         coordinate it."""

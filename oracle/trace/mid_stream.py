@@ -55,6 +55,25 @@ class MidStream:
     # Per group, the ids handed out with MEMBER_ID_REQUIRED, with when they expire unused.
     handed_out: dict[str, dict[str, int]] = field(default_factory=dict)
 
+    def copy(self) -> MidStream:
+        """An independent copy."""
+        return MidStream(
+            set(self.learned),
+            dict(self.held),
+            {group: dict(joins) for group, joins in self.joined.items()},
+            {group: dict(ids) for group, ids in self.handed_out.items()},
+        )
+
+    def future_key(self) -> tuple[Any, ...]:
+        """Everything that decides what is held and learned next (`held` in its order, which
+        `after_learning` releases in)."""
+        return (
+            frozenset(self.learned),
+            tuple(self.held.items()),
+            frozenset((group, frozenset(joins.items())) for group, joins in self.joined.items()),
+            frozenset((group, frozenset(ids.items())) for group, ids in self.handed_out.items()),
+        )
+
     def holds(self, api_key: int, groups: frozenset[str]) -> bool:
         """Whether a request of `api_key` naming `groups` is held rather than judged."""
         return api_key == OFFSET_FETCH or not groups <= self.learned

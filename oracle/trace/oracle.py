@@ -12,6 +12,7 @@ end flags requests that were due an answer long before and never got one.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -183,6 +184,40 @@ class Oracle:
         hypothesis still held fired on its way here (adopt steps are not rules)."""
         fired = [hypothesis.fired for hypothesis in self.tracker.hypotheses]
         return frozenset.intersection(*fired) if fired else frozenset()
+
+    def fork(self) -> Oracle:
+        """An independent copy that judges on from here: what it observes next leaves this one
+        as it is (to replay variants of one trace from a shared prefix)."""
+        forked = copy.copy(self)
+        forked.tracker = self.tracker.fork()
+        forked.counts = copy.copy(self.counts)
+        forked.counts.skipped_apis = dict(self.counts.skipped_apis)
+        forked.divergences = list(self.divergences)
+        forked.tolerated = list(self.tolerated)
+        forked._skipped = set(self._skipped)
+        forked._requests = dict(self._requests)
+        forked._named_groups = set(self._named_groups)
+        forked.mid_stream = self.mid_stream.copy() if self.mid_stream is not None else None
+        forked.coordinators = self.coordinators.copy()
+        forked._elsewhere = dict(self._elsewhere)
+        forked._partitions = dict(self._partitions)
+        return forked
+
+    def future_key(self) -> tuple[Any, ...]:
+        """Everything that decides how the oracle judges what comes next: two oracles with
+        equal keys, given the same observations, find the same divergences from there on,
+        whatever they observed before. What was found so far and the counts are left out."""
+        return (
+            self.tracker.future_key(),
+            self._origin,
+            self._last,
+            frozenset(self._skipped),
+            tuple(self._requests.items()),  # in order: `_answered` looks for earlier requests
+            frozenset(self._named_groups),
+            self.mid_stream.future_key() if self.mid_stream is not None else None,
+            self.coordinators.future_key(),
+            tuple(self._elsewhere.items()),
+        )
 
     # -- observations -------------------------------------------------------------------------
 

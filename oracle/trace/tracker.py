@@ -20,6 +20,7 @@ remains, the coordinator diverged from the specification.
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -184,11 +185,32 @@ class Tracker:
         # Requests whose response the oracle stopped waiting for (answered out of turn, or
         # never): a response the specification produces for one later is dropped.
         self.abandoned: set[Ref] = set()
+        # Specification steps taken so far, every hypothesis's: the work judging has taken
+        # (shrinking an excerpt is budgeted in it).
+        self.steps = 0
         # Per binding, the parts already spelled the observed way, and the states (`_key`).
         self._spellings: dict[Binding, tuple[RewriteMemo, dict[int, tuple[Any, _Hashed]]]] = {}
         self._last_armed: tuple[CoordinatorState, tuple[tuple[int, TimerEvent], ...]] | None = None
         self._renamed: dict[tuple[rq.Request, Binding], rq.Request] = {}
         self._bindings: dict[Binding, Binding] = {}
+
+    def fork(self) -> Tracker:
+        """An independent copy that goes on from these hypotheses (the memos are shared: they
+        only remember results, so sharing them changes none)."""
+        forked = copy.copy(self)
+        forked.hypotheses = list(self.hypotheses)
+        forked.abandoned = set(self.abandoned)
+        return forked
+
+    def future_key(self) -> tuple[Any, ...]:
+        """Everything of the tracker that decides how it takes what comes next: two trackers
+        with equal keys judge the same observations alike. The rules fired so far are left
+        out (they are reported, never judged by)."""
+        hypotheses = tuple(
+            (h.state, h.queues, h.outbox, h.binding, h.closed, h.origins, h.deviated)
+            for h in self.hypotheses
+        )
+        return (hypotheses, frozenset(self.abandoned))
 
     # -- observations -----------------------------------------------------------------------
 
@@ -244,6 +266,7 @@ class Tracker:
         updated = []
         for hypothesis in self.hypotheses:
             try:
+                self.steps += 1
                 outcomes = self.spec.step(hypothesis.state, event, now)
             except EventNotEnabledError:
                 updated.append(hypothesis)
@@ -433,6 +456,7 @@ class Tracker:
         for request in requests:
             following = []
             for state, own, others, _ in runs:
+                self.steps += 1
                 for outcome in self.spec.step(state, rq.Received(spec_ref, request), at):
                     mine = tuple(
                         r.body
@@ -468,6 +492,7 @@ class Tracker:
     def _fire(
         self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
     ) -> Iterator[Hypothesis]:
+        self.steps += 1
         for outcome in self.spec.step(hypothesis.state, event, deadline):
             produced = [
                 ((r.ref.connection, r.ref.correlation_id), r.body) for r in outcome.responses
