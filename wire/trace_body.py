@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 INT32_MIN = -(2**31)
@@ -19,10 +21,11 @@ _BITFIELD = "bitfield"
 _BINARY = frozenset({"bytes", "records"})
 
 
-def body_of(message: Any) -> dict[str, Any]:
-    """The fields of a decoded request or response `message` at its version, as JSON values."""
-    version = message.API_VERSION
-    return _struct(message, message._struct._fields, version)
+def body_of(message: Any, *, raw_bytes: bool = False) -> dict[str, Any]:
+    """The fields of a decoded request or response `message` at its version, as JSON values
+    (with `raw_bytes`, `bytes` fields stay bytes: the form the wire server reads)."""
+    message_class: type = type(message)
+    return _apply(_plan(message_class, message.API_VERSION, raw_bytes), message)
 
 
 def bytes_field_names(message_class: Any) -> frozenset[str]:
@@ -39,28 +42,43 @@ def bytes_field_names(message_class: Any) -> frozenset[str]:
     return frozenset(names)
 
 
-def _struct(value: Any, fields: Any, version: int) -> dict[str, Any]:
-    document: dict[str, Any] = {}
-    for field in fields:
-        if not field.for_version_q(version):
-            continue
-        document[field.name] = _value(getattr(value, field.name), field, version)
-    return document
+# How to read one struct at one version: (field name, converter of its value), in order.
+_Plan = tuple[tuple[str, Callable[[Any], Any]], ...]
 
 
-def _value(value: Any, field: Any, version: int) -> Any:
-    if _kind(field) == _BITFIELD:
+@cache
+def _plan(message_class: Any, version: int, raw_bytes: bool) -> _Plan:
+    """The plan of a message class at a version (the schema walk done once, not per message)."""
+    return _struct_plan(message_class._struct._fields, version, raw_bytes)
+
+
+def _struct_plan(fields: Any, version: int, raw_bytes: bool) -> _Plan:
+    return tuple(
+        (field.name, _converter(field, version, raw_bytes))
+        for field in fields
+        if field.for_version_q(version)
+    )
+
+
+def _apply(plan: _Plan, value: Any) -> dict[str, Any]:
+    return {name: convert(getattr(value, name)) for name, convert in plan}
+
+
+def _converter(field: Any, version: int, raw_bytes: bool) -> Callable[[Any], Any]:
+    kind = _kind(field)
+    if kind == _BITFIELD:
         # None is how kafka-python decodes INT32_MIN ("not requested"); the wire has the int.
-        return INT32_MIN if value is None else _int32_of_bits(value)
-    if value is None:
-        return None
+        return lambda value: INT32_MIN if value is None else _int32_of_bits(value)
     if field.is_struct_array():
-        return [_struct(item, field._fields, version) for item in value]
+        plan = _struct_plan(field._fields, version, raw_bytes)
+        return lambda value: None if value is None else [_apply(plan, item) for item in value]
     if field.is_struct():
-        return _struct(value, field._fields, version)
+        plan = _struct_plan(field._fields, version, raw_bytes)
+        return lambda value: None if value is None else _apply(plan, value)
+    simple = _simple_converter(kind, raw_bytes)
     if field.is_array():
-        return [_simple(item, _kind(field)) for item in value]
-    return _simple(value, _kind(field))
+        return lambda value: None if value is None else [simple(item) for item in value]
+    return simple
 
 
 def _kind(field: Any) -> str:
@@ -68,14 +86,22 @@ def _kind(field: Any) -> str:
     return str(field._json["type"]).removeprefix("[]")
 
 
-def _simple(value: Any, kind: str) -> Any:
-    if value is None:
-        return None
+def _simple_converter(kind: str, raw_bytes: bool) -> Callable[[Any], Any]:
     if kind in _BINARY:
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value
+        return _as_bytes if raw_bytes else _as_base64
+    return _plain
+
+
+def _as_bytes(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)
+
+
+def _as_base64(value: Any) -> str | None:
+    return None if value is None else base64.b64encode(bytes(value)).decode("ascii")
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, uuid.UUID) else value
 
 
 def _int32_of_bits(bits: set[int] | frozenset[int]) -> int:

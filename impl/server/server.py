@@ -27,6 +27,7 @@ from groupspec.impl.coordinator import Coordinator
 from groupspec.vocabulary.errors import ErrorCode, InputError
 from groupspec.wire import codec
 from groupspec.wire.codec import FrameError, RequestHead
+from groupspec.wire.group_apis import BodyError, UnmodelledRequest
 from groupspec.wire.listener_tasks import TaskSet
 
 from .apis import Apis, Fields
@@ -221,7 +222,7 @@ class WireServer:
         assert self.apis is not None
         try:
             reply = self.apis.handlers[head.api_key](request, client_host)
-        except InputError as error:
+        except (InputError, BodyError, UnmodelledRequest) as error:
             # Fields no real client sends (negative timeouts, duplicate protocols, ...).
             raise FrameError(f"invalid request: {error}") from error
         except TypeError as error:
