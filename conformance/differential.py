@@ -93,9 +93,8 @@ def normalize_response(body: Any, name: Name) -> tuple[Any, ...]:
 
 
 def _normal_fields(message: Any, name: Name) -> tuple[Any, ...]:
-    return tuple(
-        _normal(getattr(message, role.name), role, name) for role in field_roles(type(message))
-    )
+    cls: type = type(message)
+    return tuple(_normal(getattr(message, role.name), role, name) for role in field_roles(cls))
 
 
 def _normal(value: Any, role: FieldRole, name: Name) -> Any:

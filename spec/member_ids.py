@@ -88,7 +88,8 @@ def _id_fields(cls: type) -> _IdFields | None:
 
 
 def _ids(message: Any) -> list[str]:
-    where = _id_fields(type(message))
+    cls: type = type(message)
+    where = _id_fields(cls)
     return _collect(message, where) if where is not None else []
 
 
@@ -112,7 +113,8 @@ def response_member_ids(body: ResponseBody) -> list[str]:
 
 def rename_request_member_ids(request: T, rename: Callable[[str], str]) -> T:
     """`request` with every member id passed through `rename` (other fields unchanged)."""
-    where = _id_fields(type(request))
+    cls: type = type(request)
+    where = _id_fields(cls)
     return request if where is None else _renamed(request, where, rename)
 
 
