@@ -122,12 +122,15 @@ def client_host_of(connection: str) -> str:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _get(body: Body, name: str, default: Any = None, *, required: bool = False) -> Any:
-    if name in body:
+def _get(body: Body, name: str, default: Any = None) -> Any:
+    return body.get(name, default)
+
+
+def _need(body: Body, name: str) -> Any:
+    try:
         return body[name]
-    if required:
-        raise BodyError(f'missing field "{name}"')
-    return default
+    except KeyError:
+        raise BodyError(f'missing field "{name}"') from None
 
 
 def _bytes(value: Any, name: str) -> bytes:
@@ -149,11 +152,7 @@ def _read_find_coordinator(
     key_type = _get(body, "key_type", 0) if version >= 1 else 0
     if key_type != rq.GROUP_KEY_TYPE:
         raise UnmodelledRequest(f"FindCoordinator for key type {key_type} (not a group)")
-    keys = (
-        _get(body, "coordinator_keys", required=True)
-        if version >= 4
-        else [_get(body, "key", required=True)]
-    )
+    keys = _need(body, "coordinator_keys") if version >= 4 else [_need(body, "key")]
     return tuple(rq.FindCoordinatorRequest(key, api_version=version) for key in keys)
 
 
@@ -162,15 +161,15 @@ def _read_join_group(
 ) -> tuple[rq.Request, ...]:
     protocols = tuple(
         rq.JoinGroupProtocol(p["name"], _bytes(p.get("metadata"), "metadata"))
-        for p in _get(body, "protocols", required=True)
+        for p in _need(body, "protocols")
     )
     return (
         rq.JoinGroupRequest(
-            group_id=_get(body, "group_id", required=True),
-            member_id=_get(body, "member_id", required=True),
-            protocol_type=_get(body, "protocol_type", required=True),
+            group_id=_need(body, "group_id"),
+            member_id=_need(body, "member_id"),
+            protocol_type=_need(body, "protocol_type"),
             protocols=protocols,
-            session_timeout_ms=_get(body, "session_timeout_ms", required=True),
+            session_timeout_ms=_need(body, "session_timeout_ms"),
             rebalance_timeout_ms=_get(body, "rebalance_timeout_ms", -1) if version >= 1 else -1,
             group_instance_id=_get(body, "group_instance_id") if version >= 5 else None,
             client_id=client_id,
@@ -186,9 +185,9 @@ def _read_sync_group(
 ) -> tuple[rq.Request, ...]:
     return (
         rq.SyncGroupRequest(
-            group_id=_get(body, "group_id", required=True),
-            generation_id=_get(body, "generation_id", required=True),
-            member_id=_get(body, "member_id", required=True),
+            group_id=_need(body, "group_id"),
+            generation_id=_need(body, "generation_id"),
+            member_id=_need(body, "member_id"),
             group_instance_id=_get(body, "group_instance_id") if version >= 3 else None,
             protocol_type=_get(body, "protocol_type") if version >= 5 else None,
             protocol_name=_get(body, "protocol_name") if version >= 5 else None,
@@ -206,9 +205,9 @@ def _read_heartbeat(
 ) -> tuple[rq.Request, ...]:
     return (
         rq.HeartbeatRequest(
-            _get(body, "group_id", required=True),
-            _get(body, "generation_id", required=True),
-            _get(body, "member_id", required=True),
+            _need(body, "group_id"),
+            _need(body, "generation_id"),
+            _need(body, "member_id"),
             _get(body, "group_instance_id") if version >= 3 else None,
             api_version=version,
         ),
@@ -219,9 +218,7 @@ def _read_leave_group(
     version: int, body: Body, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     if version < 3:
-        members: tuple[rq.MemberIdentity, ...] = (
-            rq.MemberIdentity(_get(body, "member_id", required=True)),
-        )
+        members: tuple[rq.MemberIdentity, ...] = (rq.MemberIdentity(_need(body, "member_id")),)
     else:
         members = tuple(
             rq.MemberIdentity(
@@ -229,11 +226,9 @@ def _read_leave_group(
                 m.get("group_instance_id"),
                 m.get("reason") if version >= 5 else None,
             )
-            for m in _get(body, "members", required=True)
+            for m in _need(body, "members")
         )
-    return (
-        rq.LeaveGroupRequest(_get(body, "group_id", required=True), members, api_version=version),
-    )
+    return (rq.LeaveGroupRequest(_need(body, "group_id"), members, api_version=version),)
 
 
 def _read_offset_commit(
@@ -250,12 +245,12 @@ def _read_offset_commit(
             p.get("committed_leader_epoch", -1) if version >= 6 else -1,
             p.get("committed_metadata"),
         )
-        for topic in _get(body, "topics", required=True)
+        for topic in _need(body, "topics")
         for p in topic["partitions"]
     )
     return (
         rq.OffsetCommitRequest(
-            group_id=_get(body, "group_id", required=True),
+            group_id=_need(body, "group_id"),
             partitions=partitions,
             generation_id=generation if version >= 1 else -1,
             member_id=_get(body, "member_id", "") if version >= 1 else "",
@@ -281,8 +276,8 @@ def _read_offset_fetch(
     if version < 8:
         return (
             rq.OffsetFetchRequest(
-                _get(body, "group_id", required=True),
-                _topic_partitions(_get(body, "topics", required=True)),
+                _need(body, "group_id"),
+                _topic_partitions(_need(body, "topics")),
                 require_stable=stable,
                 api_version=version,
             ),
@@ -294,7 +289,7 @@ def _read_offset_fetch(
             require_stable=stable,
             api_version=version,
         )
-        for g in _get(body, "groups", required=True)
+        for g in _need(body, "groups")
     )
 
 
@@ -303,7 +298,7 @@ def _read_describe_groups(
 ) -> tuple[rq.Request, ...]:
     return (
         rq.DescribeGroupsRequest(
-            tuple(_get(body, "groups", required=True)),
+            tuple(_need(body, "groups")),
             # v6 only adds an error message per group: read as v5; beyond it, refused.
             api_version=5 if version == 6 else version,
         ),
@@ -321,11 +316,7 @@ def _read_list_groups(
 def _read_delete_groups(
     version: int, body: Body, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
-    return (
-        rq.DeleteGroupsRequest(
-            tuple(_get(body, "groups_names", required=True)), api_version=version
-        ),
-    )
+    return (rq.DeleteGroupsRequest(tuple(_need(body, "groups_names")), api_version=version),)
 
 
 # -- writing requests (traces written in process) ------------------------------------------

@@ -42,8 +42,9 @@ def bytes_field_names(message_class: Any) -> frozenset[str]:
     return frozenset(names)
 
 
-# How to read one struct at one version: (field name, converter of its value), in order.
-_Plan = tuple[tuple[str, Callable[[Any], Any]], ...]
+# How to read one struct at one version: (field name, converter of its value or None for a
+# value kept as it is), in order.
+_Plan = tuple[tuple[str, Callable[[Any], Any] | None], ...]
 
 
 @cache
@@ -61,10 +62,13 @@ def _struct_plan(fields: Any, version: int, raw_bytes: bool) -> _Plan:
 
 
 def _apply(plan: _Plan, value: Any) -> dict[str, Any]:
-    return {name: convert(getattr(value, name)) for name, convert in plan}
+    return {
+        name: getattr(value, name) if convert is None else convert(getattr(value, name))
+        for name, convert in plan
+    }
 
 
-def _converter(field: Any, version: int, raw_bytes: bool) -> Callable[[Any], Any]:
+def _converter(field: Any, version: int, raw_bytes: bool) -> Callable[[Any], Any] | None:
     kind = _kind(field)
     if kind == _BITFIELD:
         # None is how kafka-python decodes INT32_MIN ("not requested"); the wire has the int.
@@ -77,6 +81,8 @@ def _converter(field: Any, version: int, raw_bytes: bool) -> Callable[[Any], Any
         return lambda value: None if value is None else _apply(plan, value)
     simple = _simple_converter(kind, raw_bytes)
     if field.is_array():
+        if simple is None:
+            return lambda value: None if value is None else list(value)
         return lambda value: None if value is None else [simple(item) for item in value]
     return simple
 
@@ -86,10 +92,11 @@ def _kind(field: Any) -> str:
     return str(field._json["type"]).removeprefix("[]")
 
 
-def _simple_converter(kind: str, raw_bytes: bool) -> Callable[[Any], Any]:
+def _simple_converter(kind: str, raw_bytes: bool) -> Callable[[Any], Any] | None:
     if kind in _BINARY:
         return _as_bytes if raw_bytes else _as_base64
-    return _plain
+    # Only a uuid field decodes to a UUID; every other simple value is JSON as it is.
+    return _as_text if kind == "uuid" else None
 
 
 def _as_bytes(value: Any) -> bytes | None:
@@ -100,7 +107,7 @@ def _as_base64(value: Any) -> str | None:
     return None if value is None else base64.b64encode(bytes(value)).decode("ascii")
 
 
-def _plain(value: Any) -> Any:
+def _as_text(value: Any) -> Any:
     return str(value) if isinstance(value, uuid.UUID) else value
 
 

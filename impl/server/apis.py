@@ -247,10 +247,11 @@ class Apis:
             body = body_of(request.body, raw_bytes=True)
             requests = read_requests(api.key, version, body, request.client_id, client_host)
             futures = [self.call(one) for one in requests]
-            if all(future.done() for future in futures):
-                answers = tuple(future.result() for future in futures)
-                return api.write_response(answers, version, requests, as_is)
-            return _written(api, version, requests, futures)
+            for future in futures:
+                if not future.done():
+                    return _written(api, version, requests, futures)
+            answers = tuple([future.result() for future in futures])
+            return api.write_response(answers, version, requests, as_is)
 
         return handle
 
