@@ -174,9 +174,9 @@ def _struct_null_plan(fields: Any, version: int) -> _NullPlan:
             if field.is_struct() or field.is_struct_array()
             else None
         )
-        plan.append(
-            (field.name, not field.nullable_for_version_q(version), inner, field.is_array())
-        )
+        refused = not field.nullable_for_version_q(version)
+        if refused or inner:  # a nullable field with nothing refused inside needs no look
+            plan.append((field.name, refused, inner or None, field.is_array()))
     return tuple(plan)
 
 

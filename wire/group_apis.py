@@ -9,13 +9,15 @@ it maps to, and three functions:
 - `write_request`: a vocabulary request -> its fields (traces written in process);
 - `write_response`: the vocabulary's answer(s) -> the response's fields at a version.
 
-Fields are Kafka's schema names in snake_case, nested structs as dicts, arrays as lists, in
-either of two spellings of `bytes`: a trace body's (`trace_body.body_of`: base64 text) or a
-decoded frame's (`body_of(..., raw_bytes=True)`: bytes). Readers accept both; writers spell
-bytes as their `raw` argument says. From the entries follow the codec's message classes and
-served versions (`codec.MESSAGES`, `codec.SUPPORTED_VERSIONS`), the APIs a trace carries
-(`trace_format.API_NAMES`), the wire server's group handlers, and the oracle's reading of
-observed requests and writing of the specification's answers.
+A reader reads Kafka's fields by their schema names in snake_case, from a trace's JSON object
+(`bytes` as base64 text) or from the decoded kafka-python message itself (the wire server's:
+attributes, `bytes` as bytes), through `_get`, `_need`, `_item` and `_bytes`, which read
+either. Writers write nested dicts and lists, spelling bytes as their `raw` argument says.
+
+From the entries follow the codec's message classes and served versions (`codec.MESSAGES`,
+`codec.SUPPORTED_VERSIONS`), the APIs a trace carries (`trace_format.API_NAMES`), the wire
+server's group handlers, and the oracle's reading of observed requests and writing of the
+specification's answers.
 """
 
 from __future__ import annotations
@@ -58,9 +60,11 @@ from groupspec.vocabulary import responses as rs
 from groupspec.vocabulary.errors import InputError
 
 Body = dict[str, Any]
+# What a reader reads: a trace's JSON object, or a decoded kafka-python message.
+Fields = Any
 # How a writer spells `bytes`: as they are (a frame), or base64 text (a trace).
 Raw = Callable[[bytes], Any]
-Reader = Callable[[int, Body, str, str], tuple[rq.Request, ...]]
+Reader = Callable[[int, Fields, str, str], tuple[rq.Request, ...]]
 RequestWriter = Callable[[Any], Body]
 ResponseWriter = Callable[[tuple[Any, ...], int, tuple[rq.Request, ...], Raw], Body]
 
@@ -122,22 +126,36 @@ def client_host_of(connection: str) -> str:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _get(body: Body, name: str, default: Any = None) -> Any:
-    return body.get(name, default)
+# A reader touches a body only through these, so that it reads a trace's JSON object and a
+# decoded kafka-python message alike (whose fields are attributes, absent where the version
+# lacks them).
 
 
-def _need(body: Body, name: str) -> Any:
+def _get(body: Any, name: str, default: Any = None) -> Any:
+    """A field, or `default` where the body lacks it."""
+    if type(body) is dict:
+        return body.get(name, default)
+    return getattr(body, name, default)
+
+
+def _need(body: Any, name: str) -> Any:
+    """A field the API and version must carry."""
     try:
-        return body[name]
-    except KeyError:
+        return body[name] if type(body) is dict else getattr(body, name)
+    except (KeyError, AttributeError):
         raise BodyError(f'missing field "{name}"') from None
+
+
+def _item(entry: Any, name: str) -> Any:
+    """A field of an array's entry (a KeyError or AttributeError where it lacks one)."""
+    return entry[name] if type(entry) is dict else getattr(entry, name)
 
 
 def _bytes(value: Any, name: str) -> bytes:
     if value is None:
         return b""
-    if isinstance(value, bytes):
-        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
     if not isinstance(value, str):
         raise BodyError(f'"{name}" must be a base64 string, got {type(value).__name__}')
     try:
@@ -147,7 +165,7 @@ def _bytes(value: Any, name: str) -> bytes:
 
 
 def _read_find_coordinator(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     key_type = _get(body, "key_type", 0) if version >= 1 else 0
     if key_type != rq.GROUP_KEY_TYPE:
@@ -157,10 +175,10 @@ def _read_find_coordinator(
 
 
 def _read_join_group(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     protocols = tuple(
-        rq.JoinGroupProtocol(p["name"], _bytes(p.get("metadata"), "metadata"))
+        rq.JoinGroupProtocol(_item(p, "name"), _bytes(_get(p, "metadata"), "metadata"))
         for p in _need(body, "protocols")
     )
     return (
@@ -181,7 +199,7 @@ def _read_join_group(
 
 
 def _read_sync_group(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     return (
         rq.SyncGroupRequest(
@@ -192,7 +210,9 @@ def _read_sync_group(
             protocol_type=_get(body, "protocol_type") if version >= 5 else None,
             protocol_name=_get(body, "protocol_name") if version >= 5 else None,
             assignments=tuple(
-                rq.SyncGroupAssignment(a["member_id"], _bytes(a.get("assignment"), "assignment"))
+                rq.SyncGroupAssignment(
+                    _item(a, "member_id"), _bytes(_get(a, "assignment"), "assignment")
+                )
                 for a in _get(body, "assignments", [])
             ),
             api_version=version,
@@ -201,7 +221,7 @@ def _read_sync_group(
 
 
 def _read_heartbeat(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     return (
         rq.HeartbeatRequest(
@@ -215,16 +235,16 @@ def _read_heartbeat(
 
 
 def _read_leave_group(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     if version < 3:
         members: tuple[rq.MemberIdentity, ...] = (rq.MemberIdentity(_need(body, "member_id")),)
     else:
         members = tuple(
             rq.MemberIdentity(
-                m["member_id"],
-                m.get("group_instance_id"),
-                m.get("reason") if version >= 5 else None,
+                _item(m, "member_id"),
+                _get(m, "group_instance_id"),
+                _get(m, "reason") if version >= 5 else None,
             )
             for m in _need(body, "members")
         )
@@ -232,21 +252,21 @@ def _read_leave_group(
 
 
 def _read_offset_commit(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     if version > 9:
         raise UnmodelledRequest(f"OffsetCommit v{version} (topic ids)")
     generation = _get(body, "generation_id_or_member_epoch", _get(body, "generation_id", -1))
     partitions = tuple(
         rq.OffsetCommitPartition(
-            topic["name"],
-            p["partition_index"],
-            p["committed_offset"],
-            p.get("committed_leader_epoch", -1) if version >= 6 else -1,
-            p.get("committed_metadata"),
+            _item(topic, "name"),
+            _item(p, "partition_index"),
+            _item(p, "committed_offset"),
+            _get(p, "committed_leader_epoch", -1) if version >= 6 else -1,
+            _get(p, "committed_metadata"),
         )
         for topic in _need(body, "topics")
-        for p in topic["partitions"]
+        for p in _item(topic, "partitions")
     )
     return (
         rq.OffsetCommitRequest(
@@ -264,11 +284,15 @@ def _read_offset_commit(
 def _topic_partitions(topics: Any) -> tuple[rq.TopicPartition, ...] | None:
     if topics is None:
         return None
-    return tuple(rq.TopicPartition(t["name"], i) for t in topics for i in t["partition_indexes"])
+    return tuple(
+        rq.TopicPartition(_item(t, "name"), i)
+        for t in topics
+        for i in _item(t, "partition_indexes")
+    )
 
 
 def _read_offset_fetch(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     if version > 9:
         raise UnmodelledRequest(f"OffsetFetch v{version} (topic ids)")
@@ -284,8 +308,8 @@ def _read_offset_fetch(
         )
     return tuple(
         rq.OffsetFetchRequest(
-            g["group_id"],
-            _topic_partitions(g.get("topics")),
+            _item(g, "group_id"),
+            _topic_partitions(_get(g, "topics")),
             require_stable=stable,
             api_version=version,
         )
@@ -294,7 +318,7 @@ def _read_offset_fetch(
 
 
 def _read_describe_groups(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     return (
         rq.DescribeGroupsRequest(
@@ -306,7 +330,7 @@ def _read_describe_groups(
 
 
 def _read_list_groups(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     states = tuple(_get(body, "states_filter", ()) or ()) if version >= 4 else ()
     types = tuple(_get(body, "types_filter", ()) or ()) if version >= 5 else ()
@@ -314,7 +338,7 @@ def _read_list_groups(
 
 
 def _read_delete_groups(
-    version: int, body: Body, client_id: str, client_host: str
+    version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
     return (rq.DeleteGroupsRequest(tuple(_need(body, "groups_names")), api_version=version),)
 
@@ -759,10 +783,11 @@ def api_of_response(response_type: type) -> GroupApi:
 
 
 def read_requests(
-    api_key: int, version: int, body: Body, client_id: str | None, client_host: str
+    api_key: int, version: int, body: Fields, client_id: str | None, client_host: str
 ) -> tuple[rq.Request, ...]:
-    """The vocabulary's request(s) for a group-API request's fields (a batched lookup is
-    several); `client_host` as Kafka records it (`/HOST`).
+    """The vocabulary's request(s) for a group-API request's fields, a trace's JSON object or
+    a decoded kafka-python message (a batched lookup is several); `client_host` as Kafka
+    records it (`/HOST`).
 
     Raises `UnmodelledRequest` for what the vocabulary does not model and `BodyError` for a
     body that cannot be read; a value the vocabulary rejects is a `BodyError` too.

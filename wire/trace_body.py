@@ -21,11 +21,10 @@ _BITFIELD = "bitfield"
 _BINARY = frozenset({"bytes", "records"})
 
 
-def body_of(message: Any, *, raw_bytes: bool = False) -> dict[str, Any]:
-    """The fields of a decoded request or response `message` at its version, as JSON values
-    (with `raw_bytes`, `bytes` fields stay bytes: the form the wire server reads)."""
+def body_of(message: Any) -> dict[str, Any]:
+    """The fields of a decoded request or response `message` at its version, as JSON values."""
     message_class: type = type(message)
-    return _apply(_plan(message_class, message.API_VERSION, raw_bytes), message)
+    return _apply(_plan(message_class, message.API_VERSION), message)
 
 
 def bytes_field_names(message_class: Any) -> frozenset[str]:
@@ -48,16 +47,14 @@ _Plan = tuple[tuple[str, Callable[[Any], Any] | None], ...]
 
 
 @cache
-def _plan(message_class: Any, version: int, raw_bytes: bool) -> _Plan:
+def _plan(message_class: Any, version: int) -> _Plan:
     """The plan of a message class at a version (the schema walk done once, not per message)."""
-    return _struct_plan(message_class._struct._fields, version, raw_bytes)
+    return _struct_plan(message_class._struct._fields, version)
 
 
-def _struct_plan(fields: Any, version: int, raw_bytes: bool) -> _Plan:
+def _struct_plan(fields: Any, version: int) -> _Plan:
     return tuple(
-        (field.name, _converter(field, version, raw_bytes))
-        for field in fields
-        if field.for_version_q(version)
+        (field.name, _converter(field, version)) for field in fields if field.for_version_q(version)
     )
 
 
@@ -68,18 +65,18 @@ def _apply(plan: _Plan, value: Any) -> dict[str, Any]:
     }
 
 
-def _converter(field: Any, version: int, raw_bytes: bool) -> Callable[[Any], Any] | None:
+def _converter(field: Any, version: int) -> Callable[[Any], Any] | None:
     kind = _kind(field)
     if kind == _BITFIELD:
         # None is how kafka-python decodes INT32_MIN ("not requested"); the wire has the int.
         return lambda value: INT32_MIN if value is None else _int32_of_bits(value)
     if field.is_struct_array():
-        plan = _struct_plan(field._fields, version, raw_bytes)
+        plan = _struct_plan(field._fields, version)
         return lambda value: None if value is None else [_apply(plan, item) for item in value]
     if field.is_struct():
-        plan = _struct_plan(field._fields, version, raw_bytes)
+        plan = _struct_plan(field._fields, version)
         return lambda value: None if value is None else _apply(plan, value)
-    simple = _simple_converter(kind, raw_bytes)
+    simple = _simple_converter(kind)
     if field.is_array():
         if simple is None:
             return lambda value: None if value is None else list(value)
@@ -92,15 +89,11 @@ def _kind(field: Any) -> str:
     return str(field._json["type"]).removeprefix("[]")
 
 
-def _simple_converter(kind: str, raw_bytes: bool) -> Callable[[Any], Any] | None:
+def _simple_converter(kind: str) -> Callable[[Any], Any] | None:
     if kind in _BINARY:
-        return _as_bytes if raw_bytes else _as_base64
+        return _as_base64
     # Only a uuid field decodes to a UUID; every other simple value is JSON as it is.
     return _as_text if kind == "uuid" else None
-
-
-def _as_bytes(value: Any) -> bytes | None:
-    return None if value is None else bytes(value)
 
 
 def _as_base64(value: Any) -> str | None:

@@ -28,7 +28,6 @@ from groupspec.wire.group_apis import (
     as_is,
     read_requests,
 )
-from groupspec.wire.trace_body import body_of
 
 from .topics import InvalidBatchError, TopicStore, split_batches
 
@@ -196,14 +195,14 @@ class Apis:
     def find_coordinator(self, request: Decoded, client_host: str) -> Reply:
         """This broker, for group keys; other key types are not served (INVALID_REQUEST)."""
         version = request.head.api_version
-        body = body_of(request.body, raw_bytes=True)
+        body = request.body
         answers: list[tuple[str, int, str | None, int]] = []
         try:
             lookups = read_requests(
                 codec.FIND_COORDINATOR, version, body, request.client_id, client_host
             )
         except UnmodelledRequest:  # a transaction or share-group coordinator is asked for
-            keys = body["coordinator_keys"] if version >= 4 else [body["key"]]
+            keys = body.coordinator_keys if version >= 4 else [body.key]
             answers = [(key, int(ErrorCode.INVALID_REQUEST), "only group keys", -1) for key in keys]
         else:
             for lookup in lookups:
@@ -244,8 +243,7 @@ class Apis:
 
         def handle(request: Decoded, client_host: str) -> Reply:
             version = request.head.api_version
-            body = body_of(request.body, raw_bytes=True)
-            requests = read_requests(api.key, version, body, request.client_id, client_host)
+            requests = read_requests(api.key, version, request.body, request.client_id, client_host)
             futures = [self.call(one) for one in requests]
             for future in futures:
                 if not future.done():
