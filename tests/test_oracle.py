@@ -15,12 +15,12 @@ from test_impl_conformance import MUTATIONS
 
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
-from groupspec.oracle.trace.kafka_shape import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, b64
 from groupspec.oracle.trace.oracle import Oracle
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0
+from groupspec.wire.group_apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, b64
 
 MINUTES = 60_000
 SUBSCRIPTION = b64(encode_subscription_v0(("events",)))

@@ -11,9 +11,9 @@ from test_oracle import heartbeat, join_body, joined
 
 from groupspec.cli.main import main
 from groupspec.oracle.trace.coordinators import FOLLOW_LOAD, FOLLOW_UNLOAD
-from groupspec.oracle.trace.kafka_shape import FIND_COORDINATOR, HEARTBEAT, JOIN_GROUP, SYNC_GROUP
 from groupspec.oracle.trace.oracle import Oracle
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.wire.group_apis import FIND_COORDINATOR, HEARTBEAT, JOIN_GROUP, SYNC_GROUP
 
 MEMBER = "c-1-uuid"
 NOT_COORDINATOR, LOAD_IN_PROGRESS, UNKNOWN_MEMBER_ID = 16, 14, 25

@@ -18,16 +18,16 @@ from test_oracle import (
 )
 
 from groupspec.cli.main import main
-from groupspec.oracle.trace.kafka_shape import (
+from groupspec.oracle.trace.oracle import Oracle
+from groupspec.spec.config import CoordinatorConfig
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.wire.group_apis import (
     DESCRIBE_GROUPS,
     HEARTBEAT,
     JOIN_GROUP,
     LEAVE_GROUP,
     SYNC_GROUP,
 )
-from groupspec.oracle.trace.oracle import Oracle
-from groupspec.spec.config import CoordinatorConfig
-from groupspec.vocabulary.errors import ErrorCode
 
 SCALA, JAVA = "3.x", "4.x"
 HEADER = '{"format":"groupspec-trace","version":1}\n'

@@ -22,6 +22,15 @@ from groupspec.spec.state import Group, PendingMember
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.responses import ResponseBody
+from groupspec.wire.group_apis import (
+    JOIN_GROUP,
+    LIST_GROUPS,
+    BodyError,
+    UnmodelledRequest,
+    client_host_of,
+    read_requests,
+    response_body,
+)
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
 from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_into
@@ -29,14 +38,6 @@ from .binding import Binding
 from .comparison import MEMBER_ID_REQUIRED, comparable
 from .coordinators import Coordinators, broker_of
 from .divergence_text import error_names, first_difference, render_response, render_state
-from .kafka_shape import (
-    JOIN_GROUP,
-    LIST_GROUPS,
-    BodyError,
-    UnmodelledRequest,
-    response_body,
-    spec_requests,
-)
 from .mid_stream import MidStream
 from .profiles import ERROR_PREFIX, FIRST_GENERATION, NO_MEMBER_ID_REQUIRED, DeviationProfile
 from .tracker import IGNORE_FOREIGN, Hypothesis, OracleSettings, Pending, Ref, Tracker
@@ -273,7 +274,7 @@ class Oracle:
         self.counts.events += 1
         ref = (connection, correlation_id)
         try:
-            requests = spec_requests(api_key, version, body, client_id, connection)
+            requests = read_requests(api_key, version, body, client_id, client_host_of(connection))
         except UnmodelledRequest:
             self._skip(ref, API_NAMES.get(api_key, str(api_key)))
             return
