@@ -238,11 +238,17 @@ class Tracker:
             explored += len(frontier)
         return []
 
-    def apply(self, event: PartitionEvent, now: int) -> None:
+    def apply(self, event: PartitionEvent, now: int, held: Ref | None = None) -> None:
         """Every hypothesis after `event` (an offsets partition unloaded or loaded, as the
-        coordinators' answers showed) at time `now`; hypotheses it does not apply to stay."""
+        coordinators' answers showed) at time `now`; hypotheses it does not apply to stay.
+        What time `now` forces took effect before the event (a request seen longer than the
+        reorder window ago, a timer overdue by more than the slack); a request or timer not
+        forced yet may have taken effect before the event or after it, and both are kept (a
+        JoinGroup parked before an unload is answered NOT_COORDINATOR by it, and one arriving
+        after by the coordinator check, but only the first created its group). The request
+        `held` takes effect after it (a broker answered it as the new coordinator)."""
         updated = []
-        for hypothesis in self.hypotheses:
+        for hypothesis in self._reachable(now, held):
             try:
                 outcomes = self.spec.step(hypothesis.state, event, now)
             except EventNotEnabledError:
@@ -258,6 +264,25 @@ class Tracker:
                     )
                 )
         self.hypotheses = self._unique(updated)
+
+    def _reachable(self, now: int, held: Ref | None = None) -> list[Hypothesis]:
+        """Every hypothesis that moves by time `now` reach with nothing overdue, the request
+        `held` not taken; deduplicated."""
+        found: list[Hypothesis] = []
+        frontier = self.hypotheses
+        explored = 0
+        while frontier:
+            found.extend(h for h in frontier if not self._overdue(h, now))
+            frontier = self._unique(
+                m for h in frontier for m in self._moves(h, now) if not _took(h, m, held)
+            )
+            explored += len(frontier)
+            if explored > self.settings.max_hypotheses:
+                raise TooAmbiguous(
+                    f"more than {self.settings.max_hypotheses} hypotheses; raise --max-hypotheses "
+                    "or lower --reorder-window-ms / --timer-slack-ms"
+                )
+        return self._unique(found)
 
     def settle(self, now: int) -> None:
         """Advance every hypothesis past what time `now` forces (overdue timers and requests)."""
@@ -506,6 +531,17 @@ class Tracker:
             if hypothesis.fired.issuperset(rules)
             else hypothesis.fired.union(rules),
         )
+
+
+def _took(before: Hypothesis, after: Hypothesis, ref: Ref | None) -> bool:
+    """Whether the move from `before` to `after` took the request `ref` off its queue."""
+    if ref is None:
+        return False
+    queued = dict(before.queues).get(ref[0], ())
+    if not queued or queued[0].ref != ref:
+        return False
+    left = dict(after.queues).get(ref[0], ())
+    return not left or left[0].ref != ref
 
 
 def _shape(hypothesis: Hypothesis) -> tuple[Any, ...]:
