@@ -109,6 +109,9 @@ class Hypothesis:
     # Requests taken as a tolerated deviation makes them (`Pending.alternative`), until answered.
     deviated: tuple[Ref, ...] = ()
     fired: frozenset[str] = frozenset()
+    # The time of the latest move taken (a request acts at the time it was seen, a timer at
+    # its deadline or, fired after a later move, at that move's time): not part of `key`.
+    clock: int = 0
 
     def origin(self, ref: Ref) -> tuple[int, tuple[str, ...]] | None:
         """When, and by which specification rules, the response to `ref` was produced."""
@@ -130,6 +133,7 @@ class Hypothesis:
             self.origins,
             self.deviated,
             self.fired,
+            self.clock,
         )
 
     def answered(self, ref: Ref) -> Hypothesis:
@@ -137,7 +141,15 @@ class Hypothesis:
         if len(self.outbox) == 1 and self.outbox[0][0] == ref and not self.deviated:
             # The common case: the one response owed was this one.
             return Hypothesis(
-                self.state, self.queues, (), self.binding, self.closed, (), (), self.fired
+                self.state,
+                self.queues,
+                (),
+                self.binding,
+                self.closed,
+                (),
+                (),
+                self.fired,
+                self.clock,
             )
         return Hypothesis(
             self.state,
@@ -148,6 +160,7 @@ class Hypothesis:
             tuple(e for e in self.origins if e[0] != ref),
             tuple(r for r in self.deviated if r != ref) if self.deviated else (),
             self.fired,
+            self.clock,
         )
 
     def produced(self, ref: Ref) -> tuple[ResponseBody, ...] | None:
@@ -308,7 +321,7 @@ class Tracker:
             return hypothesis
         h = hypothesis
         return Hypothesis(
-            h.state, h.queues, h.outbox, binding, h.closed, h.origins, h.deviated, h.fired
+            h.state, h.queues, h.outbox, binding, h.closed, h.origins, h.deviated, h.fired, h.clock
         )
 
     def abandon(self, ref: Ref) -> None:
@@ -427,8 +440,9 @@ class Tracker:
 
     def _take(self, hypothesis: Hypothesis, connection: str, head: Pending) -> Iterator[Hypothesis]:
         # A request acts at the time it was seen and a timer at its deadline, whichever order
-        # they take effect in: the outcome of a move then does not depend on how late the
-        # tracker made it, so hypotheses that differ only in that coincide.
+        # they take effect in (a timer fired after a later request excepted, `_fire`): the
+        # outcome of a move then does not depend on how late the tracker made it, so
+        # hypotheses that differ only in that coincide.
         at = head.ts
         queues = tuple(
             (c, q[1:] if c == connection else q)
@@ -495,12 +509,17 @@ class Tracker:
     def _fire(
         self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
     ) -> Iterator[Hypothesis]:
-        for outcome in self.spec.step(hypothesis.state, event, deadline):
+        # A timer that fires after a move taken past its deadline (a request seen later, which
+        # the slack let go first) fired then, not at its deadline: the timers it arms count
+        # from there, as the coordinator's do (Kafka re-arms an extended initial delay from
+        # the moment it fired).
+        at = max(deadline, hypothesis.clock)
+        for outcome in self.spec.step(hypothesis.state, event, at):
             produced = [
                 ((r.ref.connection, r.ref.correlation_id), r.body) for r in outcome.responses
             ]
             yield self._after(
-                hypothesis, outcome.state, hypothesis.queues, produced, deadline, outcome.rules
+                hypothesis, outcome.state, hypothesis.queues, produced, at, outcome.rules
             )
 
     def _after(
@@ -532,6 +551,7 @@ class Tracker:
             hypothesis.fired
             if hypothesis.fired.issuperset(rules)
             else hypothesis.fired.union(rules),
+            max(hypothesis.clock, at),
         )
 
 
