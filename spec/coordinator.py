@@ -157,7 +157,10 @@ class GroupCoordinatorSpec:
         if isinstance(request, ListGroupsRequest):
             return self._list_groups(step, state, received)
         if isinstance(request, DescribeGroupsRequest):
-            described = tuple(self._describe_one(step, state, gid) for gid in request.group_ids)
+            described = tuple(
+                self._describe_one(step, state, gid, request.api_version)
+                for gid in request.group_ids
+            )
             step.respond(ref, DescribeGroupsResponse(described))
             return state
         if isinstance(request, DeleteGroupsRequest):
@@ -211,12 +214,14 @@ class GroupCoordinatorSpec:
         step.fire(FIND_COORDINATOR_FOUND)
         return FindCoordinatorResponse(ErrorCode.NONE, request.key, self.config.broker_id)
 
-    def _describe_one(self, step: Step, state: CoordinatorState, group_id: str) -> DescribedGroup:
+    def _describe_one(
+        self, step: Step, state: CoordinatorState, group_id: str, api_version: int
+    ) -> DescribedGroup:
         error = self._coordinator_error(state, group_id)
         if error is not None:
             step.fire(COORDINATOR_CHECK_FAILED)
             return DescribedGroup(error, group_id, "", "", "")
-        return describe_group(step, state, group_id)
+        return describe_group(step, state, group_id, api_version)
 
     def _list_groups(
         self, step: Step, state: CoordinatorState, received: Received

@@ -239,3 +239,27 @@ def test_whether_a_group_a_join_created_survives_a_coordinator_move_depends_on_t
         diverged = [d.api for d in oracle.divergences]
         assert diverged == ([] if version == passes_under else ["DescribeGroups"]), version
         assert len(oracle.coordinators.moves) == 2
+
+
+@pytest.mark.parametrize("api_version", [5, 6])
+def test_describe_groups_of_a_group_nobody_holds_answers_by_api_version(api_version):
+    """Before v6 a group the coordinator does not hold is described Dead without error; from v6
+    (Kafka 4.0+) with GROUP_ID_NOT_FOUND and a message, as Kafka 4.4.0 answered the
+    describe-groups probe. The other version's answer diverges."""
+    for error in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND):
+        oracle = Oracle(CoordinatorConfig())
+        describe = {"groups": ["gone"], "include_authorized_operations": False}
+        oracle.request("admin", 1, DESCRIBE_GROUPS, api_version, describe, 1_000, client_id="a")
+        group = {
+            "error_code": int(error),
+            "error_message": "Group gone not found." if error else None,
+            "group_id": "gone",
+            "group_state": "Dead",
+            "protocol_type": "",
+            "protocol_data": "",
+            "members": [],
+        }
+        answer = {"throttle_time_ms": 0, "groups": [group]}
+        divergence = oracle.response("admin", 1, DESCRIBE_GROUPS, api_version, answer, 1_001)
+        expected = ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 6 else ErrorCode.NONE
+        assert (divergence is None) == (error is expected), (api_version, error)

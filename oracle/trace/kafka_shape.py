@@ -237,11 +237,7 @@ def _offset_fetch(version: int, body: Body, client_id: str, conn: str) -> tuple[
 
 def _describe_groups(version: int, body: Body, client_id: str, conn: str) -> tuple[rq.Request, ...]:
     return (
-        rq.DescribeGroupsRequest(
-            tuple(_get(body, "groups", required=True)),
-            # v6 only adds an error message per group: read as v5; beyond it, refused.
-            api_version=5 if version == 6 else version,
-        ),
+        rq.DescribeGroupsRequest(tuple(_get(body, "groups", required=True)), api_version=version),
     )
 
 
