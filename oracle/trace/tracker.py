@@ -373,6 +373,13 @@ class Tracker:
         """Every hypothesis one move later: a queued request takes effect, or a timer fires."""
         timers = self._armed(hypothesis.state)
         slack = self.settings.timer_slack_ms
+        # The latest moment the oldest request still waiting (on an open connection) can take
+        # effect: nothing seen after it, request or timer, took effect before it.
+        window = self.settings.reorder_window_ms
+        latest = min(
+            (q[0].ts + window for c, q in hypothesis.queues if q and c not in hypothesis.closed),
+            default=None,
+        )
         for connection, queue in hypothesis.queues:
             if not queue:
                 continue
@@ -380,14 +387,12 @@ class Tracker:
             # A timer overdue when the request was seen fired before the request took effect.
             if any(deadline + slack < head.ts for deadline, _ in timers):
                 continue
+            # A request seen more than the reorder window after another took effect after it.
+            if latest is not None and head.ts > latest:
+                continue
             yield from self._take(hypothesis, connection, head)
         # A request seen more than the reorder window before a timer's deadline took effect
         # before the timer fired.
-        window = self.settings.reorder_window_ms
-        latest = min(
-            (q[0].ts + window for c, q in hypothesis.queues if q and c not in hypothesis.closed),
-            default=None,
-        )
         # A timer overdue at another's deadline fired before it (timers fire within the slack):
         # without this, a later timer could release a response first, and the response would
         # look answered when that timer fired rather than when the earlier one did.
