@@ -232,18 +232,23 @@ async def static_rejoin(connect: Connect, group: str) -> None:
 
 
 async def static_replaced_while_joining(connect: Connect, group: str) -> None:
-    """A static member's first JoinGroup waits out the initial rebalance delay; its instance id
-    joins again from another connection meanwhile: the first is fenced, the second takes its
-    place in the join."""
+    """A dynamic member is Stable alone; a static member joins, so the group rebalances and
+    waits for the first to rejoin; meanwhile the static member's instance id joins again from
+    another connection: the first static JoinGroup is fenced, the second takes its place, and
+    the dynamic member's rejoin completes the join phase."""
+    (holder,) = await new_members(connect, group, 1)
+    await form_group([holder])
     old = ProbeMember(await connect("probe-static"), group, instance="instance-0")
     parked = asyncio.ensure_future(old.join(5))
-    await asyncio.sleep(SETTLE_S)
+    await heartbeat_until(holder, REBALANCE_IN_PROGRESS)
     new = ProbeMember(await connect("probe-static-new"), group, instance="instance-0")
-    expect(await new.join(5))
+    replacing = asyncio.ensure_future(new.join(5))
     expect(await parked, FENCED_INSTANCE_ID)
-    expect(await new.sync(5))
-    expect(await new.leave())
-    close_all(old, new)
+    expect(await holder.join(3))
+    expect(await replacing)
+    await sync_all([holder, new])
+    await leave_all([holder, new])
+    close_all(holder, old, new)
 
 
 async def static_replaced_while_completing(connect: Connect, group: str) -> None:

@@ -49,11 +49,12 @@ async def session_expiry(connect: Connect, group: str) -> None:
 
 
 async def expiry_completes_join(connect: Connect, group: str) -> None:
-    """In a Stable group of two, one member rejoins with a new subscription and the other (1 s
+    """In a Stable group of two, one member rejoins with a new subscription and the other (2 s
     session) goes silent: its expiry leaves everyone joined, which completes the join phase.
     (A DescribeGroups in between shows the rejoin took effect before the expiry.)"""
     quiet, steady = await new_members(connect, group, 2)
-    quiet.session_ms = SHORT_SESSION_MS
+    # Long enough for the DescribeGroups to come before the expiry.
+    quiet.session_ms = 2 * SHORT_SESSION_MS
     admin = await connect("probe-admin")
     await form_group([quiet, steady])
     rejoin = asyncio.ensure_future(steady.join(3, protocols=CHANGED))
