@@ -197,3 +197,39 @@ def test_a_heartbeat_answered_blindly_while_loading_does_not_end_the_load():
     assert commit(oracle, "c", 8, 2_100) is None
     assert not oracle.divergences
     assert [step for step, _, _ in oracle.coordinators.moves] == [FOLLOW_UNLOAD, FOLLOW_LOAD]
+
+
+def fetch(oracle: Oracle, connection: str, correlation: int, at: int, error: int = 0) -> object:
+    """An OffsetFetch v3 of every offset of the group (it has none), answered with `error`."""
+    oracle.request(connection, correlation, 9, 3, {"group_id": "g", "topics": None}, at)
+    answer = {"throttle_time_ms": 0, "topics": [], "error_code": error}
+    return oracle.response(connection, correlation, 9, 3, answer, at + 1)
+
+
+def test_the_sessions_a_load_restarts_are_timed_from_the_last_answer_before_it_finished():
+    """Kafka restarts a loaded member's session when the load finishes, which no answer shows:
+    it finished after the last request answered as still loading (sent at 1,500) and before the
+    first answered as loaded (1,600). The session may have expired from 11,500 on, so an
+    UNKNOWN_MEMBER_ID at 11,550 is the member's session expiring, not an early timer."""
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    stable_group_on(oracle, "b1|c")
+    assert beat(oracle, "b1|c", 3, 1_000, NOT_COORDINATOR) is None
+    assert fetch(oracle, "b2|watch", 1, 1_500, LOAD_IN_PROGRESS) is None
+    assert fetch(oracle, "b2|watch", 2, 1_600) is None
+    assert beat(oracle, "b2|c", 1, 11_550, UNKNOWN_MEMBER_ID) is None
+    assert not oracle.divergences
+
+
+def test_a_broker_that_refused_the_group_long_before_it_served_it_times_the_load_from_serving():
+    """b2 answered NOT_COORDINATOR at 1,000 (it did not coordinate the group yet) and served it
+    from 5,000 on: that refusal is further back than the timer slack, so the load is timed from
+    5,000, and the member's session runs until 15,000."""
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    stable_group_on(oracle, "b1|c")
+    assert beat(oracle, "b2|c", 1, 1_000, NOT_COORDINATOR) is None
+    assert beat(oracle, "b1|c", 3, 4_000, NOT_COORDINATOR) is None
+    assert beat(oracle, "b2|c", 2, 5_000) is None
+    assert beat(oracle, "b2|c", 4, 14_600) is None
+    assert not oracle.divergences
+    divergence = beat(oracle, "b2|c", 5, 14_700, UNKNOWN_MEMBER_ID)
+    assert divergence is not None and divergence.api == "Heartbeat"
