@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_oracle import heartbeat, join_body, joined
 
 from groupspec.cli.main import main
@@ -206,17 +207,22 @@ def fetch(oracle: Oracle, connection: str, correlation: int, at: int, error: int
     return oracle.response(connection, correlation, 9, 3, answer, at + 1)
 
 
-def test_the_sessions_a_load_restarts_are_timed_from_the_last_answer_before_it_finished():
-    """Kafka restarts a loaded member's session when the load finishes, which no answer shows:
-    it finished after the last request answered as still loading (sent at 1,500) and before the
-    first answered as loaded (1,600). The session may have expired from 11,500 on, so an
-    UNKNOWN_MEMBER_ID at 11,550 is the member's session expiring, not an early timer."""
+@pytest.mark.parametrize("refused_first", [True, False])
+def test_the_sessions_a_load_restarts_are_timed_from_before_the_load_began(refused_first):
+    """Kafka restarts a loaded member's session during the load (the Scala coordinator as it
+    loads each group, while still answering COORDINATOR_LOAD_IN_PROGRESS), which no answer
+    shows: after b2's last NOT_COORDINATOR (sent at 1,400), else its first answer as loading
+    (1,450), and before its first loaded answer (1,600). An UNKNOWN_MEMBER_ID at 11,480 is the
+    session expiring, not an early timer."""
     oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
     stable_group_on(oracle, "b1|c")
-    assert beat(oracle, "b1|c", 3, 1_000, NOT_COORDINATOR) is None
-    assert fetch(oracle, "b2|watch", 1, 1_500, LOAD_IN_PROGRESS) is None
-    assert fetch(oracle, "b2|watch", 2, 1_600) is None
-    assert beat(oracle, "b2|c", 1, 11_550, UNKNOWN_MEMBER_ID) is None
+    if refused_first:
+        assert fetch(oracle, "b2|watch", 1, 1_400, NOT_COORDINATOR) is None
+    assert beat(oracle, "b1|c", 3, 1_420, NOT_COORDINATOR) is None
+    assert fetch(oracle, "b2|watch", 2, 1_450, LOAD_IN_PROGRESS) is None
+    assert fetch(oracle, "b2|watch", 3, 1_550, LOAD_IN_PROGRESS) is None
+    assert fetch(oracle, "b2|watch", 4, 1_600) is None
+    assert beat(oracle, "b2|c", 1, 11_480, UNKNOWN_MEMBER_ID) is None
     assert not oracle.divergences
 
 

@@ -469,7 +469,7 @@ class Oracle:
             as_loading = remap_coordinator_error(pending.requests[0], load_in_progress)
             is_loading = error == load_in_progress or (loading and error == as_loading)
             if is_loading:
-                self.coordinators.refused(partition, broker, pending.ts)
+                self.coordinators.loading(partition, broker, pending.ts)
             events = self.coordinators.loaded(partition, broker, is_loading, loading)
         now = self._time(ts_ms) if events else 0
         if any(isinstance(event, FinishLoading) for event in events):
