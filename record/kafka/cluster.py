@@ -42,6 +42,7 @@ from .leadership import (
     LeadershipError,
     PartitionLeadership,
     elect_preferred,
+    high_watermark,
     offsets_partitions,
     prefer,
 )
@@ -52,6 +53,7 @@ START_ATTEMPTS = 3
 MOVE_TIMEOUT_S = 60.0
 POLL_S = 0.1
 CLIENT_ID = "groupspec-cluster"
+NOT_COORDINATOR = 16
 
 
 class KafkaCluster:
@@ -187,16 +189,54 @@ class KafkaCluster:
 
     async def elect(self) -> int:
         """Move the offsets partition's leadership to its preferred broker (`prefer`) and return
-        that broker's node id once it has loaded the partition."""
+        that broker's node id once the move is complete, as the specification's failover is:
+        the new leader has loaded the partition and committed (high watermark) everything the
+        old one had, and the old one has unloaded its groups. (Kafka does each of these
+        asynchronously: an old coordinator serves its groups from memory for a while after it
+        lost the partition, and a new one serves reads from its committed state, which lags
+        until the old leader fetches from it as a follower.)"""
         deadline = time.monotonic() + MOVE_TIMEOUT_S
         connection = await RequestConnection.open(self.address(1), CLIENT_ID)
         try:
-            partition = (await offsets_partitions(connection))[0].partition
-            leader = (await elect_preferred(connection, partition, deadline)).leader
+            before = (await offsets_partitions(connection))[0]
+            committed = await self._high_watermark(before.leader, before.partition)
+            leader = (await elect_preferred(connection, before.partition, deadline)).leader
         finally:
             connection.close()
         await self._await_loaded(leader, deadline)
+        target = committed if committed is not None else 0
+        while True:
+            reached = await self._high_watermark(leader, before.partition)
+            if reached is not None and reached >= target:
+                break
+            self._check_move(deadline, f"node {leader}'s high watermark to reach {target}")
+            await asyncio.sleep(POLL_S)
+        await self._await_unloaded(before.leader, deadline)
         return leader
+
+    async def _high_watermark(self, node_id: int, partition: int) -> int | None:
+        connection = await RequestConnection.open(self.address(node_id), CLIENT_ID)
+        try:
+            return await high_watermark(connection, partition)
+        finally:
+            connection.close()
+
+    async def _await_unloaded(self, node_id: int, deadline: float) -> None:
+        """Until broker `node_id` answers NOT_COORDINATOR for the groups of the partition."""
+        connection = await RequestConnection.open(self.address(node_id), CLIENT_ID)
+        try:
+            fetch = OffsetFetchRequest(group_id=READINESS_GROUP, topics=None)
+            while (await connection.call(fetch, OffsetFetchResponse, 2)).error_code != (
+                NOT_COORDINATOR
+            ):
+                self._check_move(deadline, f"node {node_id} to unload the offsets partition")
+                await asyncio.sleep(POLL_S)
+        finally:
+            connection.close()
+
+    def _check_move(self, deadline: float, waiting_for: str) -> None:
+        if time.monotonic() > deadline:
+            raise LeadershipError(f"timed out waiting for {waiting_for}")
 
     def _launch(self, say: Callable[[str], None] | None) -> None:
         assert self.data_dir is not None

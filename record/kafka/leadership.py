@@ -22,12 +22,14 @@ from kafka.protocol.admin.topics import (
     ElectLeadersRequest,
     ElectLeadersResponse,
 )
+from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
 
 from groupspec.wire.request_connection import RequestConnection
 
 OFFSETS_TOPIC = "__consumer_offsets"
 PREFERRED = 0  # ElectLeaders' election type
+LATEST = -1  # ListOffsets' timestamp for the high watermark (read uncommitted)
 ELECTION_NOT_NEEDED = 84
 NONE = 0
 REQUEST_TIMEOUT_MS = 30_000
@@ -111,6 +113,29 @@ async def elect_preferred(
             return now
         _check(deadline, f"node {preferred} to lead {OFFSETS_TOPIC}-{partition}")
         await asyncio.sleep(POLL_S)
+
+
+async def high_watermark(connection: RequestConnection, partition: int) -> int | None:
+    """Offsets partition `partition`'s high watermark (ListOffsets, latest) as the broker behind
+    `connection` gives it; None if that broker does not lead the partition (yet)."""
+    topic = ListOffsetsRequest.ListOffsetsTopic
+    request = ListOffsetsRequest(
+        replica_id=-1,
+        topics=[
+            topic(
+                name=OFFSETS_TOPIC,
+                partitions=[
+                    topic.ListOffsetsPartition(partition_index=partition, timestamp=LATEST)
+                ],
+            )
+        ],
+    )
+    response = await connection.call(request, ListOffsetsResponse, 1)
+    for answered in response.topics:
+        for found in answered.partitions:
+            if found.partition_index == partition and found.error_code == NONE:
+                return int(found.offset)
+    return None
 
 
 async def _partition(connection: RequestConnection, partition: int) -> PartitionLeadership:
