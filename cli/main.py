@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         probe_command,
         reference_command,
         replay_command,
+        reproduce_command,
         simulate_command,
         swarm_command,
         validate_command,
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.register(commands)
     validate_command.register(commands)
     probe_command.register(commands)
+    reproduce_command.register(commands)
     campaign_command.register(commands)
     ci_command.register(commands)
     return parser
