@@ -6,6 +6,7 @@ Apache Kafka"). One cluster per line serves both findings (a cluster takes secon
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,6 +43,19 @@ def test_kafka_reproduces_the_finding_and_the_oracle_agrees_with_every_answer(
     assert brokers == {"b1", "b2"}
     if finding == "static-failover-fenced":
         assert all(trace.read_text().count("\n") > 1 for trace in run.broker_traces)
+
+
+def test_the_coordinator_moves_to_the_other_broker_and_back(
+    finding_cluster: FindingCluster,
+) -> None:
+    cluster = finding_cluster.cluster
+    first = asyncio.run(cluster.leadership())
+    assert sorted(first.replicas) == sorted(first.in_sync) == [1, 2]
+    moved = asyncio.run(cluster.move_coordinator())
+    assert moved != first.leader
+    assert asyncio.run(cluster.leadership()).leader == moved
+    assert asyncio.run(cluster.move_coordinator(first.leader)) == first.leader
+    assert asyncio.run(cluster.leadership()).leader == first.leader
 
 
 def test_a_cluster_has_two_brokers_at_least_and_an_advertised_port_for_each() -> None:

@@ -161,14 +161,10 @@ class KafkaCluster:
         finally:
             connection.close()
 
-    async def coordinator(self) -> int:
-        """The node id of the broker coordinating every group (it leads the one partition)."""
-        return (await self.leadership()).leader
-
     async def move_coordinator(self, to_node: int | None = None) -> int:
         """Move the offsets partition's leadership (so every group's coordinator) to broker
         `to_node` (None: the next one after the current leader), and return its node id once
-        that broker has loaded the partition (it answers OffsetFetch without error)."""
+        the move is complete (`elect`)."""
         target = await self.prefer(to_node)
         await self.elect()
         return target
