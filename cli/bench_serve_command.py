@@ -29,6 +29,10 @@ from groupspec.wire.address import Address
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 MOCK = "mock"
+# The initial rebalance delay our server runs with here, and an Apache Kafka target too, so
+# that the formation times compare the brokers and not their settings (librdkafka's mock has
+# its own, fixed at 3 s).
+INITIAL_DELAY_MS = 1000
 DEFAULT_FORMATION_TIMEOUT_S = 60.0
 PROG = "groupspec bench serve"
 
@@ -50,16 +54,21 @@ def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
     """Add the `serve` subcommand to the `bench` group."""
     parser = bench_subcommands.add_parser(
         "serve",
-        help="requests/s and p50/p99 latency of the wire server (and another broker) under load",
+        help=(
+            "formation time, requests/s, p50/p99 latency and CPU per request of the wire server "
+            "(and another broker) under load"
+        ),
         description=(
             "Start `groupspec serve` on a free loopback port, form GROUPS groups of MEMBERS "
             "members (one connection each, as a standard Kafka consumer forms its group), then "
             "let every member alternate Heartbeat and OffsetCommit for DURATION seconds; report "
-            "requests/s and p50/p99 latency. With --target, run the same load against another "
-            "broker (HOST:PORT; `mock`: librdkafka's mock cluster in this process; `kafka` or "
-            "`kafka-3.9`: Apache Kafka's broker, started for the run, docs/kafka.md) first, and "
-            "report its figures as ratios to our server's. Exit 1 if a broker's groups do not "
-            "form as on Kafka within --formation-timeout."
+            "the time the groups took to form, requests/s, p50/p99 latency and the broker's CPU "
+            "time per request. With --target, run the same load against another broker "
+            "(HOST:PORT; `mock`: librdkafka's mock cluster in this process; `kafka` or "
+            "`kafka-3.9`: Apache Kafka's broker, started for the run with our server's initial "
+            f"rebalance delay, {INITIAL_DELAY_MS} ms, docs/kafka.md) first, and report its "
+            "figures as ratios to our server's. Exit 1 if a broker's groups do not form as on "
+            "Kafka within --formation-timeout."
         ),
     )
     parser.add_argument("--groups", type=int, default=100, help="groups (default 100)")
@@ -173,7 +182,7 @@ def _kafka_broker(line: str) -> Iterator[tuple[str, Address, CpuClock | None]]:
     """Apache Kafka's broker of `line`, started for the run (a temporary data directory)."""
     from groupspec.record.kafka.broker import BrokerStartError, KafkaBroker
 
-    broker = KafkaBroker(line)
+    broker = KafkaBroker(line, settings={"group_initial_rebalance_delay_ms": INITIAL_DELAY_MS})
     try:
         broker.start(lambda text: print(f"{PROG}: {text}", file=sys.stderr, flush=True))
     except BrokerStartError as error:
@@ -198,7 +207,7 @@ def _our_server() -> Iterator[tuple[Address, CpuClock]]:
             "--port",
             "0",
             "--initial-rebalance-delay-ms",
-            "1000",
+            str(INITIAL_DELAY_MS),
             "--log-level",
             "WARNING",
         ],
@@ -233,12 +242,14 @@ def format_report(report: LoadReport, name: str) -> str:
 
 
 def ratios(baseline: LoadReport, target: LoadReport) -> dict[str, float | None]:
-    """The target's figures divided by the baseline's (None where either is 0 or unknown)."""
+    """The target's figures divided by the baseline's (None where either is 0 or unknown):
+    formation time, requests/s, p50 and p99 latency, the broker's CPU time per request."""
 
     def ratio(ours: float | None, theirs: float | None) -> float | None:
         return round(theirs / ours, 3) if ours and theirs is not None else None
 
     return {
+        "formation_s": ratio(baseline.formation_s, target.formation_s),
         "requests_per_s": ratio(baseline.requests_per_s, target.requests_per_s),
         "p50_ms": ratio(baseline.percentile_ms(0.5), target.percentile_ms(0.5)),
         "p99_ms": ratio(baseline.percentile_ms(0.99), target.percentile_ms(0.99)),
@@ -251,8 +262,10 @@ def ratios(baseline: LoadReport, target: LoadReport) -> dict[str, float | None]:
 def format_ratios(baseline: LoadReport, target: LoadReport, name: str) -> str:
     """One line: the target's figures as multiples of our server's."""
     shown = {k: "n/a" if v is None else f"{v:g}×" for k, v in ratios(baseline, target).items()}
+    members = baseline.groups * baseline.members_per_group
     return (
-        f"serve: {name} ÷ groupspec serve: requests/s {shown['requests_per_s']}, "
+        f"serve: {name} ÷ groupspec serve: formation of {members} members "
+        f"{shown['formation_s']}, requests/s {shown['requests_per_s']}, "
         f"p50 {shown['p50_ms']}, p99 {shown['p99_ms']}, "
         f"broker CPU per request {shown['broker_cpu_us_per_request']}"
     )

@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         probe_command,
         reference_command,
         replay_command,
+        reproduce_command,
         rules_command,
         simulate_command,
         swarm_command,
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.register(commands)
     validate_command.register(commands)
     probe_command.register(commands)
+    reproduce_command.register(commands)
     campaign_command.register(commands)
     ci_command.register(commands)
     return parser

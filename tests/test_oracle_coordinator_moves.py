@@ -243,3 +243,44 @@ def test_a_join_seen_within_the_reorder_window_of_the_unload_may_have_come_after
     # unload (answered by its coordinator check, no group created) as well as before it.
     for state in ("Empty", "Dead"):
         assert not _create_then_restart("4.x", state, unload_at=500).divergences
+
+
+def fetch(oracle: Oracle, connection: str, correlation: int, at: int, error: int = 0) -> object:
+    """An OffsetFetch v3 of every offset of the group (it has none), answered with `error`."""
+    oracle.request(connection, correlation, 9, 3, {"group_id": "g", "topics": None}, at)
+    answer = {"throttle_time_ms": 0, "topics": [], "error_code": error}
+    return oracle.response(connection, correlation, 9, 3, answer, at + 1)
+
+
+@pytest.mark.parametrize("refused_first", [True, False])
+def test_the_sessions_a_load_restarts_are_timed_from_before_the_load_began(refused_first):
+    """Kafka restarts a loaded member's session during the load (the Scala coordinator as it
+    loads each group, while still answering COORDINATOR_LOAD_IN_PROGRESS), which no answer
+    shows: after b2's last NOT_COORDINATOR (sent at 1,400), else its first answer as loading
+    (1,450), and before its first loaded answer (1,600). An UNKNOWN_MEMBER_ID at 11,480 is the
+    session expiring, not an early timer."""
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    stable_group_on(oracle, "b1|c")
+    if refused_first:
+        assert fetch(oracle, "b2|watch", 1, 1_400, NOT_COORDINATOR) is None
+    assert beat(oracle, "b1|c", 3, 1_420, NOT_COORDINATOR) is None
+    assert fetch(oracle, "b2|watch", 2, 1_450, LOAD_IN_PROGRESS) is None
+    assert fetch(oracle, "b2|watch", 3, 1_550, LOAD_IN_PROGRESS) is None
+    assert fetch(oracle, "b2|watch", 4, 1_600) is None
+    assert beat(oracle, "b2|c", 1, 11_480, UNKNOWN_MEMBER_ID) is None
+    assert not oracle.divergences
+
+
+def test_a_broker_that_refused_the_group_long_before_it_served_it_times_the_load_from_serving():
+    """b2 answered NOT_COORDINATOR at 1,000 (it did not coordinate the group yet) and served it
+    from 5,000 on: that refusal is further back than the timer slack, so the load is timed from
+    5,000, and the member's session runs until 15,000."""
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
+    stable_group_on(oracle, "b1|c")
+    assert beat(oracle, "b2|c", 1, 1_000, NOT_COORDINATOR) is None
+    assert beat(oracle, "b1|c", 3, 4_000, NOT_COORDINATOR) is None
+    assert beat(oracle, "b2|c", 2, 5_000) is None
+    assert beat(oracle, "b2|c", 4, 14_600) is None
+    assert not oracle.divergences
+    divergence = beat(oracle, "b2|c", 5, 14_700, UNKNOWN_MEMBER_ID)
+    assert divergence is not None and divergence.api == "Heartbeat"

@@ -48,6 +48,41 @@ class Coordinators:
     # Partitions whose coordinator said NOT_COORDINATOR and no broker took over yet.
     unowned: set[int] = field(default_factory=set)
     moves: list[tuple[str, int, str]] = field(default_factory=list)
+    # (partition, broker) -> when the latest request was sent that the broker answered
+    # NOT_COORDINATOR (it had not begun loading the partition by then).
+    refused_at: dict[tuple[int, str], int] = field(default_factory=dict)
+    # (partition, broker) -> when the first request was sent that the broker answered as loading
+    # the partition, since it last finished loading it.
+    loading_at: dict[tuple[int, str], int] = field(default_factory=dict)
+
+    def refused(self, partition: int, broker: str, sent_at: int) -> None:
+        """`broker` answered a request of `partition` sent at `sent_at` NOT_COORDINATOR: it had
+        not begun to load the partition when it answered."""
+        self.refused_at[(partition, broker)] = sent_at
+
+    def loading(self, partition: int, broker: str, sent_at: int) -> None:
+        """`broker` answered a request of `partition` sent at `sent_at` as loading it."""
+        self.loading_at.setdefault((partition, broker), sent_at)
+
+    def load_finished(self, partition: int, broker: str, now: int, slack_ms: int) -> int:
+        """When the sessions `broker`'s load of `partition` restarted began, as early as the
+        answers allow, for a load first seen finished at `now`: the latest request it answered
+        NOT_COORDINATOR, else the first it answered as loading, if sent within `slack_ms` of
+        `now`; else `now`.
+
+        Kafka restarts a loaded member's session during the load, when its group is loaded
+        (Kafka 3.9.2: the Scala `GroupCoordinator.onGroupLoaded`, called for each group before
+        the partition stops answering COORDINATOR_LOAD_IN_PROGRESS) or when the load ends (the
+        Java `GroupMetadataManager.onLoaded`), a moment no answer shows. Timing those sessions
+        from the first answer that shows the load finished makes a timely expiry look early
+        (an early timer is a divergence); timing them from before the load began errs towards
+        late, which the timer slack absorbs."""
+        key = (partition, broker)
+        began = self.refused_at.get(key, self.loading_at.get(key))
+        self.loading_at.pop(key, None)
+        if began is None or now - began > slack_ms:
+            return now
+        return began
 
     def copy(self) -> Coordinators:
         """An independent copy."""

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.coordinator import remap_coordinator_error
+from groupspec.spec.events import FinishLoading
 from groupspec.spec.state import Group, PendingMember
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary.errors import ErrorCode
@@ -495,6 +496,7 @@ class Oracle:
         error = _coordinator_error(body)
         broker = broker_of(ref[0])
         if elsewhere is not None and error == ErrorCode.NOT_COORDINATOR:
+            self.coordinators.refused(partition, broker, pending.ts)
             self.counts.events += 1
             self.counts.judged += 1
             self.counts.responses_checked += 1
@@ -511,8 +513,13 @@ class Oracle:
             load_in_progress = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
             as_loading = remap_coordinator_error(pending.requests[0], load_in_progress)
             is_loading = error == load_in_progress or (loading and error == as_loading)
+            if is_loading:
+                self.coordinators.loading(partition, broker, pending.ts)
             events = self.coordinators.loaded(partition, broker, is_loading, loading)
         now = self._time(ts_ms) if events else 0
+        if any(isinstance(event, FinishLoading) for event in events):
+            slack = self.tracker.settings.timer_slack_ms
+            now = self.coordinators.load_finished(partition, broker, now, slack)
         for event in events:
             self.tracker.apply(event, now, held)
         self.counts.coordinator_moves += len(events)

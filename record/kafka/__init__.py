@@ -4,5 +4,6 @@
 `settings` maps the group settings a broker starts with to broker properties and to a trace
 header, `readiness` asks a starting broker whether groups can be served yet, `class_archive`
 keeps the JVM's class-data sharing archive that shortens start-up, and `broker` runs one
-single-node KRaft broker as a child process.
+single-node KRaft broker as a child process. `cluster` runs several brokers whose group
+coordinator `leadership` moves from one to another.
 """

@@ -1,5 +1,6 @@
 """One Apache Kafka broker as a child process: KRaft, broker and controller in one JVM, on
-loopback, for recording the reference behaviour (docs/kafka.md).
+loopback, for recording the reference behaviour (docs/kafka.md); or one node of a cluster of
+several (`ClusterNode`, started by record/kafka/cluster.py with `launch`).
 
 `KafkaBroker.start` finds the release's jars (installing them on first use), writes
 server.properties into the data directory, formats the storage there unless it already is,
@@ -67,6 +68,25 @@ def cluster_id() -> str:
             return text
 
 
+@dataclass(frozen=True)
+class ClusterNode:
+    """A broker's place in a cluster of several (record/kafka/cluster.py): its node id, whether
+    it is also the KRaft controller, the quorum it registers with, the cluster id its storage is
+    formatted with, the replication factor of the internal topics, the port of the listener
+    the brokers replicate over, the port clients are told to use (None: the client port; a
+    recorder's port records this broker byte-transparently), and the controller's port (the
+    controller's own node only)."""
+
+    node_id: int
+    controller: bool
+    voters: str
+    cluster_id: str
+    replication: int
+    internal_port: int
+    advertised_port: int | None = None
+    controller_port: int = 0
+
+
 @dataclass
 class StartupTimes:
     """Seconds from `start` to each milestone of the last start (None: not reached)."""
@@ -85,11 +105,13 @@ class KafkaBroker:
         port: int = 0,
         data_dir: Path | None = None,
         settings: Mapping[str, Any] | None = None,
+        node: ClusterNode | None = None,
     ) -> None:
         """A broker of Kafka `line` ("4.x" or "3.9") on loopback port `port` (0: any free one),
         keeping its data in `data_dir` (None: a temporary directory removed by `stop`), with
         the group settings `settings` overrides (header names; ValueError if a broker cannot
-        take one). Nothing starts before `start`."""
+        take one); one node of a cluster if `node` is given (then `port` must be given and
+        `launch` starts it). Nothing starts before `start` or `launch`."""
         if line not in ORACLE_PROFILE:
             raise ValueError(
                 f"unknown Kafka line {line!r}; choose from {', '.join(ORACLE_PROFILE)}"
@@ -97,11 +119,12 @@ class KafkaBroker:
         self.line = line
         self.release = pinned_release(line)
         self.settings = group_settings(settings)
+        self.node = node
         self._wanted_port = port
         self._given_data_dir = data_dir
         self.data_dir: Path | None = data_dir
         self.port = port
-        self.controller_port = 0
+        self.controller_port = node.controller_port if node is not None else 0
         self.startup = StartupTimes()
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -134,8 +157,9 @@ class KafkaBroker:
 
     @property
     def title(self) -> str:
-        """`Apache Kafka 4.4.0 (KRaft, one node)`."""
-        return f"Apache Kafka {self.release} (KRaft, one node)"
+        """`Apache Kafka 4.4.0 (KRaft, one node)`, or `... (KRaft, node 2)` in a cluster."""
+        where = "one node" if self.node is None else f"node {self.node.node_id}"
+        return f"Apache Kafka {self.release} (KRaft, {where})"
 
     def describe(self) -> str:
         """`Apache Kafka 4.4.0 (KRaft, one node) at 127.0.0.1:PORT`."""
@@ -144,14 +168,9 @@ class KafkaBroker:
     def start(self, say: Callable[[str], None] | None = None) -> None:
         """Start the broker and return once it is ready for groups; KafkaSetupError if java or
         the jars are missing, BrokerStartError if it does not start. `say` hears progress."""
-        if self._process is not None:
-            raise RuntimeError("the broker is already running")
-        java = java_executable()
-        libs = install(self.line, say)
-        self._archive = ClassArchive(archive_path(libs.parent, java))
-        if self.data_dir is None:
-            self.data_dir = Path(tempfile.mkdtemp(prefix="groupspec-kafka-"))
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.node is not None:
+            raise RuntimeError("a cluster's node is started with launch(), by its cluster")
+        java, libs = self._prepare(say)
         started = time.monotonic()
         self.startup = StartupTimes()
         try:
@@ -176,6 +195,29 @@ class KafkaBroker:
             self.stop()
             raise
         self.startup.ready_s = time.monotonic() - started
+
+    def launch(self, say: Callable[[str], None] | None = None) -> None:
+        """Format the storage and start the JVM of a cluster's node without waiting for it
+        (the cluster waits for all its nodes at once); KafkaSetupError if java or the jars are
+        missing, BrokerStartError if the storage tool fails."""
+        if self.node is None or not self._wanted_port:
+            raise RuntimeError("launch() starts a cluster's node on a given port")
+        if self._process is not None:
+            raise RuntimeError("the broker is already running")
+        java, libs = self._prepare(say)
+        try:
+            self._write_properties()
+            self._format(java, libs)
+            self._launch(java, libs)
+        except BrokerStartError:
+            raise
+        except BaseException:
+            self.stop()
+            raise
+
+    def port_was_taken(self) -> bool:
+        """Whether the broker's log says one of its listeners could not bind its port."""
+        return "Address already in use" in self.log_path.read_text(errors="replace")
 
     def stop(self, keep_data: bool = False) -> int | None:
         """Shut the broker down (SIGTERM, then SIGKILL after STOP_TIMEOUT_S) and remove a
@@ -208,10 +250,60 @@ class KafkaBroker:
     ) -> None:
         self.stop()
 
+    def _prepare(self, say: Callable[[str], None] | None) -> tuple[str, Path]:
+        """`java` and the release's jars (installed on first use); the data directory made."""
+        java = java_executable()
+        libs = install(self.line, say)
+        self._archive = ClassArchive(archive_path(libs.parent, java))
+        if self.data_dir is None:
+            self.data_dir = Path(tempfile.mkdtemp(prefix="groupspec-kafka-"))
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        return java, libs
+
     def _write_properties(self) -> None:
         assert self.data_dir is not None
+        lines = self._single_node_lines() if self.node is None else self._cluster_node_lines()
+        text = "".join(f"{key}={value}\n" for key, value in lines.items())
+        header = f"# Apache Kafka {self.release}, written by groupspec (docs/kafka.md)\n"
+        (self.data_dir / PROPERTIES).write_text(header + text, encoding="utf-8")
+
+    def _cluster_node_lines(self) -> dict[str, str]:
+        """One node of several: the controller (also a broker) or a broker only; clients on
+        PLAINTEXT (advertised as the node's recorder if it has one), brokers replicating over
+        INTERNAL, so a recorder sees client traffic only."""
+        assert self.data_dir is not None and self.node is not None
+        node = self.node
+        advertised = node.advertised_port or self.port
+        listeners = [f"PLAINTEXT://{HOST}:{self.port}", f"INTERNAL://{HOST}:{node.internal_port}"]
+        if node.controller:
+            listeners.append(f"CONTROLLER://{HOST}:{node.controller_port}")
+        replication = str(node.replication)
+        return {
+            "process.roles": "broker,controller" if node.controller else "broker",
+            "controller.quorum.voters": node.voters,
+            "listeners": ",".join(listeners),
+            "advertised.listeners": (
+                f"PLAINTEXT://{HOST}:{advertised},INTERNAL://{HOST}:{node.internal_port}"
+            ),
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "INTERNAL",
+            "listener.security.protocol.map": (
+                "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT"
+            ),
+            "log.dirs": str(self.data_dir / STORAGE),
+            # Every broker holds a replica of the offsets topic, so its leadership can move.
+            "offsets.topic.replication.factor": replication,
+            "transaction.state.log.replication.factor": replication,
+            "transaction.state.log.min.isr": "1",
+            **broker_properties(self.settings),
+            # After the settings: broker_id is the header's, node.id each node's own.
+            "node.id": str(node.node_id),
+        }
+
+    def _single_node_lines(self) -> dict[str, str]:
+        assert self.data_dir is not None
         node = self.settings["broker_id"]
-        lines = {
+        return {
             "process.roles": "broker,controller",
             "controller.quorum.voters": f"{node}@{HOST}:{self.controller_port}",
             "listeners": f"PLAINTEXT://{HOST}:{self.port},CONTROLLER://{HOST}:{self.controller_port}",
@@ -226,9 +318,6 @@ class KafkaBroker:
             "transaction.state.log.min.isr": "1",
             **broker_properties(self.settings),
         }
-        text = "".join(f"{key}={value}\n" for key, value in lines.items())
-        header = f"# Apache Kafka {self.release}, written by groupspec (docs/kafka.md)\n"
-        (self.data_dir / PROPERTIES).write_text(header + text, encoding="utf-8")
 
     def _format(self, java: str, libs: Path) -> None:
         """Format the storage unless an earlier run did (a kept --data-dir restarts)."""
@@ -245,7 +334,7 @@ class KafkaBroker:
             "kafka.tools.StorageTool",
             "format",
             "-t",
-            cluster_id(),
+            self.node.cluster_id if self.node is not None else cluster_id(),
             "-c",
             str(self.data_dir / PROPERTIES),
         ]
@@ -287,14 +376,12 @@ class KafkaBroker:
         except NotReadyError as error:
             raise BrokerStartError(
                 f"Apache Kafka {self.release} did not become ready: {error}; see {self.log_path}"
-                f"{_error_lines(self.log_path)}"
+                f"{first_error_suffix(self.log_path)}"
             ) from None
 
     def _port_was_taken(self) -> bool:
         """Whether the log says a listener could not bind, and the ports were picked here."""
-        if self._wanted_port:
-            return False
-        return "Address already in use" in self.log_path.read_text(errors="replace")
+        return not self._wanted_port and self.port_was_taken()
 
     def _terminate(self) -> int | None:
         process, self._process = self._process, None
@@ -319,7 +406,7 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip() if lines else "no output"
 
 
-def _error_lines(path: Path) -> str:
+def first_error_suffix(path: Path) -> str:
     """The log's first ERROR line (Kafka's reason for stopping), as a suffix."""
     for line in path.read_text(errors="replace").splitlines():
         if " ERROR " in line or "Exception" in line:

@@ -50,7 +50,7 @@ async def await_ready(
     `answered()` is called when ApiVersions is first answered."""
     deadline = time.monotonic() + timeout_s
     while True:
-        connection = await _connect(address, running, deadline)
+        connection = await connect_answered(address, running, deadline)
         answered()
         try:
             await _until_ready(connection, running, deadline)
@@ -63,10 +63,11 @@ async def await_ready(
             connection.close()
 
 
-async def _connect(
+async def connect_answered(
     address: Address, running: Callable[[], bool], deadline: float
 ) -> RequestConnection:
-    """A connection whose ApiVersions was answered."""
+    """A connection to `address` whose ApiVersions was answered (retried until then);
+    NotReadyError if `running()` turns false or `deadline` (monotonic) passes first."""
     while True:
         _check(running, deadline, f"nothing answered ApiVersions at {address}")
         try:
@@ -89,29 +90,34 @@ async def _until_ready(
 ) -> None:
     """FindCoordinator, then OffsetFetch, each repeated until it is answered without error."""
     find = FindCoordinatorRequest(key=READINESS_GROUP, key_type=0)
-    await _until_no_error(
+    await until_no_error(
         lambda: connection.call(find, FindCoordinatorResponse, 1),
-        "FindCoordinator",
+        f"FindCoordinator for group {READINESS_GROUP}",
         running,
         deadline,
     )
     fetch = OffsetFetchRequest(group_id=READINESS_GROUP, topics=None)
-    await _until_no_error(
-        lambda: connection.call(fetch, OffsetFetchResponse, 2), "OffsetFetch", running, deadline
+    await until_no_error(
+        lambda: connection.call(fetch, OffsetFetchResponse, 2),
+        f"OffsetFetch for group {READINESS_GROUP}",
+        running,
+        deadline,
     )
 
 
-async def _until_no_error(
+async def until_no_error(
     call: Callable[[], Awaitable[Any]], api: str, running: Callable[[], bool], deadline: float
-) -> None:
+) -> Any:
+    """Repeat `call` while it answers an error of a broker still starting (NOT_YET); its first
+    answer without error. NotReadyError on another error, a stop or the deadline."""
     while True:
         response = await asyncio.wait_for(call(), ANSWER_TIMEOUT_S)
         code = response.error_code
         if code == NONE:
-            return
+            return response
         if code not in NOT_YET:
-            raise NotReadyError(f"{api} for group {READINESS_GROUP} answered error {code}")
-        _check(running, deadline, f"{api} for group {READINESS_GROUP} still answers error {code}")
+            raise NotReadyError(f"{api} answered error {code}")
+        _check(running, deadline, f"{api} still answers error {code}")
         await asyncio.sleep(RETRY_S)
 
 

@@ -1,0 +1,37 @@
+"""`groupspec bench serve --target kafka`: the same load on Apache Kafka 4.4.0 and on
+`groupspec serve` in one run, with the ratios of formation time, requests/s, p50/p99 latency
+and CPU per request (docs/serve.md). The sizes are small: this checks the comparison, the
+figures are `groupspec bench serve`'s to measure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from groupspec.cli.main import main
+
+RATIOS = ("formation_s", "requests_per_s", "p50_ms", "p99_ms", "broker_cpu_us_per_request")
+
+
+def test_kafka_and_our_server_run_the_same_load_and_the_ratios_are_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "serve.json"
+    argv = ["bench", "serve", "--groups", "2", "--members", "3", "--duration", "1"]
+    assert main([*argv, "--target", "kafka", "--json", str(path)]) == 0
+    ours, theirs, ratios = capsys.readouterr().out.splitlines()
+    assert ours.startswith("serve: groupspec serve: 2 groups × 3 members formed in ")
+    assert theirs.startswith("serve: Apache Kafka 4.4.0 (KRaft, one node) at 127.0.0.1:")
+    assert "÷ groupspec serve: formation of 6 members " in ratios
+    figures = json.loads(path.read_text())
+    for report in (figures, figures["target"]):
+        assert report["groups"] == 2 and report["members_per_group"] == 3
+        assert report["requests"] == report["heartbeats"] + report["commits"] > 0
+        assert report["errors"] == report["stalled"] == report["rejoins"] == 0
+        # Kafka's CPU time is the JVM's, ours the server process's: both visible on Linux.
+        assert report["broker_cpu_us_per_request"] > 0
+    for name in RATIOS:
+        expected = figures["target"][name] / figures[name]
+        assert figures["ratios"][name] == pytest.approx(expected, rel=0.02), name
