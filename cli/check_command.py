@@ -24,6 +24,7 @@ from groupspec.cli.engine_options import add_engine_options, engine_choice, spar
 from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from groupspec.cli.model_header import header_lines
 from groupspec.cli.output import ProgressLine, add_json_option, write_atomically, write_json
+from groupspec.cli.presets_command import parameter_ranges
 from groupspec.coverage.reached import never_lines, totals_line
 from groupspec.diagrams.sequence_diagram import render_svg
 from groupspec.diagrams.sequence_events import counterexample_diagram
@@ -46,6 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
             "invariant on every state and every action property on every step. Exit 0 when all "
             "properties hold, 1 when one fails (with a shortest counterexample), 2 on bad input."
         ),
+        epilog=parameter_ranges(),
     )
     parser.add_argument(
         "preset",
