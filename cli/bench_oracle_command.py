@@ -1,5 +1,6 @@
 """`groupspec bench oracle`: trace events validated per second, on long traces of the impl, by
-the optimized oracle and, in the same run, by its plain path (the baseline of the ratio)."""
+the optimized oracle and, in the same run, by its plain path (the baseline of the ratio); and
+the time a divergent trace takes to judge against a conforming one of the same length."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from groupspec.bench.divergent_traces import write_divergent_trace
 from groupspec.bench.oracle_bounds import measure_bounds
 from groupspec.cli.arguments import output_directory
 from groupspec.cli.output import add_json_option, write_json
 from groupspec.conformance.impl_traces import write_impl_trace
+from groupspec.oracle.trace.shrink import MINIMAL, NOT_FULLY_SHRUNK, NOT_SHRUNK
 from groupspec.oracle.trace.tracker import OracleSettings
-from groupspec.oracle.trace.validate import Verdict, validate_trace
+from groupspec.oracle.trace.validate import DIVERGED, SHRINK_EFFORT, Verdict, validate_trace
 
 DAY_MS = 86_400_000
 
@@ -32,7 +35,11 @@ def register_bench_oracle(benches: argparse._SubParsersAction) -> None:
             "validate each against the specification and report events/s and the most "
             "hypotheses held at once. Each trace is validated by the optimized oracle and by its "
             "plain path (the baseline), alternately, --repeat times each; the best CPU time of "
-            "each gives the figures and their ratio. The two must agree on every verdict."
+            "each gives the figures and their ratio. The two must agree on every verdict. Then "
+            "each trace is edited into a divergent one of the same length (--divergence-rate of "
+            "its responses answered otherwise), and both are judged as `validate` judges them, "
+            "excerpts shrunk, alternately: the divergent one's CPU time over the conforming "
+            "one's is the ratio (the target is at most 2)."
         ),
     )
     parser.add_argument(
@@ -60,6 +67,22 @@ def register_bench_oracle(benches: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument(
+        "--divergence-rate",
+        type=float,
+        default=0.02,
+        metavar="SHARE",
+        help="the share of responses edited in the divergent traces; 0 skips them (default "
+        "%(default)s)",
+    )
+    parser.add_argument(
+        "--shrink-effort",
+        type=float,
+        default=SHRINK_EFFORT,
+        metavar="SHARE",
+        help="the work shrinking may take, as a share of judging's (validate's default "
+        "%(default)s); a negative value: no limit, as validate --shrink",
+    )
+    parser.add_argument(
         "--keep", type=output_directory, metavar="DIR", help="keep the traces in DIR"
     )
     add_json_option(parser, "the figures")
@@ -75,17 +98,64 @@ def run_bench_oracle(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if not 0 <= args.divergence_rate <= 1:
+        print("groupspec bench oracle: --divergence-rate must be within 0 and 1", file=sys.stderr)
+        return 2
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         directory = args.keep or Path(scratch)
         directory.mkdir(parents=True, exist_ok=True)
         for name, churn in (("steady", False), ("churn", True)):
-            rows.append(_bench_one(directory / f"{name}.jsonl", name, churn, args))
+            path = directory / f"{name}.jsonl"
+            row = _bench_one(path, name, churn, args)
+            row["divergent"] = None
+            if args.divergence_rate > 0:
+                row["divergent"] = _bench_divergent(
+                    path, directory / f"{name}-divergent.jsonl", args
+                )
+            rows.append(row)
     for row in rows:
         print(_row_text(row))
     if args.json is not None:
         write_json(args, {"bench": "oracle", "traces": rows})
-    return 0 if all(row["status"] == "pass" and row["agree"] for row in rows) else 1
+    divergent = [row["divergent"] for row in rows if row["divergent"] is not None]
+    diverged = all(d["status"] == DIVERGED for d in divergent)
+    return 0 if diverged and all(row["status"] == "pass" and row["agree"] for row in rows) else 1
+
+
+def _bench_divergent(conforming: Path, divergent: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Judge the conforming trace and a divergent copy of it alternately, as validate does:
+    the best CPU time of each, their ratio, and what became of the excerpts."""
+    edits = write_divergent_trace(conforming, divergent, args.seed, args.divergence_rate)
+    effort = None if args.shrink_effort < 0 else args.shrink_effort
+    best: dict[Path, tuple[Verdict, float]] = {}
+    for _ in range(args.repeat):
+        for path in (conforming, divergent):  # alternately, so both see the same load
+            cpu = time.process_time()
+            verdict = validate_trace(path, shrink_effort=effort)
+            cpu = time.process_time() - cpu
+            if path not in best or cpu < best[path][1]:
+                best[path] = (verdict, cpu)
+    base, base_cpu = best[conforming]
+    verdict, cpu = best[divergent]
+    statuses = [group.shrink.status for group in verdict.groups]
+    return {
+        "events": verdict.counts.events,
+        "divergence_rate": args.divergence_rate,
+        "shrink_effort": effort,
+        "edits": dict(sorted(edits.items())),
+        "status": verdict.status,
+        "divergences": len(verdict.divergences),
+        "kinds": len(verdict.groups),
+        "conforming_cpu_s": round(base_cpu, 3),
+        "conforming_status": base.status,
+        "divergent_cpu_s": round(cpu, 3),
+        "ratio": round(cpu / base_cpu, 3),
+        "excerpts": {
+            status: statuses.count(status) for status in (MINIMAL, NOT_FULLY_SHRUNK, NOT_SHRUNK)
+        },
+        "excerpt_lines": sum(len(group.excerpt) for group in verdict.groups),
+    }
 
 
 def _bounds(
@@ -118,14 +188,26 @@ def _row_text(row: dict[str, Any]) -> str:
             f"{bounds['free_step_events_per_cpu_s']:,.0f} (×{bounds['free_step_ratio']:.2f})"
         )
     baseline = row["baseline"]
-    if baseline is None:
-        return line
-    agree = "the same verdict" if row["agree"] else "A DIFFERENT VERDICT"
-    return (
-        f"{line}\n{'':7} baseline (plain path) {baseline['events_per_cpu_s']:,.0f} events per "
-        f"CPU second ({baseline['events_per_s']:,.0f}/s wall): optimized ×{row['ratio']:.2f} "
-        f"CPU, ×{row['wall_ratio']:.2f} wall; {agree}"
-    )
+    if baseline is not None:
+        agree = "the same verdict" if row["agree"] else "A DIFFERENT VERDICT"
+        line += (
+            f"\n{'':7} baseline (plain path) {baseline['events_per_cpu_s']:,.0f} events per "
+            f"CPU second ({baseline['events_per_s']:,.0f}/s wall): optimized ×{row['ratio']:.2f} "
+            f"CPU, ×{row['wall_ratio']:.2f} wall; {agree}"
+        )
+    divergent = row["divergent"]
+    if divergent is not None:
+        excerpts = divergent["excerpts"]
+        line += (
+            f"\n{'':7} divergent copy ({sum(divergent['edits'].values())} responses edited): "
+            f"{divergent['status']}, {divergent['divergences']} divergences of "
+            f"{divergent['kinds']} kinds, judged in {divergent['divergent_cpu_s']:.2f} CPU s "
+            f"against {divergent['conforming_cpu_s']:.2f} for the conforming trace: "
+            f"×{divergent['ratio']:.2f}; excerpts {excerpts[MINIMAL]} minimal, "
+            f"{excerpts[NOT_FULLY_SHRUNK]} not fully shrunk, {excerpts[NOT_SHRUNK]} not shrunk "
+            f"({divergent['excerpt_lines']:,} lines)"
+        )
+    return line
 
 
 def _bench_one(path: Path, name: str, churn: bool, args: argparse.Namespace) -> dict[str, Any]:

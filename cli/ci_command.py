@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import shlex
 import sys
 from collections.abc import Iterator
@@ -25,12 +26,13 @@ from groupspec.cli.output import json_stdout, write_atomically
 from groupspec.record.workload.client_scenarios import SCENARIOS
 from groupspec.record.workload.probes import PROBES
 
-from . import probe_command, validate_command, workload_command
+from . import ci_report, probe_command, validate_command, workload_command
 from .workload_command import CLIENTS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 TRACE_GLOB = "*.jsonl"
 TRACES, REPORT_TEXT, REPORT_JSON, COMMANDS = "traces", "report.txt", "report.json", "commands.sh"
+REPORT_HTML = "report.html"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -41,8 +43,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         description=(
             "Judge a broker as its CI would (docs/oracle.md, 'In a broker's own CI'): run the "
             "real-client workloads and the probes against --target through the recorder, "
-            "validate every trace, and write the traces, report.txt, report.json and "
-            "commands.sh (the commands run) to --out. Options after `--` go to `groupspec "
+            "validate every trace, and write the traces, report.txt (a table of every kind of "
+            "divergence across the traces, then each trace's report), report.html (the table, "
+            "each kind's first example with a sequence diagram), report.json and commands.sh "
+            "(the commands run) to --out. Options after `--` go to `groupspec "
             "validate` (--tolerate, --profile, --set, ...). Exit 0 when nothing new diverged, "
             "1 on a divergence the --baseline does not accept or a workload or probe that did "
             "not finish, 2 on bad input, 3 when a trace was too ambiguous to decide."
@@ -53,7 +57,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         required=True,
         help=(
             "HOST:PORT of the broker, serve, mock, or kafka / kafka-3.9 (Apache Kafka's own "
-            "broker, started for each workload and probe: docs/kafka.md)"
+            "broker, started for each workload and per group of probe settings: docs/kafka.md)"
         ),
     )
     parser.add_argument(
@@ -61,7 +65,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         required=True,
         type=output_directory,
         metavar="DIR",
-        help="where the traces, report.txt, report.json and commands.sh go",
+        help="where the traces, report.txt, report.html, report.json and commands.sh go",
     )
     parser.add_argument("--client", choices=[*CLIENTS, "all"], default="all")
     parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
@@ -158,8 +162,17 @@ def run(args: argparse.Namespace) -> int:
     if not traces:
         return _usage(f"no traces in {args.out / TRACES}: nothing to validate")
     print(f"$ {shell_line(validate)}", flush=True)
-    with (args.out / REPORT_TEXT).open("w", encoding="utf-8") as report, _tee(report):
+    details = io.StringIO()
+    with _tee(details):
         code = _run_command(parser, [validate[0], *traces, *validate[2:]])
+    summary = ci_report.write_reports(
+        args.out / REPORT_JSON,
+        details.getvalue(),
+        args.out / REPORT_TEXT,
+        args.out / REPORT_HTML,
+        f"groupspec ci: {args.target}",
+    )
+    print("\n".join(summary) + f"(the top of {args.out / REPORT_TEXT}; also {REPORT_HTML})")
     if failed:
         print("groupspec ci: a workload or probe did not finish (see above)", file=sys.stderr)
         code = code or EXIT_FAILED

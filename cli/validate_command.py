@@ -36,6 +36,7 @@ from groupspec.oracle.trace.tracker import IGNORE_FOREIGN, JUDGE_FOREIGN, Oracle
 from groupspec.oracle.trace.validate import (
     DIVERGED,
     PASS,
+    SHRINK_EFFORT,
     DivergenceGroup,
     TraceInputError,
     Verdict,
@@ -49,6 +50,8 @@ from .engine_options import add_engine_options
 from .output import add_json_option, write_atomically, write_json
 
 EXIT_PASS, EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
+# The lines of an excerpt the text report shows: the last ones, up to the divergence.
+EXCERPT_SHOWN = 30
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -61,8 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:
             "consistent with what was observed (requests race across connections, timers fire "
             "late, implementations choose leaders and spell member ids their own way). Reports "
             "a pass, or every divergence grouped by kind (the first of each with the responses "
-            "the specification allows, the group as it holds it, and the shortest excerpt of the "
-            "trace that still leads there), resynchronizing with what was observed after each; "
+            "the specification allows, the group as it holds it, and an excerpt of the trace "
+            "that still leads there, shrunk until minimal or marked not fully shrunk), "
+            "resynchronizing with what was observed after each; "
             "and the share of events judged. Exit 0 when every trace passes, 1 on a "
             "divergence, 2 on bad input (the error names the file and line), 3 when a trace is "
             "too ambiguous to decide within --max-hypotheses."
@@ -170,10 +174,19 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="also report which specification rules each trace exercised (the rules its "
         "accepted hypotheses fired), and all traces together (JSON: `coverage`)",
     )
-    parser.add_argument(
+    shrinking = parser.add_mutually_exclusive_group()
+    shrinking.add_argument(
+        "--shrink",
+        action="store_true",
+        help="shrink every excerpt until minimal (no request/response pair can be left out), "
+        "however long it takes; by default the shrinking of a trace's excerpts takes at most "
+        f"{SHRINK_EFFORT:g} times the work judging it took, and an excerpt it did not finish "
+        "is marked not fully shrunk",
+    )
+    shrinking.add_argument(
         "--no-shrink",
         action="store_true",
-        help="show the divergent group's whole excerpt, unshrunk",
+        help="show each kind's whole excerpt, unshrunk",
     )
     add_engine_options(
         parser,
@@ -240,7 +253,12 @@ def run_validate(args: argparse.Namespace) -> int:
     for path in args.traces:
         try:
             verdict = validate_trace(
-                path, overrides, settings, shrink=not args.no_shrink, profile=profile
+                path,
+                overrides,
+                settings,
+                shrink=not args.no_shrink,
+                profile=profile,
+                shrink_effort=None if args.shrink else SHRINK_EFFORT,
             )
         except (TraceInputError, OSError) as error:
             print(f"groupspec validate: {_describe(error, path)}", file=sys.stderr)
@@ -249,12 +267,16 @@ def run_validate(args: argparse.Namespace) -> int:
         verdicts.append(verdict)
         _print(verdict, baseline)
         if args.coverage:
-            print(f"  {totals_line(known_coordinator_rules(), verdict.rules)}")
+            known = known_coordinator_rules(verdict.kafka_version)
+            print(f"  {totals_line(known, verdict.rules)}")
         code = {PASS: EXIT_PASS, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)
         if code == EXIT_DIVERGED and baseline is not None and not _new_groups(verdict, baseline):
             code = EXIT_PASS  # every kind of divergence is one the baseline accepts
         worst = _worse(worst, code)
-    campaign = Matrix(known_coordinator_rules(), {v.source: v.rules for v in verdicts})
+    # Each trace counts the rules of the profile it was judged under (a 3.x trace cannot
+    # reach a rule only the 4.x coordinator has); traces of both profiles count both sets.
+    profiles = sorted({v.kafka_version for v in verdicts})
+    campaign = Matrix(known_coordinator_rules(*profiles), {v.source: v.rules for v in verdicts})
     if args.coverage:
         _print_coverage(campaign)
     if baseline is not None:
@@ -500,8 +522,13 @@ def _print_group(number: int, group: DivergenceGroup, known: str = "") -> None:
     if divergence.tolerable_by:
         options = " ".join(f"--tolerate {name}" for name in divergence.tolerable_by.split(", "))
         print(f"    a deviation profile may tolerate it: {options}")
-    print(f"    shortest excerpt found ({len(group.excerpt)} lines):")
-    for line in group.excerpt:
+    print(f"    excerpt ({len(group.excerpt)} lines, {group.shrink.describe()}):")
+    shown = group.excerpt
+    if len(shown) > EXCERPT_SHOWN:
+        hidden = len(shown) - EXCERPT_SHOWN
+        print(f"      … {hidden} lines before these (every line is in the --json report)")
+        shown = shown[hidden:]
+    for line in shown:
         print(f"      {line}")
 
 

@@ -11,8 +11,10 @@ from collections.abc import Callable, Sequence
 
 from groupspec.checker.bfs import search
 from groupspec.models.preset_models import group_preset_names, load_model
+from groupspec.spec.config import KAFKA_4X
+from groupspec.spec.rules import reachable_rule_ids
 
-from .reached import COORDINATOR, Matrix, side_of
+from .reached import Matrix
 
 
 def known_group_rules() -> tuple[str, ...]:
@@ -20,10 +22,12 @@ def known_group_rules() -> tuple[str, ...]:
     return load_model(group_preset_names()[0]).known_rules
 
 
-def known_coordinator_rules() -> tuple[str, ...]:
-    """The coordinator's rules of `known_group_rules`: what a trace of a coordinator can show
-    (the oracle judges no consumer)."""
-    return tuple(rule for rule in known_group_rules() if side_of(rule) == COORDINATOR)
+def known_coordinator_rules(*kafka_versions: str) -> tuple[str, ...]:
+    """The coordinator's rules a trace judged under the `kafka_versions` profiles can show (the
+    oracle judges no consumer): each profile's own (spec/rules.py `reachable_rule_ids`), in
+    one sorted list; the default profile's if none is given."""
+    rules = frozenset().union(*(reachable_rule_ids(v) for v in kafka_versions or (KAFKA_4X,)))
+    return tuple(sorted(rules))
 
 
 def measured(

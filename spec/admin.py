@@ -1,14 +1,15 @@
-"""DescribeGroups, ListGroups and DeleteGroups (reference §2.8)."""
+"""FindCoordinator (reference §6), DescribeGroups, ListGroups and DeleteGroups (§2.8)."""
 
 from __future__ import annotations
 
 from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
 from groupspec.vocabulary.group_state import DEAD, EMPTY, STABLE
-from groupspec.vocabulary.requests import ListGroupsRequest
+from groupspec.vocabulary.requests import FindCoordinatorRequest, ListGroupsRequest
 from groupspec.vocabulary.responses import (
     DeleteGroupsResult,
     DescribedGroup,
     DescribedMember,
+    FindCoordinatorResponse,
     ListedGroup,
 )
 
@@ -21,6 +22,8 @@ from .rules import (
     DESCRIBE_STABLE_GROUP,
     DESCRIBE_UNKNOWN_GROUP,
     DESCRIBE_UNSTABLE_GROUP,
+    FIND_COORDINATOR_FOUND,
+    FIND_COORDINATOR_NOT_AVAILABLE,
     LIST_GROUPS,
 )
 from .state import CoordinatorState, Group
@@ -29,12 +32,37 @@ from .step import Step
 CLASSIC_GROUP_TYPE = "classic"
 
 
-def describe_group(step: Step, state: CoordinatorState, group_id: str) -> DescribedGroup:
-    """One group as DescribeGroups reports it; the coordinator checks were done by the caller."""
+def find_coordinator(
+    step: Step, request: FindCoordinatorRequest, leads_partition: bool, broker_id: int
+) -> FindCoordinatorResponse:
+    """This broker, if it leads the key's offsets partition (loading or not)."""
+    if not leads_partition:
+        step.fire(FIND_COORDINATOR_NOT_AVAILABLE)
+        return FindCoordinatorResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE, request.key)
+    step.fire(FIND_COORDINATOR_FOUND)
+    return FindCoordinatorResponse(ErrorCode.NONE, request.key, broker_id)
+
+
+# From this DescribeGroups version on, a group the coordinator does not hold is an error.
+DESCRIBE_NOT_FOUND_SINCE = 6
+
+
+def describe_group(
+    step: Step, state: CoordinatorState, group_id: str, api_version: int = 5
+) -> DescribedGroup:
+    """One group as DescribeGroups (at `api_version`) reports it; the coordinator checks were
+    done by the caller."""
     group = state.group(group_id)
     if group is None or group.state is DEAD:
         step.fire(DESCRIBE_UNKNOWN_GROUP)
-        return DescribedGroup(ErrorCode.NONE, group_id, DEAD.value, "", "")
+        # Kafka 4.x, GroupMetadataManager.describeGroups: GROUP_ID_NOT_FOUND from v6 (which
+        # added the group's error message), a Dead group without error before.
+        error = (
+            ErrorCode.GROUP_ID_NOT_FOUND
+            if api_version >= DESCRIBE_NOT_FOUND_SINCE
+            else ErrorCode.NONE
+        )
+        return DescribedGroup(error, group_id, DEAD.value, "", "")
     if group.state is STABLE:
         step.fire(DESCRIBE_STABLE_GROUP)
         protocol = group.protocol_name or ""

@@ -65,7 +65,9 @@ def test_the_job_command_against_serve_records_validates_and_reports(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert [v["status"] for v in report["verdicts"]] == ["pass", "pass"]
     assert report["baseline"]["new_divergence_groups"] == 0
-    assert "PASS" in (out / "report.txt").read_text()
+    text = (out / "report.txt").read_text()
+    assert text.startswith("groupspec ci: 2 traces judged: 2 passed, 0 diverged; no divergence")
+    assert "PASS" in text and "No divergence" in (out / "report.html").read_text()
     script = (out / "commands.sh").read_text().splitlines()
     assert script[1].startswith("groupspec probe --target serve")
     assert script[2] == (

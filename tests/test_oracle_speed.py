@@ -126,7 +126,8 @@ def test_a_memo_changes_nothing_a_rewrite_returns(values: list[Any], renamed: di
 def test_bench_bounds_replay_every_step_and_judge_alike(tmp_path: Path, capsys) -> None:
     """`bench oracle --bounds` judges each trace again from parsed events, with real steps and
     with the recorded ones replayed: the replay takes every recorded step, and the figures
-    come with their ratios to the optimized path."""
+    come with their ratios to the optimized path. A divergent copy of each trace is judged
+    against it."""
     code = main(["bench", "oracle", "--events", "400", "--bounds", "--no-baseline", "--json", "-"])
     assert code == 0
     rows = json.loads(capsys.readouterr().out)["traces"]
@@ -136,6 +137,10 @@ def test_bench_bounds_replay_every_step_and_judge_alike(tmp_path: Path, capsys) 
         assert bounds["steps"] > 0
         assert bounds["parsed_events_per_cpu_s"] > 0 and bounds["free_step_events_per_cpu_s"] > 0
         assert bounds["free_step_ratio"] > 0 and bounds["parsed_ratio"] > 0
+        # The divergent copy is as long as the trace, diverges, and is timed against it.
+        divergent = row["divergent"]
+        assert divergent["status"] == "diverged" and divergent["events"] == row["events"]
+        assert divergent["ratio"] > 0 and divergent["kinds"] == sum(divergent["excerpts"].values())
 
 
 def test_a_replay_that_drifts_from_its_recording_is_refused(tmp_path: Path) -> None:

@@ -49,6 +49,14 @@ class Coordinators:
     unowned: set[int] = field(default_factory=set)
     moves: list[tuple[str, int, str]] = field(default_factory=list)
 
+    def copy(self) -> Coordinators:
+        """An independent copy."""
+        return Coordinators(dict(self.owner), set(self.unowned), list(self.moves))
+
+    def future_key(self) -> tuple[object, ...]:
+        """What decides the moves later answers imply (`moves` is a record, not consulted)."""
+        return (frozenset(self.owner.items()), frozenset(self.unowned))
+
     def elsewhere(self, partition: int, broker: str) -> bool:
         """Whether a request to `broker` for `partition` goes to a broker known not to
         coordinate it."""
@@ -57,10 +65,14 @@ class Coordinators:
 
     def unloaded(self, partition: int, broker: str) -> list[Unload]:
         """The events a NOT_COORDINATOR from `broker` for `partition` implies (`follow.unload`):
-        none unless `broker` coordinated it."""
-        if self.owner.get(partition) != broker or partition in self.unowned:
+        none unless `broker` coordinated it. The one broker of a trace recorded from one broker
+        (`broker` "") coordinates every group from the start, as the specification does, so
+        it coordinated `partition` even before answering for it: its first answer may be a
+        parked JoinGroup answered NOT_COORDINATOR as the partition is unloaded."""
+        owner = self.owner.get(partition, "" if broker == "" else None)
+        if owner != broker or partition in self.unowned:
             return []
-        del self.owner[partition]
+        self.owner.pop(partition, None)
         self.unowned.add(partition)
         self.moves.append((FOLLOW_UNLOAD, partition, broker))
         return [Unload(partition)]

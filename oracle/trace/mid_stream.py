@@ -34,9 +34,9 @@ from groupspec.spec.rebalance import compute_subscribed_topics
 from groupspec.spec.state import Group, PendingMember, SyncTimer
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE
+from groupspec.wire.group_apis import JOIN_GROUP, OFFSET_FETCH
 
 from .comparison import MEMBER_ID_REQUIRED
-from .kafka_shape import JOIN_GROUP, OFFSET_FETCH
 from .tracker import Pending, Ref
 
 LEARN_GROUP = "learn.group"
@@ -54,6 +54,25 @@ class MidStream:
     joined: dict[str, dict[str, tuple[int, rq.JoinGroupRequest]]] = field(default_factory=dict)
     # Per group, the ids handed out with MEMBER_ID_REQUIRED, with when they expire unused.
     handed_out: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def copy(self) -> MidStream:
+        """An independent copy."""
+        return MidStream(
+            set(self.learned),
+            dict(self.held),
+            {group: dict(joins) for group, joins in self.joined.items()},
+            {group: dict(ids) for group, ids in self.handed_out.items()},
+        )
+
+    def future_key(self) -> tuple[Any, ...]:
+        """Everything that decides what is held and learned next (`held` in its order, which
+        `after_learning` releases in)."""
+        return (
+            frozenset(self.learned),
+            tuple(self.held.items()),
+            frozenset((group, frozenset(joins.items())) for group, joins in self.joined.items()),
+            frozenset((group, frozenset(ids.items())) for group, ids in self.handed_out.items()),
+        )
 
     def holds(self, api_key: int, groups: frozenset[str]) -> bool:
         """Whether a request of `api_key` naming `groups` is held rather than judged."""

@@ -1,10 +1,12 @@
 """Validate a trace file against the specification: a verdict, every divergence grouped by kind
-(the first of each shown with the shortest excerpt of the trace that still leads to it), and
-the share of events judged."""
+(the first of each shown with the shortest excerpt of the trace found that still leads to it),
+and the share of events judged."""
 
 from __future__ import annotations
 
+import bisect
 import json
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -34,13 +36,25 @@ from .oracle import (
     Tolerated,
 )
 from .profiles import DeviationProfile, coordinator_setting_names
+from .shrink import (
+    NOT_SHRUNK,
+    CheckpointRecorder,
+    Checkpoints,
+    Known,
+    ShrinkBudget,
+    ShrinkOutcome,
+    shrink_excerpt,
+)
 from .tracker import OracleSettings, TooAmbiguous
 
 PASS = "pass"
 DIVERGED = "diverged"
 UNDECIDED = "undecided"
-# Re-validations spent shrinking a divergence's excerpt: each replays a short trace.
-SHRINK_BUDGET = 400
+# The work shrinking a trace's excerpts may do, as a share of the work judging the trace took
+# (both in specification steps, `Tracker.steps`): judging a divergent trace then costs about
+# as much as judging a conforming one, not many times more (`groupspec bench oracle`
+# measures it; docs/oracle.md, "Speed"). None: no limit, every excerpt shrunk until minimal.
+SHRINK_EFFORT = 0.5
 
 
 class TraceInputError(Exception):
@@ -50,11 +64,12 @@ class TraceInputError(Exception):
 @dataclass(frozen=True)
 class DivergenceGroup:
     """Divergences of one kind (API, kind, field, rule): how many, where, the first in full,
-    and the shortest excerpt found leading to the first."""
+    the shortest excerpt found leading to the first, and how far it was shrunk."""
 
     first: Divergence
     lines: tuple[int, ...]
     excerpt: tuple[str, ...]
+    shrink: ShrinkOutcome = field(default_factory=ShrinkOutcome)
 
     @property
     def count(self) -> int:
@@ -74,6 +89,7 @@ class DivergenceGroup:
             "lines": list(self.lines),
             "first": self.first.to_json(),
             "excerpt": list(self.excerpt),
+            "excerpt_shrink": self.shrink.to_json(),
         }
 
 
@@ -189,15 +205,25 @@ def validate_trace(
     settings: OracleSettings | None = None,
     shrink: bool = True,
     profile: DeviationProfile | None = None,
+    shrink_effort: float | None = SHRINK_EFFORT,
 ) -> Verdict:
     """Replay the trace at `path` against the specification, tolerating `profile`'s deviations.
+    With `shrink`, each kind's excerpt is shrunk, all of them together taking at most
+    `shrink_effort` times the specification steps judging the trace took (None: each until
+    minimal).
 
     Raises `TraceInputError` for a trace that is not in the format (naming the line), or that
     cannot be read; a trace cut while being written validates up to the cut.
     """
     trace = Path(path)
     return validate_lines(
-        lambda: _file_lines(trace), str(trace), overrides, settings, shrink, profile
+        lambda: _file_lines(trace),
+        str(trace),
+        overrides,
+        settings,
+        shrink,
+        profile,
+        shrink_effort,
     )
 
 
@@ -216,6 +242,7 @@ def validate_lines(
     settings: OracleSettings | None = None,
     shrink: bool = True,
     profile: DeviationProfile | None = None,
+    shrink_effort: float | None = SHRINK_EFFORT,
 ) -> Verdict:
     """Replay a trace given as lines (`open_lines()` reads them afresh each call) against the
     specification; `source` names it in messages. See `validate_trace`."""
@@ -231,6 +258,8 @@ def validate_lines(
             reading.header, {**dict(profile.coordinator), **(overrides or {})}, source
         )
         oracle = Oracle(config, settings, profile)
+        # Forks of the oracle along the way, for shrinking the excerpts from (`shrink`).
+        recorder = CheckpointRecorder() if shrink else None
         last_ts = None
         limit = settings.max_divergences
         note = ""
@@ -239,6 +268,8 @@ def validate_lines(
             if limit and len(oracle.divergences) >= limit:
                 oracle.counts.events += 1  # read, not judged
                 continue
+            if recorder is not None:
+                recorder.before(line, oracle)
             oracle.observe(event, line)
             last_ts = event.ts_ms
         if limit and len(oracle.divergences) >= limit:
@@ -265,13 +296,17 @@ def validate_lines(
             settings.mid_stream,
             config.kafka_version,
         )
+    shrinking = None
+    if recorder is not None:
+        steps = None if shrink_effort is None else math.ceil(shrink_effort * oracle.tracker.steps)
+        shrinking = _Shrinking(ShrinkBudget(steps), recorder.checkpoints())
     try:
         groups = _groups(
             open_lines,
             source,
             oracle.divergences,
             lambda: Oracle(config, settings, profile),
-            shrink,
+            shrinking,
         )
     except TraceFormatError as error:
         raise TraceInputError(str(error)) from None
@@ -308,59 +343,136 @@ def _groups(
     source: str,
     divergences: Sequence[Divergence],
     make_oracle: Callable[[], Oracle],
-    shrink: bool,
+    shrinking: _Shrinking | None,
 ) -> tuple[DivergenceGroup, ...]:
     """The divergences grouped by kind, in order of first occurrence, each with the excerpt
-    leading to its first (the shrinking budget shared between the groups)."""
+    leading to its first, shrunk within an even share of what is left of the budget."""
     by_kind: dict[tuple[str, str, str, str], list[Divergence]] = {}
     for divergence in divergences:
         by_kind.setdefault(divergence.group_key, []).append(divergence)
-    budget = max(SHRINK_BUDGET // max(len(by_kind), 1), SHRINK_BUDGET // 8)
+    if not by_kind:
+        return ()
+    firsts = [members[0] for members in by_kind.values()]
+    prefix = _Prefix(_prefix(open_lines, source, max(first.line for first in firsts)))
+    excerpts = prefix.excerpts(firsts)
+    texts: dict[int, str] = {}  # each line written once, however many excerpts show it
     groups = []
-    for members in by_kind.values():
+    for index, (members, excerpt) in enumerate(zip(by_kind.values(), excerpts, strict=True)):
         first = members[0]
-        # A missing or late answer is not reproduced by a shorter excerpt: shown unshrunk.
-        shrinkable = shrink and first.kind not in (UNANSWERED, LATE)
-        excerpt = _excerpt(open_lines, source, first, make_oracle, shrinkable, budget)
-        groups.append(DivergenceGroup(first, tuple(d.line for d in members), excerpt))
+        outcome = ShrinkOutcome()
+        if shrinking is not None and first.kind in (UNANSWERED, LATE):
+            outcome = ShrinkOutcome(
+                NOT_SHRUNK, "a missing or late response is not reproduced by a shorter excerpt"
+            )
+        elif shrinking is not None:
+            share = shrinking.budget.share(len(by_kind) - index)
+            # The run that judged the trace has been over the whole of it up to the divergence
+            # already: its checkpoints serve the excerpt of a trace of one group, which is all
+            # of that, and any excerpt that does not diverge without the other groups.
+            whole = prefix.events[: prefix.events_up_to(first.line)]
+            judged = Known(shrinking.checkpoints.up_to(first.line), True)
+            if len(excerpt) == len(whole):
+                excerpt, outcome = shrink_excerpt(excerpt, first, make_oracle, share, judged)
+            else:
+                excerpt, outcome = shrink_excerpt(
+                    excerpt, first, make_oracle, share, whole=(whole, judged)
+                )
+            shrinking.budget.take_back(share)
+        text = tuple(_excerpt_line(n, e, texts) for n, e in excerpt)
+        groups.append(DivergenceGroup(first, tuple(d.line for d in members), text, outcome))
     return tuple(groups)
 
 
-def _excerpt(
-    open_lines: Callable[[], Iterator[str]],
-    source: str,
-    divergence: Divergence,
-    make_oracle: Callable[[], Oracle],
-    shrink: bool,
-    budget: int = SHRINK_BUDGET,
-) -> tuple[str, ...]:
-    """The trace lines up to the divergence that touch its group, shrunk while it still diverges."""
-    lines: list[tuple[int, TraceEvent]] = []
-    reading = TraceReading()
-    for number, event in enumerate(parse_lines(open_lines(), source, reading), start=2):
-        if number > divergence.line:
+def _excerpt_line(line: int, event: TraceEvent, written: dict[int, str]) -> str:
+    """The event as a line of an excerpt: a trace line with its original number."""
+    text = written.get(line)
+    if text is None:
+        document = {"line": line, **event.to_json()}
+        text = written[line] = json.dumps(document, separators=(",", ":"))
+    return text
+
+
+@dataclass
+class _Shrinking:
+    """What shrinking the excerpts of one trace has: its budget, and the checkpoints of the
+    run that judged the trace."""
+
+    budget: ShrinkBudget
+    checkpoints: Checkpoints
+
+
+def _prefix(
+    open_lines: Callable[[], Iterator[str]], source: str, last: int
+) -> list[tuple[int, TraceEvent]]:
+    """The trace's events up to line `last`, each with its line, read afresh."""
+    found = []
+    for number, event in enumerate(parse_lines(open_lines(), source, TraceReading()), start=2):
+        if number > last:
             break
-        lines.append((number, event))
-    target = next(e for n, e in lines if n == divergence.line)
-    groups = _groups_of_connection(lines, target.connection, divergence.line)
-    chosen = _paired([(n, e) for n, e in lines if _touches(e, groups)], divergence)
-    if shrink:
-        chosen = _shrink(chosen, divergence, make_oracle, budget)
-    return tuple(json.dumps({"line": n, **e.to_json()}, separators=(",", ":")) for n, e in chosen)
+        found.append((number, event))
+    return found
 
 
-def _groups_of_connection(
-    lines: Sequence[tuple[int, TraceEvent]], connection: str, line: int
-) -> frozenset[str]:
-    request = None
-    target = next(e for n, e in lines if n == line)
-    for _, event in lines:
-        if event.direction == REQUEST and (event.connection, event.correlation_id) == (
-            connection,
-            target.correlation_id,
-        ):
-            request = event
-    return _event_groups(request) if request is not None else frozenset()
+class _Prefix:
+    """The start of a trace, from which the excerpts are cut: for a divergence, the events up
+    to it of the groups its request names (requests naming no group too), each response with
+    its request."""
+
+    def __init__(self, events: list[tuple[int, TraceEvent]]) -> None:
+        self.events = events
+        self.numbers = [n for n, _ in events]
+        # The groups each request names, and where each request was seen (by line).
+        self.named = [
+            _event_groups(e) if e.direction == REQUEST else frozenset() for _, e in events
+        ]
+        self.requests: dict[tuple[str, int], list[int]] = {}
+        for number, event in events:
+            if event.direction == REQUEST:
+                self.requests.setdefault((event.connection, event.correlation_id), []).append(
+                    number
+                )
+
+    def events_up_to(self, line: int) -> int:
+        """How many events the trace has up to `line`."""
+        return bisect.bisect_right(self.numbers, line)
+
+    def excerpts(self, divergences: Sequence[Divergence]) -> list[list[tuple[int, TraceEvent]]]:
+        """For each divergence, the events leading to it that touch its request's groups."""
+        named = [self._groups_of(d) for d in divergences]
+        last: dict[frozenset[str], int] = {}
+        for groups, divergence in zip(named, divergences, strict=True):
+            last[groups] = max(last.get(groups, 0), divergence.line)
+        # Excerpts touching the same groups are cut from one list.
+        touching = {groups: self._touching(groups, line) for groups, line in last.items()}
+        lines = {groups: [n for n, _ in cut] for groups, cut in touching.items()}
+        return [
+            touching[groups][: bisect.bisect_right(lines[groups], divergence.line)]
+            for groups, divergence in zip(named, divergences, strict=True)
+        ]
+
+    def _groups_of(self, divergence: Divergence) -> frozenset[str]:
+        """The groups the divergent request names (none if it is not in the trace)."""
+        seen = self.requests.get((divergence.connection, divergence.correlation_id), [])
+        at = bisect.bisect_right(seen, divergence.line)
+        if not at:
+            return frozenset()
+        return self.named[bisect.bisect_left(self.numbers, seen[at - 1])]
+
+    def _touching(self, groups: frozenset[str], last: int) -> list[tuple[int, TraceEvent]]:
+        """The events up to `last` touching `groups`: requests naming one of them or none, and
+        responses to those."""
+        found = []
+        kept: set[tuple[str, int]] = set()
+        for index in range(self.events_up_to(last)):
+            number, event = self.events[index]
+            if event.direction == REQUEST:
+                named = self.named[index]
+                if named & groups or not named:
+                    kept.add((event.connection, event.correlation_id))
+                    found.append((number, event))
+            elif event.direction != RESPONSE or (event.connection, event.correlation_id) in kept:
+                found.append((number, event))
+        return found
 
 
 def _event_groups(event: TraceEvent) -> frozenset[str]:
@@ -376,85 +488,3 @@ def _event_groups(event: TraceEvent) -> frozenset[str]:
             elif isinstance(item, dict) and isinstance(item.get("group_id"), str):
                 found.add(item["group_id"])
     return frozenset(found)
-
-
-def _touches(event: TraceEvent, groups: frozenset[str]) -> bool:
-    if event.direction == REQUEST:
-        return bool(_event_groups(event) & groups) or not _event_groups(event)
-    return True
-
-
-def _shrink(
-    chosen: list[tuple[int, TraceEvent]],
-    divergence: Divergence,
-    make_oracle: Callable[[], Oracle],
-    budget: int,
-) -> list[tuple[int, TraceEvent]]:
-    """Drop request/response pairs while the excerpt still diverges at the same response:
-    chunks of pairs first, then smaller ones (delta debugging), within a budget of replays."""
-    current = chosen
-    size = max(1, len(_removable(current, divergence)) // 2)
-    while budget > 0:
-        removable = _removable(current, divergence)
-        shrunk = False
-        for start in range(0, len(removable), size):
-            if budget == 0:
-                break
-            drop = set(removable[start : start + size])
-            candidate = [
-                (n, e)
-                for n, e in current
-                if (e.connection, e.correlation_id, e.direction == "close") not in drop
-            ]
-            budget -= 1
-            if _diverges_at(candidate, divergence, make_oracle):
-                current, shrunk = candidate, True
-                break
-        if not shrunk:
-            if size == 1:
-                break
-            size = max(1, size // 2)
-    return current
-
-
-def _removable(
-    current: list[tuple[int, TraceEvent]], divergence: Divergence
-) -> list[tuple[str, int, bool]]:
-    """The request/response pairs an excerpt may lose: all but the divergent one."""
-    target = next(e for n, e in current if n == divergence.line)
-    return [
-        (e.connection, e.correlation_id, False)
-        for _, e in current
-        if e.direction == REQUEST
-        and (e.connection, e.correlation_id) != (target.connection, target.correlation_id)
-    ]
-
-
-def _paired(
-    chosen: list[tuple[int, TraceEvent]], divergence: Divergence
-) -> list[tuple[int, TraceEvent]]:
-    """Requests with their responses, and responses only with their requests."""
-    requested = {(e.connection, e.correlation_id) for _, e in chosen if e.direction == REQUEST}
-    return [
-        (n, e)
-        for n, e in chosen
-        if e.direction != RESPONSE or (e.connection, e.correlation_id) in requested
-    ]
-
-
-def _diverges_at(
-    candidate: list[tuple[int, TraceEvent]],
-    divergence: Divergence,
-    make_oracle: Callable[[], Oracle],
-) -> bool:
-    oracle = make_oracle()
-    try:
-        for number, event in candidate:
-            oracle.observe(event, number)
-    except (ObservationError, TooAmbiguous):
-        return False
-    return any(
-        (found.line, found.reason, found.allowed)
-        == (divergence.line, divergence.reason, divergence.allowed)
-        for found in oracle.divergences
-    )
