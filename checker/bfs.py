@@ -7,9 +7,18 @@ set keeps each state's 64-bit key and its parent's, 16 bytes a state (`checker.s
 The search is level-synchronous: each level's frontier is cut into batches in a fixed order,
 batches are expanded (in this process, or also by worker processes), and the results are
 merged in batch order. Deduplication, counting and the choice of the first violation happen
-only in the merge, and limits and first violations stop the search only at the same batch
-boundaries, so every worker count explores the same states, counts the same transitions and
-reports the same shortest counterexample.
+only in the merge, and first violations stop the search only at the same batch boundaries, so
+every worker count explores the same states, counts the same transitions and reports the same
+shortest counterexample.
+
+A state budget (`Limits.max_states`) stops the search at the very step that finds the last
+state it allows, wherever that falls in a batch: the merge cuts the batch there (counting only
+the steps up to it, from the batch's step log), so every worker count stops alike there too;
+an expander told how much room is left stops a batch early, and the rest is expanded only if
+duplicates leave room for it. A time limit (`max_seconds`) and Ctrl-C are polled inside
+expansions, in the merge's waits and between batches (`budget.Halt`), so they stop the search
+within a fraction of a second even when one state takes seconds to expand; where they stop
+depends on the machine's speed, and the state being expanded then counts as unexpanded.
 """
 
 from __future__ import annotations
@@ -26,9 +35,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from .budget import STATE_LIMIT, TIME_LIMIT, Halt, deadline_after
 from .channel import Channel
 from .derived import liveness_properties
-from .expand import BatchResult, Expander, GroupStats, Ids, Problem, StepObserver
+from .expand import (
+    ROOM,
+    BatchResult,
+    Expander,
+    GroupStats,
+    Ids,
+    LoggedStep,
+    Problem,
+    StepObserver,
+)
 from .graph import StateGraph
 from .interrupt import INTERRUPTED, SearchInterrupted, deferred_interrupts
 from .model import Model
@@ -47,6 +66,8 @@ MIN_CHUNK = 8
 # work, few enough that the merging process is not left idle at the end of a level while a
 # worker still has a queue.
 IN_FLIGHT_PER_WORKER = 2
+# Seconds the merge waits for a worker's result before it looks at its halt again.
+WAIT_S = 0.1
 # Fingerprints a worker knows the merge has seen, before it forgets them all (bounds memory).
 KNOWN_LIMIT = 4_000_000
 # Shared state parts one end of a channel remembers before both ends forget them (between
@@ -123,6 +144,23 @@ class SearchResult(Generic[S]):
 ProgressCallback = Callable[[Progress], None]
 
 
+@dataclass(frozen=True)
+class Merged:
+    """What merging a batch did: the positions (in its targets) of the steps that found a new
+    state, how many of its steps it kept, and whether the state budget cut it there."""
+
+    new: list[int]
+    kept: int
+    cut: bool
+
+
+def _logged_until(batch: BatchResult, index: int) -> list[LoggedStep]:
+    """The batch's logged steps up to the one whose successor is `targets[index]`."""
+    if batch.steps is None:
+        raise ValueError("a batch cut at a state budget needs its step log (Expander.log_steps)")
+    return [entry for entry in batch.steps if entry[0] <= index]
+
+
 class _Search(Generic[S]):
     """The merge side of a search: the seen set, the next frontier, counts and problems."""
 
@@ -146,9 +184,13 @@ class _Search(Generic[S]):
     def done(self) -> bool:
         return bool(self.result.problems) and not self.limits.all_violations
 
-    def merge(self, batch: BatchResult) -> list[int]:
+    def merge(self, batch: BatchResult, room: int | None = None) -> Merged:
         """Merge one expanded batch: new states join the seen set and the next frontier.
-        Returns the positions (in `batch.targets`) of the steps that found a new state."""
+
+        With `room` (how many more states the state budget allows), the merge stops at the step
+        that finds the `room`-th new state: the state being expanded counts its steps up to that
+        one (from the batch's step log) and stays unexpanded, and the rest of the batch is left
+        out. A batch a halt cut (`partial`) leaves its last state unexpanded too."""
         result = self.result
         store = self.store
         frontier = self.next_frontier
@@ -165,6 +207,7 @@ class _Search(Generic[S]):
         # New states first, in order (each step knows its expanded state by the offsets) ...
         found_new: list[int] = []
         position = 0
+        cut: int | None = None
         in_recent, add, append = store.in_recent, store.add, frontier.append
         for index in candidates:
             if index not in fresh:
@@ -176,9 +219,23 @@ class _Search(Generic[S]):
                 add(target, parents[position])
                 append((target, candidates[index]))
                 found_new.append(index)
+                if len(found_new) == room:
+                    cut = index
+                    break
+        # Steps kept (up to `kept`), states expanded completely (up to `complete`), and the
+        # problems the state cut short found in the steps it kept.
+        partial_found: Sequence[Problem] = ()
+        if cut is not None:
+            kept, complete = cut + 1, position
+            taken = _logged_until(batch, cut)
+            partial_found = problems.get(position, ())[: taken[-1][2]] if taken else ()
+        else:
+            kept, complete = len(targets), batch.complete_parents
+            if batch.partial:
+                partial_found = problems.get(complete, ())
         # ... then the graph and the problems, state by state.
         if graph is not None:
-            for position, parent in enumerate(parents):
+            for position, parent in enumerate(parents[:complete]):
                 start, end = offsets[position], offsets[position + 1]
                 graph.add_state(
                     parent, batch.marks[position], targets[start:end], batch.kinds[start:end]
@@ -186,22 +243,30 @@ class _Search(Generic[S]):
         if problems or deadlocked:
             new_indices = set(found_new)
             for position in sorted({*problems, *deadlocked}):
+                if position > complete:
+                    break
                 parent = parents[position]
-                if position in deadlocked:
+                if position in deadlocked and position < complete:
                     deadlock = Problem("deadlock", "Deadlock", "no step is enabled", parent)
                     self.record(deadlock, parent)
-                found = problems.get(position)
-                if found is not None:
-                    start, end = offsets[position], offsets[position + 1]
+                found = problems.get(position) if position < complete else partial_found
+                if found:
+                    start, end = offsets[position], min(offsets[position + 1], kept)
                     new_here = {
                         targets[index]: True for index in range(start, end) if index in new_indices
                     }
                     self.record_judged(parent, found, targets[start:end], new_here)
-        result.transitions += len(targets)
-        result.action_counts.update(batch.action_counts)
-        result.rule_counts.update(batch.rule_counts)
+        result.transitions += kept
+        if cut is None:
+            result.action_counts.update(batch.action_counts)
+            result.rule_counts.update(batch.rule_counts)
+        else:
+            for _, (action, rules), _, stepped in taken:
+                if stepped:
+                    result.action_counts[action] += 1
+                result.rule_counts.update(rules)
         result.distinct_states = len(store)
-        return found_new
+        return Merged(found_new, kept, cut is not None)
 
     def record_judged(
         self,
@@ -253,48 +318,56 @@ def search(
         names = tuple(prop.name for prop in liveness_properties(model))
         result.graph = StateGraph(property_names=names)
     expander: Expander[S] = Expander(model, graph=record_graph)
+    expander.log_steps = limits.max_states is not None
     result.group_stats = expander.stats
     merger = _Search(model, limits, result)
     store = merger.store
-    for key, ids, problems in expander.initial():
-        store.add(key, None)
-        merger.next_frontier.append((key, ids))
-        for problem in problems:
-            merger.record(problem, key)
-    result.distinct_states = len(store)
 
-    pool = _Pool(model, expander, workers - 1, record_graph) if workers > 1 else None
-    recent = store.recent_levels()
+    def room() -> int | None:
+        """How many more states the state budget allows."""
+        return None if limits.max_states is None else limits.max_states - len(store)
+
+    pool: _Pool[S] | None = None
     with deferred_interrupts() as interrupt_requested:
+        halt = Halt(deadline_after(limits.max_seconds, started), interrupted=interrupt_requested)
+        expander.halt = halt
         try:
+            result.stopped_by = _start(expander, merger, halt, room)
+            result.distinct_states = len(store)
+            if workers > 1 and not result.stopped_by:
+                pool = _Pool(model, expander, workers - 1, record_graph)
+            recent = store.recent_levels()
             level = 0
-            while merger.next_frontier and not merger.done():
+            while merger.next_frontier and not merger.done() and not result.stopped_by:
                 frontier, merger.next_frontier = merger.next_frontier, []
                 store.next_level()
-                expanded: Iterator[tuple[BatchResult | None, bool, list[tuple[int, Ids, Any, int]]]]
+                expanded: Iterator[_Piece]
                 if pool is None and observer is None and expander.explores_fast:
-                    expanded = _explore_here(expander, frontier, merger, result)
+                    expanded = _explore_here(expander, frontier, merger, result, room)
                 elif pool is not None:
-                    expanded = (
-                        (batch, end, []) for batch, end in pool.expand_level(frontier, recent())
-                    )
+                    expanded = pool.expand_level(frontier, recent(), room)
                 else:
-                    expanded = _expand_here(expander, frontier, recent, observer is not None)
-                for batch_result, batch_end, steps in expanded:
-                    new = merger.merge(batch_result) if batch_result is not None else []
-                    if observer is not None:
-                        _tell(observer, expander, steps, set(new))
+                    expanded = _expand_here(expander, frontier, recent, observer is not None, room)
+                for piece in expanded:
+                    stop = piece.stopped
+                    if piece.batch is not None:
+                        merged = merger.merge(piece.batch, room())
+                        if merged.cut:
+                            stop = STATE_LIMIT
+                        elif piece.batch.stopped != ROOM:
+                            stop = piece.batch.stopped
+                        if observer is not None:
+                            _tell(observer, expander, piece.steps[: merged.kept], set(merged.new))
                     if merger.next_frontier:
                         # Depth is that of the deepest state found, even if a stop cuts the level.
                         result.depth = level + 1
-                    if not batch_end:
-                        continue  # a chunk of a batch: stops are decided where the batch ends
-                    stop = limit_reached(limits, result, started) or (
-                        INTERRUPTED if interrupt_requested() else None
-                    )
-                    if progress:
+                    if not stop and piece.batch_end:
+                        # Other stops are decided where a batch ends, so every worker count
+                        # stops at the same first violation.
+                        stop = limit_reached(limits, result, started) or halt.check()
+                    if progress and (stop or piece.batch_end):
                         progress(_snapshot(result, merger, started))
-                    if stop or merger.done():
+                    if stop or (piece.batch_end and merger.done()):
                         result.stopped_by = stop
                         break
                 if result.stopped_by or merger.done():
@@ -306,6 +379,7 @@ def search(
         finally:
             if pool is not None:
                 pool.close()
+    result.distinct_states = len(store)
     result.complete = result.stopped_by is None and not merger.next_frontier
     store.archive_all()
     result.elapsed_s = time.monotonic() - started
@@ -314,28 +388,67 @@ def search(
     return result
 
 
+def _start(
+    expander: Expander[S], merger: _Search[S], halt: Halt, room: Callable[[], int | None]
+) -> str | None:
+    """Add the initial states to the seen set and the first frontier; why the search must
+    stop already, if it must (a halt, or a state budget they fill)."""
+    store = merger.store
+    for key, ids, problems in expander.initial():
+        store.add(key, None)
+        merger.next_frontier.append((key, ids))
+        for problem in problems:
+            merger.record(problem, key)
+        if room() == 0:
+            return STATE_LIMIT
+        reason = halt.poll()
+        if reason:
+            return reason
+    return None
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A batch, or a piece of one, as an engine expanded it: its result for the merge (None
+    when it was merged already), whether it ends a batch, the steps an observer is told of,
+    and why it stopped early, for a piece merged already."""
+
+    batch: BatchResult | None
+    batch_end: bool
+    steps: list[tuple[int, Ids, Any, int]] = field(default_factory=list)
+    stopped: str | None = None
+
+
+def _halted(reason: str) -> _Piece:
+    """A piece with nothing in it, which stops the search for `reason`."""
+    return _Piece(None, True, stopped=reason)
+
+
 def _explore_here(
     expander: Expander[S],
     frontier: Sequence[tuple[int, object]],
     merger: _Search[S],
     result: SearchResult[S],
-) -> Iterator[tuple[None, bool, list[tuple[int, Ids, Any, int]]]]:
+    room: Callable[[], int | None],
+) -> Iterator[_Piece]:
     """Expand and merge a level in this process at once, batch by batch (`explore_fast`)."""
     for start in range(0, len(frontier), BATCH_SIZE):
         batch = frontier[start : start + BATCH_SIZE]
-        result.transitions += expander.explore_fast(
+        transitions, stopped = expander.explore_fast(
             batch,  # type: ignore[arg-type]
             merger.store,
             merger.next_frontier,
             merger,
             result.graph,
+            room(),
         )
+        result.transitions += transitions
         result.action_counts.update(expander.action_counts)
         result.rule_counts.update(expander.rule_counts)
         expander.action_counts.clear()
         expander.rule_counts.clear()
         result.distinct_states = len(merger.store)
-        yield None, True, []
+        yield _Piece(None, True, stopped=stopped)
 
 
 def _expand_here(
@@ -343,29 +456,35 @@ def _expand_here(
     frontier: Sequence[tuple[int, object]],
     recent: Any,
     observed: bool,
-) -> Iterator[tuple[BatchResult, bool, list[tuple[int, Ids, Any, int]]]]:
-    """Expand a level in this process, batch by batch; with `observed`, also every step."""
-    for start in range(0, len(frontier), BATCH_SIZE):
-        batch = frontier[start : start + BATCH_SIZE]
-        steps: list[tuple[int, Ids, Any, int]] = []
+    room: Callable[[], int | None],
+) -> Iterator[_Piece]:
+    """Expand a level in this process, batch by batch; with `observed`, also every step. A
+    batch the state budget ended early goes on from where it ended once the merge has taken
+    the first piece, if the merge still has room."""
+    for first in range(0, len(frontier), BATCH_SIZE):
+        start, end = first, min(first + BATCH_SIZE, len(frontier))
+        while start < end:
+            steps: list[tuple[int, Ids, Any, int]] = []
 
-        def note(
-            parent: int,
-            ids: Ids,
-            step: Any,
-            target: int,
-            successor: Any,
-            steps: list[tuple[int, Ids, Any, int]] = steps,
-        ) -> None:
-            steps.append((parent, ids, step, target))
+            def note(
+                parent: int,
+                ids: Ids,
+                step: Any,
+                target: int,
+                successor: Any,
+                steps: list[tuple[int, Ids, Any, int]] = steps,
+            ) -> None:
+                steps.append((parent, ids, step, target))
 
-        result = expander.expand_batch(
-            batch,  # type: ignore[arg-type]
-            recent(),
-            set(),
-            note if observed else None,
-        )
-        yield result, True, steps
+            result = expander.expand_batch(
+                frontier[start:end],  # type: ignore[arg-type]
+                recent(),
+                set(),
+                note if observed else None,
+                room=room(),
+            )
+            start += len(result.parents)
+            yield _Piece(result, result.stopped != ROOM, steps)
 
 
 def _tell(
@@ -444,13 +563,19 @@ class _Pool(Generic[S]):
         self.parents: dict[int, tuple[int, ...]] = {}
 
     def expand_level(
-        self, frontier: Sequence[tuple[int, object]], known: Any
-    ) -> Iterator[tuple[BatchResult, bool]]:
+        self,
+        frontier: Sequence[tuple[int, object]],
+        known: Any,
+        room: Callable[[], int | None],
+    ) -> Iterator[_Piece]:
         """Expand one level, yielding each chunk's result in order with whether it ends a batch.
 
-        `known` holds the keys the merge has seen recently, which chunks expanded here consult.
-        States travel between processes as component values (each process interns them its
-        own way); keys are the same in every process.
+        `known` holds the keys the merge has seen recently, which chunks expanded here consult;
+        `room` says how many more states the merge can take. States travel between processes
+        as component values (each process interns them its own way); keys are the same in
+        every process. A chunk the state budget ended early goes on in this process, from where
+        it ended, once the merge has taken the first piece (if the merge still has room). When
+        the halt fires while the merge waits, the level ends with a piece that says why.
         """
         fingerprints = array("Q", [fp for fp, _ in frontier]).tobytes()
         for worker, channel in enumerate(self.channels):
@@ -462,12 +587,13 @@ class _Pool(Generic[S]):
         arrived: dict[int, BatchResult] = {}
         waiting = [0] * len(self.processes)
         assigned = 0
+        halt = self.expander.halt
         for wanted in range(len(chunks)):
             while wanted not in arrived:
                 for worker in range(len(self.processes)):
                     while waiting[worker] < IN_FLIGHT_PER_WORKER and assigned < len(chunks):
                         start, end, _ = chunks[assigned]
-                        self._send(worker, assigned, frontier[start:end])
+                        self._send(worker, assigned, frontier[start:end], room())
                         waiting[worker] += 1
                         assigned += 1
                 self._collect(arrived, waiting, block=False)
@@ -479,29 +605,52 @@ class _Pool(Generic[S]):
                         frontier[start:end],  # type: ignore[arg-type]
                         known,
                         self.shipped,
+                        room=room(),
                     )
                     assigned += 1
                 else:
                     self._collect(arrived, waiting, block=True)
-            yield arrived.pop(wanted), chunks[wanted][2]
+                    reason = halt.check() if halt is not None else None
+                    if reason and wanted not in arrived:
+                        yield _halted(reason)
+                        return
+            piece = arrived.pop(wanted)
+            start, end, ends_batch = chunks[wanted]
+            done = start + len(piece.parents)
+            while piece.stopped == ROOM:
+                yield _Piece(piece, False)
+                # Not `self.shipped`: it may hold successors of later chunks this process
+                # expanded ahead, not merged yet; left out here, they would be found new later
+                # than one process finds them (and the budget would cut elsewhere).
+                piece = self.expander.expand_batch(
+                    frontier[done:end],  # type: ignore[arg-type]
+                    known,
+                    set(),
+                    room=room(),
+                )
+                done += len(piece.parents)
+            yield _Piece(piece, ends_batch)
 
-    def _send(self, worker: int, index: int, chunk: Sequence[tuple[int, object]]) -> None:
+    def _send(
+        self, worker: int, index: int, chunk: Sequence[tuple[int, object]], room: int | None
+    ) -> None:
         channel = self.channels[worker]
         # The result names its states by these very objects (not copies from the worker), so
         # the seen set shares them with its keys as in one process.
         parents = tuple([fp for fp, _ in chunk])
         self.parents[index] = parents
         fingerprints = array("Q", parents).tobytes()
-        values = self.expander.values_of
-        data = channel.encode([values(ids) for _, ids in chunk])  # type: ignore[arg-type]
-        self.tasks[worker].put(("chunk", index, fingerprints, data))
+        data = _encode_states(channel, self.expander, [ids for _, ids in chunk])  # type: ignore[misc]
+        self.tasks[worker].put(("chunk", index, fingerprints, data, room))
 
     def _collect(self, arrived: dict[int, BatchResult], waiting: list[int], block: bool) -> None:
-        """Receive every result that has arrived (with `block`, at least one)."""
+        """Receive every result that has arrived (with `block`, at least one, unless the
+        expander's halt fires first)."""
+        halt = self.expander.halt
         while True:
             try:
                 if block:
-                    worker, index, payload = self.results.get(timeout=1.0)
+                    worker, index, payload = self.results.get(timeout=WAIT_S)
                 else:
                     worker, index, payload = self.results.get_nowait()
             except queue.Empty:
@@ -510,6 +659,8 @@ class _Pool(Generic[S]):
                 dead = [p.exitcode for p in self.processes if not p.is_alive()]
                 if dead:
                     raise RuntimeError(f"a worker process died (exit code {dead[0]})") from None
+                if halt is not None and halt.check():
+                    return
                 continue
             if isinstance(payload, BaseException):
                 raise payload
@@ -548,18 +699,48 @@ def _work(expander: Expander[S], worker: int, tasks: Any, results: Any) -> None:
                 known.clear()  # only a cache: forgetting makes the worker send some states twice
             known.update(_fingerprints(fingerprints))
             continue
-        _, index, fingerprints, data = message
+        _, index, fingerprints, data, room = message
         try:
             parents = _fingerprints(fingerprints)
-            states = [expander.ids_of(values) for values in channel.decode(data)]
+            states = _decode_states(channel, expander, data)
             known.update(parents)
             expanded = expander.expand_batch(
-                list(zip(parents, states, strict=True)), [known], known
+                list(zip(parents, states, strict=True)), [known], known, room=room
             )
             outcome: object = _pack(expanded, channel, expander)
         except Exception as error:  # reported to the merging process
             outcome = _portable(error)
         results.put((worker, index, outcome))
+
+
+def _encode_states(
+    channel: Channel, expander: Expander[Any], states: Sequence[Ids]
+) -> tuple[bytes, bytes]:
+    """States (as component ids of this process) for the other end: their distinct components
+    once, through the channel, and each state as a row of positions in that table.
+
+    States share most components, so the table is short and the rows are plain integers;
+    pickling every component of every state would cost a Python call per component."""
+    table = list(set().union(*states))
+    place = {component: position for position, component in enumerate(table)}.__getitem__
+    rows = array("I")
+    for ids in states:
+        rows.extend(map(place, ids))
+    values = expander.values
+    return channel.encode([values[i] for i in table]), rows.tobytes()
+
+
+def _decode_states(
+    channel: Channel, expander: Expander[Any], data: tuple[bytes, bytes]
+) -> list[Ids]:
+    """The states `_encode_states` sent, as component ids of this process."""
+    table, rows = data
+    ids = [expander.intern(value) for value in channel.decode(table)]
+    positions = array("I")
+    positions.frombytes(rows)
+    flat = list(map(ids.__getitem__, positions))
+    width = expander.slots
+    return [tuple(flat[start : start + width]) for start in range(0, len(flat), width)]
 
 
 def _fingerprints(data: bytes) -> array[int]:
@@ -572,7 +753,7 @@ def _pack(batch: BatchResult, channel: Channel, expander: Expander[Any]) -> tupl
     """A batch result as plain values and bytes; its states go through the channel as
     component values."""
     positions = list(batch.candidates)
-    states = channel.encode([expander.values_of(batch.candidates[i]) for i in positions])  # type: ignore[arg-type]
+    states = _encode_states(channel, expander, [batch.candidates[i] for i in positions])  # type: ignore[misc]
     return (
         array("Q", batch.offsets).tobytes(),
         array("Q", batch.targets).tobytes(),
@@ -584,20 +765,29 @@ def _pack(batch: BatchResult, channel: Channel, expander: Expander[Any]) -> tupl
         batch.rule_counts,
         batch.kinds,
         batch.marks,
+        batch.stopped,
+        batch.partial,
+        batch.steps,
     )
 
 
 def _unpack(
     payload: tuple[Any, ...], channel: Channel, parents: tuple[int, ...], expander: Expander[Any]
 ) -> BatchResult:
-    offsets, targets, positions, data, problems, deadlocked, actions, rules, kinds, marks = payload
+    (offsets, targets, positions, data, problems, deadlocked, actions, rules, kinds, marks) = (
+        payload[:10]
+    )
+    stopped, partial, steps = payload[10:]
     target_fps = _fingerprints(targets)
     candidates: dict[int, object] = {}
-    for position, values in zip(_fingerprints(positions), channel.decode(data), strict=True):
-        candidates[position] = expander.ids_of(values)
+    received = _decode_states(channel, expander, data)
+    for position, ids in zip(_fingerprints(positions), received, strict=True):
+        candidates[position] = ids
+    ends = tuple(_fingerprints(offsets))
     return BatchResult(
-        parents,
-        tuple(_fingerprints(offsets)),
+        # A chunk that stopped early expanded only its first states.
+        parents[: len(ends) - 1],
+        ends,
         list(target_fps),
         candidates,
         problems,
@@ -606,6 +796,9 @@ def _unpack(
         rules,
         kinds,
         marks,
+        stopped,
+        partial,
+        steps,
     )
 
 
@@ -621,9 +814,9 @@ def _portable(error: Exception) -> Exception:
 def limit_reached(limits: Limits, result: SearchResult[S], started: float) -> str | None:
     """Which limit, if any, a search started at `started` (monotonic seconds) has reached."""
     if limits.max_states is not None and result.distinct_states >= limits.max_states:
-        return "max_states"
+        return STATE_LIMIT
     if limits.max_seconds is not None and time.monotonic() - started >= limits.max_seconds:
-        return "max_seconds"
+        return TIME_LIMIT
     return None
 
 

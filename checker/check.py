@@ -8,14 +8,16 @@ liveness check and the same verdict.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from .bfs import Limits, ProgressCallback, SearchResult, search
+from .budget import TIME_LIMIT, Halt, deadline_after
 from .derived import liveness_properties
 from .interrupt import INTERRUPTED, LIVENESS, SearchInterrupted
-from .liveness import LivenessResult, check_liveness
+from .liveness import OUT_OF_TIME, LivenessResult, check_liveness, unjudged
 from .model import Model
 
 S = TypeVar("S")
@@ -66,7 +68,10 @@ class CheckResult(Generic[S]):
         exhausted and everything held, else "incomplete"."""
         if self.search.problems or any(item.verdict == "fail" for item in self.liveness):
             return "fail"
-        return "incomplete" if self.interrupted else self.search.verdict
+        if self.interrupted or self.search.stopped_by is not None:
+            # A stopped search, or a whole one whose liveness check the time limit cut.
+            return "incomplete"
+        return self.search.verdict
 
     @property
     def failed(self) -> tuple[str, ...]:
@@ -87,12 +92,25 @@ def check(
     """Check every property of `model`: safety during the search, then (unless `liveness` is
     false or the model declares none) its liveness properties on the recorded graph.
 
-    Ctrl-C raises `SearchInterrupted` with what the search explored (see `interrupt.py`)."""
+    A time limit bounds the whole check: the search, then the liveness check, whose
+    properties are inconclusive when the limit runs out first. Ctrl-C raises
+    `SearchInterrupted` with what the search explored (see `interrupt.py`)."""
+    limits = limits or Limits()
+    halt = Halt(deadline_after(limits.max_seconds, time.monotonic()))
     live = liveness and bool(liveness_properties(model))
     explore = engine if engine is not None else in_process()
-    result = explore(model, limits=limits or Limits(), progress=progress, record_graph=live)
+    result = explore(model, limits=limits, progress=progress, record_graph=live)
     try:
-        return CheckResult(result, check_liveness(model, result) if live else ())
+        if not live:
+            return CheckResult(result)
+        if result.stopped_by == TIME_LIMIT:
+            names = (prop.name for prop in liveness_properties(model))
+            return CheckResult(result, tuple(unjudged(name, OUT_OF_TIME) for name in names))
+        judged = check_liveness(model, result, halt)
+        if any(item.reason == OUT_OF_TIME for item in judged):
+            # The search was whole, but the check was not.
+            result.stopped_by = TIME_LIMIT
+        return CheckResult(result, judged)
     except KeyboardInterrupt:
         # `complete` still says whether the search was exhaustive; the check was not.
         result.stopped_by = result.stopped_by or INTERRUPTED

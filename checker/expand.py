@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Container, Hashable, Iterable, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from operator import itemgetter
 from typing import Any, Generic, Protocol, TypeVar, cast
 
+from .budget import STATE_LIMIT, Halt
 from .derived import (
     Label,
     action_property_names,
@@ -44,6 +46,13 @@ from .store import VisitedStore
 
 S = TypeVar("S")
 Ids = tuple[int, ...]
+# A step's action kind and the rules it fired: what the action and rule counts add up.
+StepCount = tuple[str, tuple[str, ...]]
+# One explored step in a batch's step log: the position in `targets` of its successor (for a
+# step left out as a self-loop: the position the next successor will have), its count, how
+# many problems its state had found once the step was judged, and whether it was taken (a
+# self-loop left out counts its rules, not its action).
+LoggedStep = tuple[int, StepCount, int, bool]
 
 _MASK = (1 << 64) - 1
 # The engine's own memories of whole states forget everything past this many entries.
@@ -120,6 +129,12 @@ class _Compiled:
     # A plain model's successor as its step made it (before the representative), for observers.
     raw: Any = None
 
+    @cached_property
+    def counted(self) -> StepCount:
+        """What counting this step adds: its action kind and the rules it fired (one object
+        per step, so a log of many steps pickles each once)."""
+        return (self.action, self.rules)
+
 
 @dataclass(frozen=True, eq=False)
 class _GroupResult:
@@ -171,6 +186,12 @@ class BatchResult:
     deadlock. `kinds` holds each successor's (action kind, label) and `marks` each expanded
     state's liveness marks, both only when the graph is recorded. Action and rule counts are
     summed.
+
+    A batch may end early (`stopped`): a state budget (`room`, see `Expander.expand_batch`)
+    ends it after a whole state, and `parents` lists only the states expanded; a halt (a time
+    limit, Ctrl-C) may end it in the middle of a state, which `partial` says: the last parent's
+    steps are then only the ones taken, and that state counts as unexpanded. `steps` is the
+    step log a merge cutting the batch at a state budget counts from (when asked for).
     """
 
     parents: tuple[int, ...]
@@ -183,12 +204,39 @@ class BatchResult:
     rule_counts: dict[str, int]
     kinds: tuple[tuple[str, str], ...] = ()
     marks: tuple[int, ...] = ()
+    stopped: str | None = None
+    partial: bool = False
+    steps: list[LoggedStep] | None = None
+
+    @property
+    def complete_parents(self) -> int:
+        """How many of `parents` were expanded completely."""
+        return len(self.parents) - self.partial
+
+
+# `BatchResult.stopped` of a batch a state budget ended (after a whole state).
+ROOM = "room"
+
+
+class _Stop(Exception):
+    """Unwinds an expansion a halt stopped in the middle of a state."""
 
 
 @dataclass
-class _Counts:
+class _Batch:
+    """What `Expander.expand_batch` gathers, state by state (see `BatchResult`)."""
+
+    parents: list[int] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=lambda: [0])
+    targets: list[int] = field(default_factory=list)
+    candidates: dict[int, object] = field(default_factory=dict)
+    kinds: list[tuple[str, str]] = field(default_factory=list)
+    marks: list[int] = field(default_factory=list)
+    problems_at: dict[int, tuple[Problem, ...]] = field(default_factory=dict)
+    deadlocked: list[int] = field(default_factory=list)
     actions: dict[str, int] = field(default_factory=dict)
     rule_tuples: dict[tuple[str, ...], int] = field(default_factory=dict)
+    log: list[LoggedStep] | None = None
 
 
 class Expander(Generic[S]):
@@ -274,6 +322,10 @@ class Expander(Generic[S]):
         self._plain = isinstance(model, PlainModel)
         self._omit_loops = model.omits_self_loops
         self._terminal = model.is_terminal
+        # Set by the engine running the search: polled inside expansions (a time limit,
+        # Ctrl-C), and whether batches log their steps (a merge may cut them at a state budget).
+        self.halt: Halt | None = None
+        self.log_steps = False
 
     # -- components ---------------------------------------------------------------------------
 
@@ -601,10 +653,10 @@ class Expander(Generic[S]):
 
     # -- expanding ---------------------------------------------------------------------------
 
-    def initial(self) -> list[tuple[int, Ids, list[Problem]]]:
+    def initial(self) -> Iterator[tuple[int, Ids, list[Problem]]]:
         """The first level: (key, canonical ids, invariant problems) of each initial state,
-        in the model's order, duplicates (by key) left out."""
-        level: list[tuple[int, Ids, list[Problem]]] = []
+        in the model's order, duplicates (by key) left out; one at a time, so that a caller
+        can stop between them."""
         seen: set[int] = set()
         for values in self.model.initial_components():
             ids = self.ids_of(values)
@@ -613,8 +665,7 @@ class Expander(Generic[S]):
             if key not in seen:
                 seen.add(key)
                 self._judge_writes(enumerate(canonical))
-                level.append((key, canonical, self.invariant_problems(ids, key)))
-        return level
+                yield key, canonical, self.invariant_problems(ids, key)
 
     def expand_batch(
         self,
@@ -622,6 +673,7 @@ class Expander(Generic[S]):
         known: Sequence[Container[int]],
         shipped: set[int],
         observer: Callable[[int, Ids, _Compiled, int, Ids | None], None] | None = None,
+        room: int | None = None,
     ) -> BatchResult:
         """Expand a batch of (key, component ids) pairs in order, in the compact form the merge reads.
 
@@ -631,101 +683,151 @@ class Expander(Generic[S]):
         verdict reach the merge first with the earlier occurrence. Keys sent with their ids are
         added to `shipped`. `observer` is told of every step (key, ids, step, successor key,
         successor ids or None when known).
+
+        With `room` (the new states the merge can still take), the batch ends after the first
+        state that brings the successors sent to `room` or more: the merge cannot keep more,
+        and the states left over are expanded only if it turns out to need them. The halt
+        (`self.halt`) may end the batch anywhere (`BatchResult.stopped`, `partial`).
         """
-        renames, reduces = self._renames, self._reduces
-        fast = not renames and not reduces
+        out = _Batch(log=[] if self.log_steps else None)
         seen = _Either(known)
-        graph = self.graph
-        plain = self._plain
-        omit = self._omit_loops
-        group_count = 1 if plain else len(self.groups)
-        group = self._group
-        parents: list[int] = []
-        offsets: list[int] = [0]
-        targets: list[int] = []
-        candidates: dict[int, object] = {}
-        kinds: list[tuple[str, str]] = []
-        marks: list[int] = []
-        problems_at: dict[int, tuple[Problem, ...]] = {}
-        deadlocked: list[int] = []
-        counts = _Counts()
-        actions = counts.actions
-        rule_tuples = counts.rule_tuples
-        for position, (parent, ids) in enumerate(batch):
-            parents.append(parent)
-            problems: list[Problem] = []
-            cuts: frozenset[str] = frozenset()
-            taken = 0
-            for index in range(group_count):
-                if plain:
-                    steps, cuts = self._plain_steps(ids)
-                else:
-                    result = group(index, ids)
-                    steps = result.steps
-                    if result.cuts:
-                        cuts = cuts | result.cuts
-                for step in steps:
-                    successor: Ids | None
-                    target: int
-                    if plain:
-                        # A plain step carries its successor's id and, as its delta, its key.
-                        successor, target = (step.writes[0][1],), cast(int, step.delta)
-                    elif step.delta is not None and fast:
-                        if omit and step.delta == 0:
-                            _count_rules(rule_tuples, step.rules)
-                            continue
-                        successor, target = None, parent ^ step.delta
-                    else:
-                        after, successor = self.settle(self._successor(ids, step))
-                        if omit and after == ids:
-                            # No transition, but the step was explored: the rules it fired
-                            # were reached (a read-only request, such as DescribeGroups).
-                            _count_rules(rule_tuples, step.rules)
-                            continue
-                        target = self.key(successor)
-                    taken += 1
-                    targets.append(target)
-                    action = step.action
-                    actions[action] = actions.get(action, 0) + 1
-                    _count_rules(rule_tuples, step.rules)
-                    if graph:
-                        kinds.append((action, step.label))
-                    for name, detail in step.findings:
-                        problems.append(Problem("action", name, detail, target))
-                    if target in shipped or target in seen:
-                        if observer is not None:
-                            observer(parent, ids, step, target, None)
-                        continue
-                    shipped.add(target)
-                    if successor is None:
-                        successor = self._successor(ids, step)
-                    candidates[len(targets) - 1] = successor
-                    if observer is not None:
-                        observer(parent, ids, step, target, successor)
-                    problems.extend(self.invariant_problems(successor, target))
-            offsets.append(len(targets))
-            if problems:
-                problems_at[position] = tuple(problems)
-            if not taken and not self._terminal(self.values_of(ids), cuts):
-                deadlocked.append(position)
-            if graph:
-                marks.append(self.liveness_marks(ids, cuts) if self._liveness else 0)
+        poll = self.halt.poll if self.halt is not None else None
+        stopped: str | None = None
+        partial = False
+        try:
+            for position, (parent, ids) in enumerate(batch):
+                if position and room is not None and len(out.candidates) >= room:
+                    stopped = ROOM
+                    break
+                if poll is not None:
+                    stopped = poll()
+                    if stopped:
+                        break
+                out.parents.append(parent)
+                self._expand_one(out, position, parent, ids, seen, shipped, observer, poll)
+                out.offsets.append(len(out.targets))
+        except _Stop as stop:
+            stopped, partial = str(stop), True
+            out.offsets.append(len(out.targets))
+            if self.graph:
+                out.marks.append(0)
         rule_counts: dict[str, int] = {}
-        for rules, count in rule_tuples.items():
+        for rules, count in out.rule_tuples.items():
             for rule in rules:
                 rule_counts[rule] = rule_counts.get(rule, 0) + count
         return BatchResult(
-            tuple(parents),
-            tuple(offsets),
-            targets,
-            candidates,
-            problems_at,
-            tuple(deadlocked),
-            actions,
+            tuple(out.parents),
+            tuple(out.offsets),
+            out.targets,
+            out.candidates,
+            out.problems_at,
+            tuple(out.deadlocked),
+            out.actions,
             rule_counts,
-            tuple(kinds),
-            tuple(marks),
+            tuple(out.kinds),
+            tuple(out.marks),
+            stopped,
+            partial,
+            out.log,
         )
+
+    def _expand_one(
+        self,
+        out: _Batch,
+        position: int,
+        parent: int,
+        ids: Ids,
+        seen: Container[int],
+        shipped: set[int],
+        observer: Callable[[int, Ids, _Compiled, int, Ids | None], None] | None,
+        poll: Callable[[], str | None] | None,
+    ) -> None:
+        """Expand the `position`-th state of a batch (key `parent`, component ids `ids`) into
+        `out`; raises _Stop with the halt's reason when `poll` stops it part way."""
+        fast = not self._renames and not self._reduces
+        graph = self.graph
+        plain = self._plain
+        omit = self._omit_loops
+        group = self._group
+        targets, candidates, log = out.targets, out.candidates, out.log
+        actions, rule_tuples = out.actions, out.rule_tuples
+        problems: list[Problem] = []
+        cuts: frozenset[str] = frozenset()
+        taken = 0
+        for index in range(1 if plain else len(self.groups)):
+            if poll is not None:
+                reason = poll()
+                if reason:
+                    if problems:
+                        out.problems_at[position] = tuple(problems)
+                    raise _Stop(reason)
+            if plain:
+                steps, cuts = self._plain_steps(ids)
+            else:
+                result = group(index, ids)
+                steps = result.steps
+                if result.cuts:
+                    cuts = cuts | result.cuts
+            for step in steps:
+                successor: Ids | None
+                target: int
+                if plain:
+                    # A plain step carries its successor's id and, as its delta, its key.
+                    successor, target = (step.writes[0][1],), cast(int, step.delta)
+                elif step.delta is not None and fast:
+                    if omit and step.delta == 0:
+                        _count_rules(rule_tuples, step.rules)
+                        if log is not None:
+                            log.append((len(targets), step.counted, len(problems), False))
+                        continue
+                    successor, target = None, parent ^ step.delta
+                else:
+                    after, successor = self.settle(self._successor(ids, step))
+                    if omit and after == ids:
+                        # No transition, but the step was explored: the rules it fired
+                        # were reached (a read-only request, such as DescribeGroups).
+                        _count_rules(rule_tuples, step.rules)
+                        if log is not None:
+                            log.append((len(targets), step.counted, len(problems), False))
+                        continue
+                    target = self.key(successor)
+                taken += 1
+                targets.append(target)
+                action = step.action
+                actions[action] = actions.get(action, 0) + 1
+                _count_rules(rule_tuples, step.rules)
+                if graph:
+                    out.kinds.append((action, step.label))
+                for name, detail in step.findings:
+                    problems.append(Problem("action", name, detail, target))
+                if target in shipped or target in seen:
+                    if observer is not None:
+                        observer(parent, ids, step, target, None)
+                    if log is not None:
+                        log.append((len(targets) - 1, step.counted, len(problems), True))
+                    continue
+                shipped.add(target)
+                if successor is None:
+                    successor = self._successor(ids, step)
+                candidates[len(targets) - 1] = successor
+                if observer is not None:
+                    observer(parent, ids, step, target, successor)
+                problems.extend(self.invariant_problems(successor, target))
+                if log is not None:
+                    log.append((len(targets) - 1, step.counted, len(problems), True))
+                if poll is not None:
+                    reason = poll()
+                    if reason:
+                        # The steps taken so far stand: their problems are reported.
+                        if problems:
+                            out.problems_at[position] = tuple(problems)
+                        raise _Stop(reason)
+        if problems:
+            out.problems_at[position] = tuple(problems)
+        if not taken and not self._terminal(self.values_of(ids), cuts):
+            out.deadlocked.append(position)
+        if graph:
+            out.marks.append(self.liveness_marks(ids, cuts) if self._liveness else 0)
 
     def _plain_steps(self, ids: Ids) -> tuple[tuple[_Compiled, ...], frozenset[str]]:
         """A plain model's steps: its transitions, each successor its representative (interned
@@ -775,13 +877,16 @@ class Expander(Generic[S]):
         frontier: list[tuple[int, object]],
         judge: Judge,
         graph: StateGraph | None,
-    ) -> int:
+        room: int | None = None,
+    ) -> tuple[int, str | None]:
         """Expand a batch and merge it at once (the single-process engine, when
         `explores_fast`): every remembered step carries the XOR that makes the successor's key
         from the parent's, a successor is looked up in the seen set as soon as it is found, and
         its ids are built only if it is new. New states join `store` and `frontier` in
         breadth-first order; problems go to `judge` in the order the merge of `expand_batch`
-        records them. Returns the number of steps taken."""
+        records them. Returns the number of steps taken, and why the batch stopped early, if it
+        did: the `room`-th new state ("max_states", where the merge of `expand_batch` would
+        cut it) or the halt; the state being expanded then counts its steps up to that one."""
         getters = self._getters
         memos = self._group_memo
         lookups = tuple(zip(getters, memos, strict=True))
@@ -793,86 +898,107 @@ class Expander(Generic[S]):
         archived = store.archived_one
         bitmap, mask = store.filter
         frontier_append = frontier.append
+        poll = self.halt.poll if self.halt is not None else None
+        # New states this batch may still add before the state budget stops it (-1: no budget).
+        left = room if room is not None else -1
         used: list[_GroupResult] = []
         used_extend = used.extend
-        added = 0
-        for parent, ids in batch:
-            remembered = [memo.get(getter(ids)) for getter, memo in lookups]
-            results: list[_GroupResult] = (
-                [
-                    result if result is not None else self._group(index, ids)
-                    for index, result in enumerate(remembered)
-                ]
-                if None in remembered
-                else remembered  # type: ignore[assignment]
-            )
-            used_extend(results)
-            findings = False
-            judged: dict[int, list[Problem]] | None = None
-            cuts: frozenset[str] = frozenset()
-            if special:
+        added = expanded = partial_steps = 0
+        stopped: str | None = None
+        results: list[_GroupResult] = []
+        judged: dict[int, list[Problem]] | None = None
+        parent = last = 0
+        try:
+            for parent, ids in batch:
+                if poll is not None:
+                    stopped = poll()
+                    if stopped:
+                        break
+                expanded += 1
+                remembered = [memo.get(getter(ids)) for getter, memo in lookups]
+                results = (
+                    [
+                        result if result is not None else self._group(index, ids)
+                        for index, result in enumerate(remembered)
+                    ]
+                    if None in remembered
+                    else remembered  # type: ignore[assignment]
+                )
+                used_extend(results)
+                findings = False
+                judged = None
+                cuts: frozenset[str] = frozenset()
+                if special:
+                    for result in results:
+                        if result in special:
+                            # Rare: a bound cut a step, or a step broke an action property.
+                            cuts = cuts | result.cuts
+                            findings = findings or result.findings
+                taken = False
                 for result in results:
-                    if result in special:
-                        # Rare: a bound cut a step, or a step broke an action property.
-                        cuts = cuts | result.cuts
-                        findings = findings or result.findings
-            taken = False
-            for result in results:
-                fast = result.fast
-                if fast:
-                    taken = True
-                for delta, writes in fast:
-                    target = parent ^ delta
-                    if target in previous or target in current or target in older:
-                        continue
-                    bit = target & mask
-                    if bitmap[bit >> 3] >> (bit & 7) & 1 and archived(target):
-                        continue
-                    current[target] = parent
-                    added += 1
-                    successor = list(ids)
-                    for slot, value in writes:
-                        successor[slot] = value
-                    new_ids = tuple(successor)
-                    frontier_append((target, new_ids))
-                    # Every component of the state was judged by its slot's component labels
-                    # when first written (or in an initial state): while none failed, only the
-                    # labels over several slots remain.
-                    found = invariants(
-                        new_ids, target, None if self._component_problem else state_checks
+                    fast = result.fast
+                    if fast:
+                        taken = True
+                    for delta, writes in fast:
+                        target = parent ^ delta
+                        if target in previous or target in current or target in older:
+                            continue
+                        bit = target & mask
+                        if bitmap[bit >> 3] >> (bit & 7) & 1 and archived(target):
+                            continue
+                        current[target] = parent
+                        added += 1
+                        successor = list(ids)
+                        for slot, value in writes:
+                            successor[slot] = value
+                        new_ids = tuple(successor)
+                        frontier_append((target, new_ids))
+                        # Every component of the state was judged by its slot's component
+                        # labels when first written (or in an initial state): while none
+                        # failed, only the labels over several slots remain.
+                        found = invariants(
+                            new_ids, target, None if self._component_problem else state_checks
+                        )
+                        if found:
+                            judged = judged or {}
+                            judged[target] = found
+                        if added == left:
+                            last, stopped = target, STATE_LIMIT
+                            raise _Stop(stopped)
+                        if poll is not None:
+                            reason = poll()
+                            if reason:
+                                last, stopped = target, reason
+                                raise _Stop(reason)
+                if graph is not None:
+                    targets = [parent ^ delta for result in results for delta, _ in result.fast]
+                    kinds = [kind for result in results for kind in result.kinds]
+                    marks = self.liveness_marks(ids, cuts) if self._liveness else 0
+                    graph.add_state(parent, marks, targets, kinds)
+                if not taken and not terminal(self.values_of(ids), cuts):
+                    judge.record(
+                        Problem("deadlock", "Deadlock", "no step is enabled", parent), parent
                     )
-                    if found:
-                        judged = judged or {}
-                        judged[target] = found
-            if graph is not None:
-                targets = [parent ^ delta for result in results for delta, _ in result.fast]
-                kinds = [kind for result in results for kind in result.kinds]
-                marks = self.liveness_marks(ids, cuts) if self._liveness else 0
-                graph.add_state(parent, marks, targets, kinds)
-            if not taken and not terminal(self.values_of(ids), cuts):
-                judge.record(Problem("deadlock", "Deadlock", "no step is enabled", parent), parent)
-            if findings or judged:
-                # The problems in the order `expand_batch` finds them: each step's findings,
-                # then the invariants of its successor where it was new.
-                ordered: list[Problem] = []
-                targets = []
-                for result in results:
-                    for step in result.steps:
-                        target = parent ^ step.delta  # type: ignore[operator]
-                        targets.append(target)
-                        for name, detail in step.findings:
-                            ordered.append(Problem("action", name, detail, target))
-                        if judged and target in judged:
-                            ordered.extend(judged.pop(target))
-                judge.record_judged(parent, ordered, targets)
+                if findings or judged:
+                    judge.record_judged(parent, *_ordered_problems(parent, results, judged))
+        except _Stop:
+            # The state being expanded stops at the step that found `last`: it counts (and
+            # reports the problems of) its steps up to that one, and stays unexpanded.
+            del used[len(used) - len(results) :]
+            problems, targets = _ordered_problems(parent, results, judged, last)
+            if problems:
+                judge.record_judged(parent, problems, targets)
+            for step in _steps_until(parent, results, last):
+                partial_steps += 1
+                self._count_step(step)
         store.added(added)
-        transitions = 0
+        transitions = partial_steps
         for result, times in Counter(used).items():
             transitions += len(result.steps) * times
             self._count(result, times)
         for stats in self.stats:
-            stats.hits = stats.lookups(len(batch)) - stats.misses
-        return transitions
+            stats.hits = stats.lookups(expanded) - stats.misses
+        return transitions, stopped
 
     def _count(self, result: _GroupResult, times: int) -> None:
         actions, rules = self.action_counts, self.rule_counts
@@ -881,6 +1007,11 @@ class Expander(Generic[S]):
         for rule_tuple, count in result.rules:
             for rule in rule_tuple:
                 rules[rule] = rules.get(rule, 0) + count * times
+
+    def _count_step(self, step: _Compiled) -> None:
+        self.action_counts[step.action] += 1
+        for rule in step.rules:
+            self.rule_counts[rule] += 1
 
     def cuts(self, ids: Ids) -> frozenset[str]:
         """The bounds that cut some step of the state (from the groups' memory)."""
@@ -904,6 +1035,39 @@ class Expander(Generic[S]):
 
 
 _NOTHING = _GroupResult.of((), frozenset())
+
+
+def _steps_until(
+    parent: int, results: Sequence[_GroupResult], last: int | None
+) -> Iterator[_Compiled]:
+    """A state's steps (its key is `parent`), in order, up to the first that leads to `last`
+    (all of them when `last` is None)."""
+    for result in results:
+        for step in result.steps:
+            yield step
+            if last is not None and parent ^ step.delta == last:  # type: ignore[operator]
+                return
+
+
+def _ordered_problems(
+    parent: int,
+    results: Sequence[_GroupResult],
+    judged: dict[int, list[Problem]] | None,
+    last: int | None = None,
+) -> tuple[list[Problem], list[int]]:
+    """A state's problems in the order `expand_batch` finds them (each step's findings, then
+    the invariants of its successor where it was new, from `judged`), with its steps' targets;
+    only up to the step that leads to `last` when given."""
+    ordered: list[Problem] = []
+    targets: list[int] = []
+    for step in _steps_until(parent, results, last):
+        target = parent ^ step.delta  # type: ignore[operator]
+        targets.append(target)
+        for name, detail in step.findings:
+            ordered.append(Problem("action", name, detail, target))
+        if judged and target in judged:
+            ordered.extend(judged.pop(target))
+    return ordered, targets
 
 
 def _getter(reads: tuple[int, ...]) -> Callable[[Ids], Any]:

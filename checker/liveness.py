@@ -20,7 +20,8 @@ class that the cycle would otherwise leave continuously enabled.
 A search stopped early (by a limit or a safety violation) leaves states unexpanded. A fair cycle
 among expanded states is still a real violation (their edges, hence their enabled steps, are all
 known), but a pass and an AG EF failure could change with more states, so the verdict is then
-"inconclusive".
+"inconclusive". A check with a time limit polls it (`budget.Halt`) in every loop over the
+graph; when the limit runs out, the properties not yet judged are "inconclusive" too.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from itertools import accumulate
 from typing import TypeVar
 
 from .bfs import SearchResult
+from .budget import Halt
 from .derived import liveness_properties
 from .graph import StateGraph
 from .model import LivenessProperty, Model
@@ -40,6 +42,32 @@ S = TypeVar("S")
 
 GOAL_UNREACHABLE = "goal-unreachable"
 FAIR_CYCLE = "fair-cycle"
+# Why a check its time limit stopped says "inconclusive".
+OUT_OF_TIME = "the time limit (max_seconds) ran out before the liveness check ended"
+
+
+class _OutOfTime(Exception):
+    """Unwinds an analysis its halt stopped."""
+
+
+Poll = Callable[[], None]
+
+
+def _poller(halt: Halt | None) -> Poll:
+    """A function that raises _OutOfTime once `halt` says to stop (one that never does
+    without a halt)."""
+    if halt is None:
+        return _never
+
+    def poll() -> None:
+        if halt.poll():
+            raise _OutOfTime
+
+    return poll
+
+
+def _never() -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -104,8 +132,9 @@ class _Indexed:
     never expanded (it stopped early) get the indices after them and have no edges.
     """
 
-    def __init__(self, graph: StateGraph) -> None:
+    def __init__(self, graph: StateGraph, poll: Poll = _never) -> None:
         self.graph = graph
+        self.poll = poll
         self.expanded = graph.expanded_states
         self.fingerprints: list[int] = list(graph.states)
         index = dict(zip(self.fingerprints, range(self.expanded), strict=True))
@@ -139,7 +168,9 @@ class _Indexed:
             fill = starts[:-1]
             sources = [0] * len(self.succ)
             succ, offsets = self.succ, self.offsets
+            poll = self.poll
             for source in range(self.expanded):
+                poll()
                 for edge in range(offsets[source], offsets[source + 1]):
                     target = succ[edge]
                     sources[fill[target]] = source
@@ -170,7 +201,7 @@ def _cyclic_components(g: _Indexed, candidate: bytearray) -> tuple[list[int], li
     Returns a component id per node (-1 outside the components returned) and the members of
     every component that contains an edge: several states, or one with a self-loop.
     """
-    nodes, succ, offsets = g.nodes, g.succ, g.offsets
+    nodes, succ, offsets, poll = g.nodes, g.succ, g.offsets, g.poll
     order = [-1] * nodes
     low = [0] * nodes
     on_stack = bytearray(nodes)
@@ -188,6 +219,7 @@ def _cyclic_components(g: _Indexed, candidate: bytearray) -> tuple[list[int], li
         calls = [root]
         positions = [offsets[root]]
         while calls:
+            poll()
             node = calls[-1]
             edge = positions[-1]
             end = offsets[node + 1]
@@ -253,6 +285,7 @@ class _Analysis:
         self.applies = bytearray(g.nodes)
         self.cut = bytearray(g.nodes)
         for node in range(g.expanded):
+            g.poll()
             mark = marks[node]
             if mark & goal_bit:
                 self.goal[node] = 1
@@ -276,7 +309,9 @@ class _Analysis:
         starts, sources = self.g.reverse()
         reached = bytearray(self.settled)
         queue = [node for node in range(self.g.nodes) if reached[node]]
+        poll = self.g.poll
         for node in queue:  # the list grows while it is walked: a breadth-first queue
+            poll()
             for edge in range(starts[node], starts[node + 1]):
                 source = sources[edge]
                 if not reached[source]:
@@ -290,7 +325,11 @@ class _Analysis:
         candidate = bytearray(a and not b for a, b in zip(self.applies, self.settled, strict=True))
         component, components = _cyclic_components(self.g, candidate)
         self.component = component
-        fair = [cid for cid, members in enumerate(components) if self._is_fair(cid, members)]
+        fair = []
+        for cid, members in enumerate(components):
+            self.g.poll()
+            if self._is_fair(cid, members):
+                fair.append(cid)
         return len(components), fair, components
 
     def _is_fair(self, cid: int, members: list[int]) -> bool:
@@ -405,8 +444,11 @@ def _back(came_by: dict[int, tuple[int, int]], node: int) -> list[int]:
     return edges
 
 
-def check_liveness(model: Model[S], result: SearchResult[S]) -> tuple[LivenessResult, ...]:
-    """Judge each of the model's liveness properties on the graph `result` recorded.
+def check_liveness(
+    model: Model[S], result: SearchResult[S], halt: Halt | None = None
+) -> tuple[LivenessResult, ...]:
+    """Judge each of the model's liveness properties on the graph `result` recorded; when
+    `halt` says to stop (a time limit), the properties not judged yet are inconclusive.
 
     `result` must come from `search(model, record_graph=True)`.
     """
@@ -421,13 +463,25 @@ def check_liveness(model: Model[S], result: SearchResult[S]) -> tuple[LivenessRe
         )
     if not properties:
         return ()
-    indexed = _Indexed(graph)
-    complete = graph.expanded_states == result.distinct_states
-    reason = "" if complete else _incomplete_reason(graph, result)
-    return tuple(
-        _check(indexed, prop, position, result, complete, reason)
-        for position, prop in enumerate(properties)
-    )
+    started = time.monotonic()
+    judged: list[LivenessResult] = []
+    try:
+        poll = _poller(halt)
+        poll()
+        indexed = _Indexed(graph, poll)
+        complete = graph.expanded_states == result.distinct_states
+        reason = "" if complete else _incomplete_reason(graph, result)
+        for position, prop in enumerate(properties):
+            judged.append(_check(indexed, prop, position, result, complete, reason))
+    except _OutOfTime:
+        elapsed = time.monotonic() - started
+        judged += [unjudged(prop.name, OUT_OF_TIME, elapsed) for prop in properties[len(judged) :]]
+    return tuple(judged)
+
+
+def unjudged(name: str, reason: str, elapsed_s: float = 0.0) -> LivenessResult:
+    """The inconclusive result of a property the check did not get to judge, and why."""
+    return LivenessResult(name, "inconclusive", reason, (), 0, 0, 0, 0, 0, 0, elapsed_s)
 
 
 def _incomplete_reason(graph: StateGraph, result: SearchResult[S]) -> str:

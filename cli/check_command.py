@@ -24,11 +24,13 @@ from groupspec.cli.engine_options import add_engine_options, engine_choice, spar
 from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from groupspec.cli.model_header import header_lines
 from groupspec.cli.output import ProgressLine, add_json_option, write_atomically, write_json
+from groupspec.cli.presets_command import parameter_ranges
 from groupspec.cli.run_titles import check_command_line, run_title
 from groupspec.coverage.reached import never_lines, totals_line
 from groupspec.diagrams.sequence_diagram import render_svg
 from groupspec.diagrams.sequence_events import counterexample_diagram, first_violation
 from groupspec.diagrams.trace_explorer import explorer_page
+from groupspec.models.factory_models import load_factory_model
 from groupspec.models.faults import FAULTS, unknown_fault_message
 from groupspec.models.preset_models import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.verify.engines import IN_PROCESS, SPARK
@@ -48,12 +50,18 @@ def register(commands: argparse._SubParsersAction) -> None:
             "invariant on every state and every action property on every step. Exit 0 when all "
             "properties hold, 1 when one fails (with a shortest counterexample), 2 on bad input."
         ),
+        epilog=parameter_ranges(),
     )
     parser.add_argument(
         "preset",
         nargs="?",
-        default=DEFAULT_PRESET,
         help=f"a preset name ({', '.join(model_names())}) or a file (default: {DEFAULT_PRESET})",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="MODULE:FACTORY",
+        help="check your own model instead of a preset: the factory FACTORY of the Python module "
+        "MODULE (package.module, found on PYTHONPATH); docs/extending.md, Your own model",
     )
     parser.add_argument(
         "--set",
@@ -61,7 +69,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="override a preset parameter (repeatable)",
+        help="override a preset parameter, or set a --model factory's (repeatable)",
     )
     parser.add_argument(
         "--workers",
@@ -156,7 +164,10 @@ def run_check(args: argparse.Namespace) -> int:
         overrides = _overrides(args.overrides)
         if fault is not None:
             overrides["fault"] = fault
-        loaded = load_model(args.preset, overrides)
+        if args.model is not None:
+            loaded = load_factory_model(args.model, overrides)
+        else:
+            loaded = load_model(args.preset or DEFAULT_PRESET, overrides)
     except ModelLoadError as error:
         print(f"groupspec check: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -211,6 +222,10 @@ def _report(loaded: LoadedModel, checked: CheckResult[Any], args: argparse.Names
 
 
 def _validate(args: argparse.Namespace) -> str | None:
+    if args.model is not None and args.preset is not None:
+        return f"give a preset ({args.preset}) or --model, not both"
+    if args.model is not None and args.fault is not None:
+        return "--fault switches a bug of a group world, not of a --model factory's model"
     if args.max_states is not None and args.max_states < 1:
         return f"--max-states must be at least 1, got {args.max_states}"
     if args.max_seconds is not None and args.max_seconds <= 0:
@@ -256,7 +271,9 @@ def _write_explorer(
         print(f"no counterexample: {path} not written", file=sys.stderr)
         return
     title = run_title(loaded.preset, loaded.overrides)
-    source = "found by: " + check_command_line(loaded.preset, loaded.overrides)
+    # A model of the user's is named by --model, a preset by its name.
+    named = f"--model {loaded.preset}" if loaded.declared is not None else loaded.preset
+    source = "found by: " + check_command_line(named, loaded.overrides)
     write_atomically(path, explorer_page(shown, title=title, source=source))
     print(f"trace explorer: {path}")
 

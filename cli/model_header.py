@@ -26,14 +26,19 @@ def header_lines(loaded: LoadedModel) -> list[str]:
     if not changes:
         return [f"{loaded.preset}: {loaded.description}"]
     given = " ".join(f"{change.name}={shown(change.value)}" for change in changes)
+    factory = loaded.declared is not None
     lines = [
-        f"{loaded.preset} with {given} (the preset's own description no longer applies; "
+        f"{loaded.preset} with {given}: {loaded.description}"
+        if factory
+        else f"{loaded.preset} with {given} (the preset's own description no longer applies; "
         "`groupspec presets` shows it)"
     ]
+    # A factory's model has no preset: its parameters' defaults stand in for one.
+    source = "default" if factory else "preset"
     for change in changes:
         meaning = f": {change.meaning}" if change.meaning else ""
         lines.append(
             f"  {change.name} = {shown(change.value)} "
-            f"(preset: {shown(change.preset_value)}){meaning}"
+            f"({source}: {shown(change.preset_value)}){meaning}"
         )
     return lines

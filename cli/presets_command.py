@@ -68,6 +68,22 @@ def presets_markdown() -> str:
     return text
 
 
+def parameter_ranges() -> str:
+    """Every parameter of each kind of model with its range, as one paragraph (`check --help`)."""
+    kinds = [
+        f"{KIND_TITLES.get(kind.name, kind.name).split(' (')[0].lower()}: "
+        + ", ".join(
+            f"{p.name} ({p.range_text})" for p in kind.parameters.values() if p.kind != "bool"
+        )
+        for kind in KINDS.values()
+    ]
+    return (
+        "Parameters (a preset's [parameters], --set NAME=VALUE) and their ranges, refused "
+        "outside them (bool parameters, not listed, are true or false; docs/checking.md, "
+        "Parameters, has their meanings): " + "; ".join(kinds) + "."
+    )
+
+
 def _shown(value: object) -> str:
     if isinstance(value, tuple):
         return ",".join(str(item) for item in value)

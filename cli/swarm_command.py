@@ -8,7 +8,13 @@ import time
 
 from groupspec.checker.spark.session import DEFAULT_MASTER, SparkError
 from groupspec.cli.arguments import WorkerCount
-from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
+from groupspec.cli.exit_codes import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_VIOLATION,
+)
 from groupspec.cli.output import add_json_option, write_json
 from groupspec.models.presets import PresetError
 from groupspec.models.swarm_space import DEFAULT_SPACE, Budget, read_space, space_names
@@ -40,8 +46,9 @@ def register(commands: argparse._SubParsersAction) -> None:
             "declared space, reproducibly from --seed; check each exhaustively within the "
             "space's budget; report each configuration's verdict, the rules they reached "
             "together, and every violation with its counterexample and the `groupspec check` "
-            "command that reproduces it. Exit 0 when no property failed, 1 when one did, 2 on "
-            "bad input. See docs/swarm.md."
+            "command that reproduces it. Exit 0 when every configuration passed, 1 when a "
+            "property failed, 2 on bad input, 3 when none failed but a budget stopped some "
+            "configuration (incomplete). See docs/swarm.md."
         ),
     )
     parser.add_argument(
@@ -149,7 +156,9 @@ def run_swarm(args: argparse.Namespace) -> int:
         write_json(args, report_json(report))
     if interrupted:
         return EXIT_INTERRUPTED
-    return EXIT_VIOLATION if report.verdict == "fail" else EXIT_OK
+    if report.verdict == "fail":
+        return EXIT_VIOLATION
+    return EXIT_INCOMPLETE if report.verdict == "incomplete" else EXIT_OK
 
 
 def _refused(args: argparse.Namespace) -> str | None:

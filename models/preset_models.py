@@ -20,6 +20,7 @@ from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 from groupspec.spec.rules import REACHABLE_RULE_IDS, reachable_rule_ids
 
 from .faults import FAULTS
+from .parameters import Parameter
 from .presets import (
     CLIENTS_KIND,
     GROUP_KIND,
@@ -40,6 +41,10 @@ TWO_PHASE_ACTIONS = (
     "RMRcvCommitMsg",
     "RMRcvAbortMsg",
 )
+
+
+# `LoadedModel.kind` of a model a factory of the user's made (`check --model`, factory_models.py).
+FACTORY_KIND = "factory"
 
 
 class ModelLoadError(ValueError):
@@ -63,6 +68,8 @@ class LoadedModel:
     kind: str = GROUP_KIND
     # Whether `check` can explore it all (random-clients worlds are for `simulate` only).
     exhaustive: bool = True
+    # The parameters a factory declares (`check --model`); None for a preset (its kind's).
+    declared: Mapping[str, Parameter] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +87,13 @@ def parameter_changes(loaded: LoadedModel) -> list[ParameterChange]:
     and what it means (for `fault`, what the named bug does)."""
     if not loaded.overrides:
         return []
-    own = asdict(read_preset(loaded.path).parameters)
-    declared = KINDS[loaded.kind].parameters
+    if loaded.declared is not None:
+        # A factory's model: its parameters' defaults stand where a preset's values would.
+        declared = loaded.declared
+        own = {name: parameter.default for name, parameter in declared.items()}
+    else:
+        own = asdict(read_preset(loaded.path).parameters)
+        declared = KINDS[loaded.kind].parameters
     changes = []
     for name in loaded.overrides:
         value = loaded.parameters.get(name)

@@ -26,6 +26,7 @@ from groupspec.spec import (
     StartLoading,
     Unload,
 )
+from groupspec.spec.config import INT32_MAX
 from groupspec.spec.consumer_protocol import encode_subscription_v0
 from groupspec.spec.invariants import ACTION_PROPERTIES, INVARIANTS, check_state, check_step
 from groupspec.vocabulary.errors import ErrorCode
@@ -50,41 +51,60 @@ from groupspec.vocabulary.requests import (
 )
 from groupspec.vocabulary.responses import JoinGroupResponse, Response, SyncGroupResponse
 
-from .parameters import ParameterError, documented
+from .parameters import ParameterError, check_ranges, documented
 
 GROUP = "g"
 SIMPLE_GROUP = "simple"
 TOPIC = "t"
+# Parameter ranges: instance and member ids stay single-digit; a clock step of up to a year.
+MAX_CLIENTS = 9
+MAX_WRITE_FAILURES = 8
+MAX_CLOCK_TICK_MS = 365 * 24 * 3_600_000
 
 
 @dataclass(frozen=True)
 class ClientsParameters:
     """The shape of a random-clients world: how many clients, which static, which faults."""
 
-    clients: int = documented(3, "protocol clients around the coordinator")
-    static_clients: int = documented(1, "the first N clients are static (instance ids i1, ...)")
+    clients: int = documented(
+        3, "protocol clients around the coordinator", minimum=1, maximum=MAX_CLIENTS
+    )
+    static_clients: int = documented(
+        1,
+        "the first N clients are static (instance ids i1, ...)",
+        minimum=0,
+        maximum=MAX_CLIENTS,
+        note="at most clients",
+    )
     failover: bool = documented(True, "coordinator failover (Unload, StartLoading, FinishLoading)")
     legacy_join_versions: bool = documented(
         True, "the last dynamic client joins with JoinGroup v3 (no MEMBER_ID_REQUIRED round)"
     )
     write_failures: tuple[str, ...] = documented(
-        (), "errors a __consumer_offsets append may fail with (Kafka error names)"
+        (),
+        "errors a __consumer_offsets append may fail with (Kafka error names)",
+        length=(0, MAX_WRITE_FAILURES),
+        note="names of Kafka error codes (NOT_ENOUGH_REPLICAS, ...)",
     )
-    group_max_size: int = documented(0, "group.max.size (0: unlimited)")
+    group_max_size: int = documented(
+        0, "group.max.size (0: unlimited)", minimum=0, maximum=INT32_MAX
+    )
     # Retention compares real timestamps, while timers stay abstract (any armed timer may fire).
-    clock_tick_ms: int = documented(3_600_000, "milliseconds one 'clock advances' step moves")
+    clock_tick_ms: int = documented(
+        3_600_000,
+        "milliseconds one 'clock advances' step moves",
+        minimum=1,
+        maximum=MAX_CLOCK_TICK_MS,
+        note="a year",
+    )
 
     def __post_init__(self) -> None:
-        if self.clients < 1:
-            raise ParameterError("clients", f"must be at least 1, got {self.clients}")
-        if not 0 <= self.static_clients <= self.clients:
+        check_ranges(self)
+        if self.static_clients > self.clients:
             raise ParameterError(
-                "static_clients", f"must be in [0, {self.clients}], got {self.static_clients}"
+                "static_clients",
+                f"must be at most clients ({self.clients}), got {self.static_clients}",
             )
-        if self.group_max_size < 0:
-            raise ParameterError("group_max_size", f"must be at least 0, got {self.group_max_size}")
-        if self.clock_tick_ms < 1:
-            raise ParameterError("clock_tick_ms", f"must be at least 1, got {self.clock_tick_ms}")
         for name in self.write_failures:
             if name not in ErrorCode.__members__:
                 raise ParameterError("write_failures", f"unknown error {name!r}")

@@ -28,9 +28,12 @@ from groupspec.checker.model import (
     TransitionGroup,
 )
 
-from .parameters import documented
+from .parameters import check_ranges, documented
 
 WORKING, PREPARED, COMMITTED, ABORTED = "working", "prepared", "committed", "aborted"
+# A state of N RMs has about 2N successors, each judged on N components: at 1,000 RMs one state
+# takes seconds to expand, far past what an exhaustive check of any depth finishes.
+MAX_RESOURCE_MANAGERS = 1_000
 TM_INIT, TM_COMMITTED, TM_ABORTED = "init", "committed", "aborted"
 
 
@@ -246,7 +249,9 @@ class TwoPhaseModel:
     those two values and never runs them twice.
     """
 
-    resource_managers: int = documented(3, "resource managers (RMs)")
+    resource_managers: int = documented(
+        3, "resource managers (RMs)", minimum=1, maximum=MAX_RESOURCE_MANAGERS
+    )
     symmetry: bool = documented(False, "reduce interchangeable RMs")
     # A seeded bug for testing the engines.
     tm_commits_early: bool = documented(
@@ -258,8 +263,7 @@ class TwoPhaseModel:
     )
 
     def __post_init__(self) -> None:
-        if self.resource_managers < 1:
-            raise ValueError(f"resource_managers must be at least 1, got {self.resource_managers}")
+        check_ranges(self)
 
     @property
     def name(self) -> str:

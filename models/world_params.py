@@ -16,13 +16,21 @@ from groupspec.spec.config import INT32_MAX, KAFKA_4X, KAFKA_VERSIONS, Coordinat
 from groupspec.vocabulary.errors import ErrorCode
 
 from .faults import FAULTS, unknown_fault_message
-from .parameters import Parameter, ParameterError, documented, schema
+from .parameters import Parameter, ParameterError, check_ranges, documented, schema
 
 # Separates the assignors of one client in `client_assignors` ("range+cooperative-sticky"):
 # a comma already separates list items in `--set`.
 ASSIGNOR_SEPARATOR = "+"
 # Symmetry tries permutations of interchangeable clients, and member ids stay single-digit.
 MAX_CLIENTS = 4
+# The ranges of the bounds and budgets: every unit more multiplies the states, and these are
+# already far beyond what an exhaustive check finishes.
+MAX_BOUND = 10
+MAX_BUDGET = 10
+MAX_TOPICS = 4
+MAX_PARTITIONS = 8
+_ASSIGNOR_NAMES = tuple(sorted(ASSIGNORS))
+_JOINED = f"assignor names ({', '.join(_ASSIGNOR_NAMES)}) joined by {ASSIGNOR_SEPARATOR}"
 
 
 @dataclass(frozen=True)
@@ -58,100 +66,181 @@ class WorldParameters:
     `check_convergence` declares the liveness property Convergence (see `GroupWorld`).
     """
 
-    clients: int = documented(2, "consumers in the group")
+    clients: int = documented(2, "consumers in the group", minimum=1, maximum=MAX_CLIENTS)
     static_clients: int = documented(
-        0, "the first N clients are static (group.instance.id i1, i2, ...)"
+        0,
+        "the first N clients are static (group.instance.id i1, i2, ...)",
+        minimum=0,
+        maximum=MAX_CLIENTS,
+        note="at most clients",
     )
     assignors: tuple[str, ...] = documented(
-        ("range",), "every client's partition.assignment.strategy, in preference order"
+        ("range",),
+        "every client's partition.assignment.strategy, in preference order",
+        length=(1, len(_ASSIGNOR_NAMES)),
+        choices=_ASSIGNOR_NAMES,
+        note="distinct",
     )
     client_assignors: tuple[str, ...] = documented(
-        (), 'per-client override, one entry per client: "range+cooperative-sticky"'
+        (),
+        'per-client override, one entry per client: "range+cooperative-sticky"',
+        length=(0, MAX_CLIENTS),
+        note=f"none, or one per client: {_JOINED}",
     )
     upgrade_assignors: str = documented(
         "",
         'the assignors a crashed client restarts with, in preference order ("cooperative-'
         'sticky+range": a rolling upgrade of the consumers; empty: its own)',
+        note=f"empty, or {_JOINED}",
     )
-    topics: tuple[str, ...] = documented(("t",), "topic names")
-    partitions: tuple[int, ...] = documented((2,), "partitions per topic, in the order of topics")
-    subscription: tuple[str, ...] = documented((), "topics every client subscribes to (empty: all)")
+    topics: tuple[str, ...] = documented(
+        ("t",), "topic names", length=(1, MAX_TOPICS), note="distinct names not ending in -<digits>"
+    )
+    partitions: tuple[int, ...] = documented(
+        (2,),
+        "partitions per topic, in the order of topics",
+        length=(1, MAX_TOPICS),
+        minimum=1,
+        maximum=MAX_PARTITIONS,
+        note="one per topic",
+    )
+    subscription: tuple[str, ...] = documented(
+        (),
+        "topics every client subscribes to (empty: all)",
+        length=(0, MAX_TOPICS),
+        note="names in topics",
+    )
     alternative_subscription: tuple[str, ...] = documented(
-        (), "what a subscription change switches one client to"
+        (),
+        "what a subscription change switches one client to",
+        length=(0, MAX_TOPICS),
+        note="names in topics",
     )
     grow_topic: str = documented(
-        "", "the topic a partition growth adds to (empty: the first topic)"
+        "",
+        "the topic a partition growth adds to (empty: the first topic)",
+        note="empty, or a name in topics",
     )
-    max_generation: int = documented(2, "bound: the group's generation never exceeds this")
-    max_in_flight: int = documented(2, "bound: requests one client may have unanswered")
-    max_offset: int = documented(0, "bound: records a client processes per partition")
-    crashes: int = documented(0, "fault budget: client crash and restart")
+    max_generation: int = documented(
+        2, "bound: the group's generation never exceeds this", minimum=1, maximum=MAX_BOUND
+    )
+    max_in_flight: int = documented(
+        2, "bound: requests one client may have unanswered", minimum=1, maximum=MAX_BOUND
+    )
+    max_offset: int = documented(
+        0, "bound: records a client processes per partition", minimum=0, maximum=MAX_BOUND
+    )
+    crashes: int = documented(
+        0, "fault budget: client crash and restart", minimum=0, maximum=MAX_BUDGET
+    )
     poll_timeouts: int = documented(
-        0, "fault budget: max.poll.interval.ms expires (PollTimeoutExpired)"
+        0,
+        "fault budget: max.poll.interval.ms expires (PollTimeoutExpired)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     session_timeouts: int = documented(
-        0, "fault budget: the client's own session timeout (SessionTimeoutExpired)"
+        0,
+        "fault budget: the client's own session timeout (SessionTimeoutExpired)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     evictions: int = documented(
         1,
         "fault budget: a live client stalls past a coordinator timeout, which evicts it or "
         "completes a rebalance without it (-1: unbounded)",
+        minimum=-1,
+        maximum=MAX_BUDGET,
     )
     failovers: int = documented(
-        0, "fault budget: coordinator failover (Unload, StartLoading, FinishLoading)"
+        0,
+        "fault budget: coordinator failover (Unload, StartLoading, FinishLoading)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     subscription_changes: int = documented(
-        0, "fault budget: a client switches to alternative_subscription"
+        0,
+        "fault budget: a client switches to alternative_subscription",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     partition_growths: int = documented(
-        0, "fault budget: a topic gains a partition (every client's MetadataChanged)"
+        0,
+        "fault budget: a topic gains a partition (every client's MetadataChanged)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     append_failures: int = documented(
-        0, "fault budget: an append to __consumer_offsets fails (NOT_ENOUGH_REPLICAS)"
+        0,
+        "fault budget: an append to __consumer_offsets fails (NOT_ENOUGH_REPLICAS)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     foreign_answers: int = documented(
         0,
         "fault budget: a consumer reads an answer another broker might give instead of the "
         "coordinator's (an unexpected or authorization error, another protocol type or "
         "assignor, an assignment it cannot decode)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     closes: int = documented(
-        0, "budget: clients that shut down gracefully (Consumer.close(); not a fault)"
+        0,
+        "budget: clients that shut down gracefully (Consumer.close(); not a fault)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     legacy_clients: int = documented(
         0,
         "the last N clients speak the versions of a Kafka 2.1 consumer (JoinGroup v3, without "
         "the MEMBER_ID_REQUIRED round; SyncGroup and Heartbeat v2, LeaveGroup v2, OffsetCommit "
         "v4, FindCoordinator v2); they must be dynamic",
+        minimum=0,
+        maximum=MAX_CLIENTS,
+        note="at most clients - static_clients",
     )
     disconnects: int = documented(
         0,
         "fault budget: a client's connection to the coordinator drops (Disconnected; the "
         "client lives on and rediscovers its coordinator)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     retention_checks: int = documented(
         0,
         "budget: the Empty group lies idle for offsets.retention.minutes and the periodic "
         "retention check runs (the clock jumps; its offsets expire, the group is deleted)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     api_misuses: int = documented(
         0,
         "budget: the application misuses the consumer API (commits nothing, commits a "
         "negative offset, or subscribes again to the topics it has)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
     group_max_size: int = documented(
-        0, "the coordinator's group.max.size (0: unlimited, Kafka's default)"
+        0,
+        "the coordinator's group.max.size (0: unlimited, Kafka's default)",
+        minimum=0,
+        maximum=INT32_MAX,
     )
     failover_group_max_size: int = documented(
         0,
         "the group.max.size of the coordinator that takes over after a failover (0: the same; "
         "a rolling restart that lowered it)",
+        minimum=0,
+        maximum=INT32_MAX,
     )
-    commits: int = documented(0, "budget: OffsetCommits the clients send in all")
+    commits: int = documented(
+        0, "budget: OffsetCommits the clients send in all", minimum=0, maximum=MAX_BUDGET
+    )
     kafka_version: str = documented(
         KAFKA_4X,
         "the coordinator followed where Kafka releases differ: 4.x (the Java group coordinator) "
         "or 3.x (the Scala GroupCoordinator); docs/oracle.md, Kafka version profiles",
+        note=" or ".join(KAFKA_VERSIONS),
     )
     admin: bool = documented(
         False,
@@ -180,7 +269,11 @@ class WorldParameters:
     naive_zombie_property: bool = documented(
         False, "also check ExclusiveOwnershipCountingZombies (expected to fail)"
     )
-    fault: str = documented("", "a historical bug to re-introduce (see docs/bugs.md; empty: none)")
+    fault: str = documented(
+        "",
+        "a historical bug to re-introduce (see docs/bugs.md; empty: none)",
+        note="empty, or a bug of the catalog (`groupspec bugs --list`)",
+    )
     check_convergence: bool = documented(
         False, "also check the liveness property Convergence (keeps the state graph)"
     )
@@ -226,27 +319,6 @@ def failover_coordinator_config(parameters: WorldParameters) -> CoordinatorConfi
 # Every parameter with its type, default and meaning (preset files, `--set`, docs).
 WORLD_PARAMETERS: Mapping[str, Parameter] = schema(WorldParameters)
 
-_NON_NEGATIVE = (
-    "static_clients",
-    "group_max_size",
-    "commits",
-    "max_offset",
-    "crashes",
-    "poll_timeouts",
-    "session_timeouts",
-    "failovers",
-    "subscription_changes",
-    "partition_growths",
-    "append_failures",
-    "closes",
-    "foreign_answers",
-    "legacy_clients",
-    "disconnects",
-    "retention_checks",
-    "api_misuses",
-    "failover_group_max_size",
-)
-
 
 def build(values: Mapping[str, object]) -> WorldParameters:
     """Parameters from already-coerced `values` (defaults for the rest), validated."""
@@ -256,16 +328,9 @@ def build(values: Mapping[str, object]) -> WorldParameters:
 
 
 def validate(p: WorldParameters) -> None:
-    """Raise ParameterError naming the first impossible parameter."""
-    if not 1 <= p.clients <= MAX_CLIENTS:
-        raise ParameterError("clients", f"must be between 1 and {MAX_CLIENTS}, got {p.clients}")
-    for key in _NON_NEGATIVE:
-        if getattr(p, key) < 0:
-            raise ParameterError(key, f"must be at least 0, got {getattr(p, key)}")
-    if p.evictions < -1:
-        raise ParameterError(
-            "evictions", f"must be -1 (unbounded) or at least 0, got {p.evictions}"
-        )
+    """Raise ParameterError naming the first impossible parameter: out of its range, or
+    impossible with the others."""
+    check_ranges(p)
     if p.static_clients > p.clients:
         raise ParameterError(
             "static_clients", f"must be at most clients ({p.clients}), got {p.static_clients}"
@@ -276,10 +341,6 @@ def validate(p: WorldParameters) -> None:
             f"legacy clients speak no static membership: at most clients - static_clients"
             f" ({p.clients - p.static_clients}), got {p.legacy_clients}",
         )
-    if p.max_generation < 1:
-        raise ParameterError("max_generation", f"must be at least 1, got {p.max_generation}")
-    if p.max_in_flight < 1:
-        raise ParameterError("max_in_flight", f"must be at least 1, got {p.max_in_flight}")
     if p.kafka_version not in KAFKA_VERSIONS:
         raise ParameterError(
             "kafka_version", f"must be one of {', '.join(KAFKA_VERSIONS)}, got {p.kafka_version!r}"

@@ -180,10 +180,28 @@ def summary_lines(report: SwarmReport) -> list[str]:
         drawn = len(report.plan.drawn.configurations)
         checked = f"{len(report.results)} of {drawn} configurations: interrupted (Ctrl-C)"
     return [
+        *stopped_lines(report),
         f"verdict: {report.verdict} ({counts['fail']} failed, {counts['incomplete']} incomplete, "
         f"{counts['pass']} passed of {checked})",
         f"distinct states: {states:,} in all   elapsed: {report.elapsed_s:.2f} s "
         f"({spent:.2f} s of checks) on {report.plan.engine}",
+    ]
+
+
+def stopped_lines(report: SwarmReport) -> list[str]:
+    """Which configurations their budget stopped before they were done (each with the limit
+    that stopped it), if any: their verdict is no pass."""
+    stopped = [result for result in report.results if result.verdict == "incomplete"]
+    if not stopped:
+        return []
+    which = ", ".join(
+        f"#{result.configuration.number} ({result.document.get('stopped_by') or 'stopped'})"
+        for result in stopped
+    )
+    return [
+        f"incomplete: {len(stopped)} of {len(report.results)} configurations stopped at their "
+        f"budget ({budget_text(report.plan.budget)}) before exploring every state: {which}; "
+        "raise --max-states or --max-seconds to finish them"
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,25 @@ def test_update_doc_needs_the_markers(tmp_path: Path, capsys: pytest.CaptureFixt
     plain.write_text("# nothing generated here\n", encoding="utf-8")
     assert main(["bugs", "--update-doc", str(plain)]) == 2
     assert "markers" in capsys.readouterr().err
+
+
+def test_bugs_list_prints_the_catalog_without_running_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import groupspec.cli.bugs_command as bugs_command
+
+    def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("--list ran a check")
+
+    monkeypatch.setattr(bugs_command, "run_bug", no_run)
+    out = tmp_path / "catalog.json"
+    assert main(["bugs", "--list", "--json", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:2] == ["bug", "fault"]
+    assert len(lines) == 1 + len(BUGS)
+    for bug, line in zip(BUGS, lines[1:], strict=True):
+        assert line.startswith(bug.name) and bug.property_name in line and bug.preset in line
+    listed = json.loads(out.read_text())
+    assert [entry["bug"] for entry in listed] == [bug.name for bug in BUGS]
+    assert main(["bugs", "--list", "--update-doc", str(BUGS_DOC)]) == 2
+    assert "run without --list" in capsys.readouterr().err

@@ -72,7 +72,11 @@ def test_bad_input_exits_2_naming_the_place(tmp_path, capsys):
     assert main(["check", "two-phase", "--set", "resource_managers=zero"]) == 2
     assert "two-phase.toml: --set resource_managers: expected int" in capsys.readouterr().err
     assert main(["check", "two-phase", "--set", "resource_managers=0"]) == 2
-    assert "resource_managers must be at least 1" in capsys.readouterr().err
+    assert "--set resource_managers: must be between 1 and 1,000, got 0" in capsys.readouterr().err
+    # The calibration model's size is bounded like the group world's clients (issue 29).
+    assert main(["check", "two-phase", "--set", "resource_managers=100000"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "between 1 and 1,000, got 100000" in error
     assert main(["check", "no-such-preset"]) == 2
     assert "no preset named 'no-such-preset'" in capsys.readouterr().err
     broken = tmp_path / "broken.toml"

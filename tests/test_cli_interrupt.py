@@ -59,7 +59,7 @@ def test_ctrl_c_during_check_prints_the_partial_summary_and_writes_it(
 def test_ctrl_c_during_the_liveness_check_says_the_search_was_complete(
     monkeypatch, tmp_path, capsys
 ):
-    def interrupted(model, result):  # type: ignore[no-untyped-def]
+    def interrupted(model, result, halt=None):  # type: ignore[no-untyped-def]
         raise KeyboardInterrupt
 
     monkeypatch.setattr(check_module, "check_liveness", interrupted)

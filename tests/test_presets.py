@@ -14,7 +14,7 @@ from groupspec.models.presets import (
     preset_names,
     read_preset,
 )
-from groupspec.models.world_params import WorldParameters
+from groupspec.models.world_params import WorldParameters, validate
 
 SHIPPED = (
     "admin-1",
@@ -80,15 +80,23 @@ def write(tmp_path: Path, text: str, header: str = HEADER) -> Path:
     ("text", "key", "words"),
     [
         ("[parameters]\nclients = 0\n", "[parameters] clients", "between 1 and"),
-        ("[parameters]\nmax_generation = 0\n", "[parameters] max_generation", "at least 1"),
+        (
+            "[parameters]\nmax_generation = 0\n",
+            "[parameters] max_generation",
+            "between 1 and 10, got 0",
+        ),
         ("[parameters]\nclientz = 2\n", "[parameters] clientz", "unknown parameter"),
         ('[parameters]\nclients = "two"\n', "[parameters] clients", "expected int"),
         ("[parameters]\nsymmetry = 1\n", "[parameters] symmetry", "expected bool"),
         ('[parameters]\ntopics = "t"\n', "[parameters] topics", "expected list of str"),
         ("[parameters]\npartitions = [2, 3]\n", "[parameters] partitions", "one count per topic"),
-        ('[parameters]\nassignors = ["rnage"]\n', "[parameters] assignors", "unknown assignor"),
+        (
+            '[parameters]\nassignors = ["rnage"]\n',
+            "[parameters] assignors",
+            "every item must be one of",
+        ),
         ("[parameters]\nstatic_clients = 3\n", "[parameters] static_clients", "at most clients"),
-        ("[parameters]\ncrashes = -1\n", "[parameters] crashes", "at least 0"),
+        ("[parameters]\ncrashes = -1\n", "[parameters] crashes", "between 0 and 10, got -1"),
         ('[parameters]\nsubscription = ["u"]\n', "[parameters] subscription", "not in topics"),
         ("[parameters]\nsubscription_changes = 1\n", "[parameters] subscription_changes", "needs"),
         ("[extras]\nx = 1\n", "extras", "unknown table"),
@@ -182,8 +190,13 @@ def test_set_overrides_parse_by_declared_type():
         ),
         ({"upgrade_assignors": "range+nope"}, "--set upgrade_assignors", "unknown assignor 'nope'"),
         ({"upgrade_assignors": "range+range"}, "--set upgrade_assignors", "distinct assignors"),
-        ({"retention_checks": "-1"}, "--set retention_checks", "at least 0"),
-        ({"failover_group_max_size": "-2"}, "--set failover_group_max_size", "at least 0"),
+        ({"retention_checks": "-1"}, "--set retention_checks", "between 0 and 10"),
+        ({"failover_group_max_size": "-2"}, "--set failover_group_max_size", "between 0 and"),
+        ({"max_in_flight": "11"}, "--set max_in_flight", "between 1 and 10, got 11"),
+        ({"partitions": "2,9"}, "--set partitions", "every item must be between 1 and 8"),
+        ({"topics": "a,b,c,d,e"}, "--set topics", "needs 1 to 4 items, got 5"),
+        ({"assignors": "range,nope"}, "--set assignors", "every item must be one of"),
+        ({"kafka_version": "2.x"}, "--set kafka_version", "must be one of"),
     ],
 )
 def test_a_bad_override_names_file_and_key(overrides, key, words):
@@ -204,3 +217,39 @@ def test_defaults_are_a_valid_world():
     from groupspec.models.world_params import validate
 
     validate(WorldParameters())
+
+
+def test_every_parameter_of_every_kind_declares_its_range():
+    # Issue 29: a parameter without a range let a typo (resource_managers=100000) start a
+    # check that cannot end. Bools are ranged by their type.
+    for kind in KINDS.values():
+        for parameter in kind.parameters.values():
+            if parameter.kind == "bool":
+                continue
+            declared = parameter.range
+            bounded = (
+                declared.maximum is not None or declared.choices is not None or declared.note
+                if parameter.kind in ("int", "str")
+                else declared.length is not None
+            )
+            assert bounded, f"{kind.name}: {parameter.name} declares no range"
+            assert parameter.range_text, parameter.name
+
+
+def test_a_default_outside_its_own_range_is_refused_where_it_is_declared():
+    from groupspec.models.parameters import documented
+
+    with pytest.raises(ValueError, match="out of its own range: must be between 1 and 3, got 5"):
+        documented(5, "a count", minimum=1, maximum=3)
+    with pytest.raises(ValueError, match="needs 1 to 2 items, got 0"):
+        documented((), "names", length=(1, 2))
+
+
+def test_parameters_built_in_python_are_range_checked_too():
+    from groupspec.models.two_phase import TwoPhaseModel
+
+    with pytest.raises(ParameterError, match="between 1 and 1,000, got 100000"):
+        TwoPhaseModel(resource_managers=100_000)
+    with pytest.raises(ParameterError, match="must be between 0 and 10, got 11") as raised:
+        validate(WorldParameters(max_offset=11))
+    assert raised.value.key == "max_offset"

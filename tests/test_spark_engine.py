@@ -138,7 +138,9 @@ def test_resume_from_a_checkpoint(spark, tmp_path):
     first = spark_search(spark, model, limits=Limits(max_states=20), options=options)
     assert first.stopped_by == "max_states" and first.verdict == "incomplete"
     levels = sorted(path.name for path in (tmp_path / "ckpt").glob("level-*"))
-    assert levels[0] == "level-00000" and len(levels) == first.depth + 1
+    # The budget ran out in the middle of the last level its tasks explored: that level counts
+    # in the result but is not checkpointed, so a resumed run explores it whole.
+    assert levels == [f"level-{level:05d}" for level in range(first.depth)]
     with pytest.raises(CheckpointError, match="--resume"):
         spark_search(spark, model, options=options)
     other = SparkOptions(checkpoint=tmp_path / "ckpt", resume=True, identity={"preset": "x"})

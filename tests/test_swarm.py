@@ -116,3 +116,27 @@ def test_liveness_is_checked_when_asked_and_its_violation_reported(tmp_path, cap
     assert violation["text"].startswith("liveness Convergence: fail")
     assert violation["text"] in printed
     assert "--no-liveness" not in violation["command"]
+
+
+def test_a_configuration_its_budget_stopped_makes_the_swarm_incomplete_exit_3(tmp_path, capsys):
+    # Issue 29: a swarm whose configurations all stopped at their budget passed nothing, so it
+    # must not exit 0; it says which configuration stopped and at which limit.
+    space = tmp_path / "budget.toml"
+    space.write_text(
+        '[swarm]\ndescription = "eager-2 cut short"\npreset = "eager-2"\n'
+        "[budget]\nmax_states = 200\n"
+        "[parameters]\nmax_generation = [1]\n"
+    )
+    out = tmp_path / "report.json"
+    assert main(["swarm", str(space), "--json", str(out)]) == 3
+    printed = capsys.readouterr().out
+    assert (
+        "incomplete: 1 of 1 configurations stopped at their budget (200 states) before "
+        "exploring every state: #1 (max_states)"
+    ) in printed
+    assert "verdict: incomplete (0 failed, 1 incomplete, 0 passed" in printed
+    assert json.loads(out.read_text())["verdict"] == "incomplete"
+    # The same space with room for every state passes, and exits 0.
+    space.write_text(space.read_text().replace("max_states = 200", "max_states = 100000"))
+    assert main(["swarm", str(space)]) == 0
+    assert "incomplete:" not in capsys.readouterr().out

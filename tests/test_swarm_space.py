@@ -50,7 +50,11 @@ def test_the_default_space_is_shipped_and_every_space_loads():
         (HEAD.replace('"eager-2"', '["eager-2", "two-phase"]'), "[swarm] preset", "mixes kinds"),
         (HEAD + "[parameters]\nclient = [2]\n", "[parameters] client", "unknown parameter"),
         (HEAD + '[parameters]\nclients = ["two"]\n', "[parameters] clients", "expected int"),
-        (HEAD + "[parameters]\nclients = [2, 9]\n", "[parameters] clients", "'9' is impossible"),
+        (
+            HEAD + "[parameters]\nclients = [2, 9]\n",
+            "[parameters] clients",
+            "must be between 1 and 4, got 9",
+        ),
         (HEAD + '[parameters]\nfault = ["KAFKA-1"]\n', "[parameters] fault", "unknown fault"),
         (HEAD + "[parameters]\nclients = []\n", "[parameters] clients", "a list of values"),
         (HEAD + "[parameters]\nclients = 2\n", "[parameters] clients", "a list of values"),

@@ -17,17 +17,28 @@ graph there), then replayed by `counterexample.reconstruct` like the in-process 
 Each level's result is cached on the executors (and every few levels the lineage is cut there),
 so Spark retries a failed task from the cached level. With a checkpoint directory each complete level is also
 written to disk (spark_checkpoint.py), and a later run resumes from the newest one.
+
+Limits: when the time limit passes during a level, the driver cancels the level's job (and
+each task, polling the limit itself, stops where it is); the level is dropped and the search
+reports the levels before it. Each task stops once it has emitted as many new states as the
+state budget still allows; the driver then counts what the level found and stops. Tasks cannot
+see each other's counts, so the level may find up to that many states per task. When a task
+stopped at the state budget but duplicates left the level below it, the driver runs the level
+again, whole. A level cut short is never checkpointed: a resumed run starts from the last whole
+level.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from groupspec.checker.bfs import (
+    WAIT_S,
     FoundProblem,
     Limits,
     Progress,
@@ -35,8 +46,9 @@ from groupspec.checker.bfs import (
     SearchResult,
     limit_reached,
 )
+from groupspec.checker.budget import STATE_LIMIT, TIME_LIMIT
 from groupspec.checker.derived import liveness_properties
-from groupspec.checker.expand import Expander, GroupStats
+from groupspec.checker.expand import ROOM, Expander, GroupStats
 from groupspec.checker.graph import StateGraph
 from groupspec.checker.model import Model
 
@@ -125,8 +137,6 @@ class _SparkSearch(Generic[S]):
     # -- the search -----------------------------------------------------------------------
 
     def run(self, progress: ProgressCallback | None) -> SearchResult[S]:
-        from pyspark import StorageLevel
-
         started = time.monotonic()
         resume_level = self.checkpoint.open(self.options.resume) if self.checkpoint else None
         if resume_level is None:
@@ -135,24 +145,35 @@ class _SparkSearch(Generic[S]):
             level, size, frontier, visited = self._resume(resume_level)
         result = self.result
         broadcast = self.context.broadcast(self.model)
+        max_states, max_seconds = self.limits.max_states, self.limits.max_seconds
+        # Executors may run on other machines: they get the deadline on the wall clock.
+        deadline = None if max_seconds is None else time.time() + max_seconds - self._since(started)
         try:
-            while size and not self._done():
-                fail = self.options.fail_first_attempt_at_level == level
-                expanded = frontier.mapPartitionsWithIndex(
-                    Expand(broadcast, self.record_graph, fail)
-                )
-                winners = expanded.reduceByKey(first_discovered, self.partitions, route)
-                both = winners.union(visited)
-                if both.getNumPartitions() != self.partitions:
-                    raise RuntimeError("Spark did not keep the visited set co-partitioned")
-                save_to = self.checkpoint.begin(level + 1) if self.checkpoint else None
-                out = both.mapPartitionsWithIndex(
-                    Deduplicate(level + 1, self.record_graph, save_to), preservesPartitioning=True
-                )
-                out.persist(StorageLevel.MEMORY_AND_DISK)
-                if (level + 1) % LINEAGE_LEVELS == 0:
-                    out.localCheckpoint()
-                reports = out.filter(_is_report).values().collect()
+            if max_states is not None and result.distinct_states >= max_states:
+                result.stopped_by = STATE_LIMIT
+            while size and not self._done() and not result.stopped_by:
+                room = None if max_states is None else max_states - result.distinct_states
+                attempt = self._level(broadcast, frontier, visited, level, deadline, room)
+                if attempt is None:
+                    result.stopped_by = TIME_LIMIT
+                    if self.checkpoint is not None:
+                        self.checkpoint.abandon(level + 1)
+                    break
+                out, reports = attempt
+                stops = {e.stopped for report in reports for e in report.expansions if e.stopped}
+                found = sum(report.new_states for report in reports)
+                if stops == {ROOM} and room is not None and found < room:
+                    # Duplicates left room for states the tasks did not look for: the level
+                    # again, whole.
+                    out.unpersist()
+                    attempt = self._level(broadcast, frontier, visited, level, deadline, None)
+                    if attempt is None:
+                        result.stopped_by = TIME_LIMIT
+                        if self.checkpoint is not None:
+                            self.checkpoint.abandon(level + 1)
+                        break
+                    out, reports = attempt
+                    stops = {e.stopped for r in reports for e in r.expansions if e.stopped}
                 frontier, visited = out.filter(_is_state), out.filter(_is_visited)
                 self._release()
                 self.cached.append(out)
@@ -160,7 +181,10 @@ class _SparkSearch(Generic[S]):
                 size = self._merge(reports, level, visited)
                 if size:
                     result.depth = level
-                if self.checkpoint is not None and size:
+                if stops:
+                    # A level cut short: what it found counts, but it is not checkpointed.
+                    result.stopped_by = TIME_LIMIT if TIME_LIMIT in stops else STATE_LIMIT
+                if self.checkpoint is not None and size and not stops:
                     self._commit(level)
                 elif self.checkpoint is not None:
                     self.checkpoint.abandon(level)
@@ -174,7 +198,7 @@ class _SparkSearch(Generic[S]):
                             time.monotonic() - started,
                         )
                     )
-                stop = limit_reached(self.limits, result, started)
+                stop = result.stopped_by or limit_reached(self.limits, result, started)
                 if stop:
                     result.stopped_by = stop
                     break
@@ -184,6 +208,43 @@ class _SparkSearch(Generic[S]):
         result.complete = result.stopped_by is None and not size
         result.elapsed_s = time.monotonic() - started
         return result
+
+    def _level(
+        self,
+        broadcast: Any,
+        frontier: Any,
+        visited: Any,
+        level: int,
+        deadline: float | None,
+        room: int | None,
+    ) -> tuple[Any, list[LevelReport]] | None:
+        """One level's Spark job (module docstring): the RDD it made, cached, and its
+        partitions' reports; None when the time limit passed first (the job is cancelled)."""
+        from pyspark import StorageLevel
+
+        fail = self.options.fail_first_attempt_at_level == level
+        expand = Expand(broadcast, self.record_graph, fail, deadline, room)
+        expanded = frontier.mapPartitionsWithIndex(expand)
+        winners = expanded.reduceByKey(first_discovered, self.partitions, route)
+        both = winners.union(visited)
+        if both.getNumPartitions() != self.partitions:
+            raise RuntimeError("Spark did not keep the visited set co-partitioned")
+        save_to = self.checkpoint.begin(level + 1) if self.checkpoint else None
+        out = both.mapPartitionsWithIndex(
+            Deduplicate(level + 1, self.record_graph, save_to), preservesPartitioning=True
+        )
+        out.persist(StorageLevel.MEMORY_AND_DISK)
+        if (level + 1) % LINEAGE_LEVELS == 0:
+            out.localCheckpoint()
+        reports = _collect_before(self.context, out.filter(_is_report).values(), deadline)
+        if reports is None:
+            out.unpersist()
+            return None
+        return out, reports
+
+    @staticmethod
+    def _since(started: float) -> float:
+        return time.monotonic() - started
 
     def _done(self) -> bool:
         return bool(self.result.problems) and not self.limits.all_violations
@@ -335,6 +396,35 @@ class _SparkSearch(Generic[S]):
             self.level_parents,
         )
         self.checkpoint.commit(summary)
+
+
+def _collect_before(context: Any, rdd: Any, deadline: float | None) -> list[Any] | None:
+    """`rdd.collect()`, or None when the wall clock passes `deadline` first: the job is then
+    cancelled (its tasks interrupted) and left to wind down on its own."""
+    if deadline is None:
+        return list(rdd.collect())
+    from pyspark import InheritableThread
+
+    group = f"groupspec-level-{uuid.uuid4().hex}"
+    outcome: list[Any] = []
+
+    def run() -> None:
+        context.setJobGroup(group, "a breadth-first level", interruptOnCancel=True)
+        try:
+            outcome.append(list(rdd.collect()))
+        except Exception as error:  # reported below, unless the job was cancelled on purpose
+            outcome.append(error)
+
+    thread = InheritableThread(target=run, daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(timeout=min(WAIT_S, max(0.0, deadline - time.time())))
+        if thread.is_alive() and time.time() >= deadline:
+            context.cancelJobGroup(group)
+            return None
+    if isinstance(outcome[0], Exception):
+        raise outcome[0]
+    return cast("list[Any]", outcome[0])
 
 
 def spark_search(

@@ -131,7 +131,11 @@ class Checkpoint:
 
     def abandon(self, level: int) -> None:
         """Drop a begun level that turned out empty (the search is over)."""
-        shutil.rmtree(self.level_path(level).with_name(f"level-{level:05d}.partial"))
+        # Tasks of a cancelled level may still be writing into it: what they leave, `open`
+        # removes next time.
+        shutil.rmtree(
+            self.level_path(level).with_name(f"level-{level:05d}.partial"), ignore_errors=True
+        )
 
     def summaries(self, upto: int) -> list[LevelSummary]:
         """The summaries of levels 0 to `upto`, in order."""

@@ -25,13 +25,15 @@ A level runs in two steps, one function each:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 
-from groupspec.checker.expand import Expander, Problem
+from groupspec.checker.budget import Halt
+from groupspec.checker.expand import ROOM, Expander, Problem
 from groupspec.checker.model import Model
 
 from .checkpoint import write_part
@@ -134,6 +136,9 @@ class ExpansionReport:
     graph: list[GraphRecord] = field(default_factory=list)
     # Each transition group's (steps from memory, model calls) during this task.
     groups: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Why the task stopped before expanding its whole partition: "room" (it found as many
+    # new states as the state budget allowed), "max_seconds" (the time limit), or None.
+    stopped: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,11 +176,17 @@ class Expand:
 
     `graph` asks for the liveness edges. `fail_first_attempt` makes the first attempt of
     partition 0's task fail after it has emitted part of its output (tests of fault tolerance).
+    `deadline` (a wall-clock time: executors may run on other machines) stops the task where it
+    is when it passes; `room` stops it after the state that brings the successors it emits to
+    that many (the new states the state budget still allows). Either way the report says so,
+    and a state cut short counts as unexpanded (no edges, no deadlock).
     """
 
     model: Any
     graph: bool
     fail_first_attempt: bool = False
+    deadline: float | None = None
+    room: int | None = None
 
     def __call__(
         self, index: int, records: Iterable[tuple[int, FrontierRecord]]
@@ -188,19 +199,24 @@ class Expand:
         before = [(stats.hits, stats.misses) for stats in expander.stats]
         shipped: set[int] = set()
         emitted = 0
+        expander.halt = None if self.deadline is None else Halt(self.deadline, clock=time.time)
         for start in range(0, len(frontier), CHUNK):
             chunk = frontier[start : start + CHUNK]
+            left = None if self.room is None else self.room - emitted
+            if left is not None and left <= 0:
+                report.stopped = ROOM
+                break
             batch = [(fp, codec.decode(data)) for _, fp, data in chunk]
-            result = expander.expand_batch(batch, (), shipped)
+            result = expander.expand_batch(batch, (), shipped, room=left)
             _count(report, result.action_counts, result.rule_counts, len(result.targets))
             deadlocked = frozenset(result.deadlocked)
-            for position, (path, parent, _) in enumerate(chunk):
+            for position, (path, parent, _) in enumerate(chunk[: len(result.parents)]):
                 first, last = result.offsets[position], result.offsets[position + 1]
                 if last - first > MAX_SUCCESSORS:
                     raise ValueError(f"a state has {last - first} successors; at most 65,536")
                 targets = tuple(result.targets[first:last])
                 kinds = result.kinds[first:last]
-                if self.graph:
+                if self.graph and position < result.complete_parents:
                     report.graph.append(
                         GraphRecord(path, parent, result.marks[position], targets, kinds)
                     )
@@ -227,7 +243,11 @@ class Expand:
                     emitted += 1
                     if self.fail_first_attempt and index == 0 and emitted == 1 and _attempt() == 0:
                         raise InjectedFailure("injected failure in the first attempt of a task")
-            report.expanded += len(chunk)
+            report.expanded += result.complete_parents
+            if result.stopped:
+                report.stopped = result.stopped
+                break
+        expander.halt = None
         report.groups = {
             stats.name: (stats.hits - hits, stats.misses - misses)
             for stats, (hits, misses) in zip(expander.stats, before, strict=True)
