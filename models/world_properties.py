@@ -86,6 +86,7 @@ from groupspec.spec.consumer_protocol import (
     decode_assignment,
     decode_subscription,
 )
+from groupspec.spec.events import HeartbeatExpired
 from groupspec.spec.log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey
 from groupspec.spec.refinement import refinement_problems
 from groupspec.spec.state import CoordinatorState, Group
@@ -509,6 +510,37 @@ def _refines(step: CoordinatorStep) -> list[str]:
     return refinement_problems(GROUP_ID, before, after, step.event, step.responses, parked)
 
 
+def _timer_order(step: CoordinatorStep) -> list[str]:
+    """A timer fires only in an order real time allows: in CompletingRebalance the sync timer
+    (armed with the rebalance timeout in the step that formed the generation) before any session
+    timer armed in that same step with the longer session timeout; a new member parked in
+    JoinGroup (its 5-minute join timeout) not before the join timer that ends its join phase."""
+    event = step.event
+    if not isinstance(event, HeartbeatExpired):
+        return []
+    group = step.before.group(event.group_id)
+    if group is None:
+        return []
+    if group.sync_timer is not None and group.sync_timer.deadline_ms <= (
+        min(
+            (m.heartbeat_deadline_ms for m in group.members if m.heartbeat_deadline_ms is not None),
+            default=group.sync_timer.deadline_ms,
+        )
+    ):
+        return [
+            f"{event.member_id}'s session timer fired while the sync timer, due first, was armed"
+        ]
+    member = group.member(event.member_id)
+    if (
+        group.join_timer is not None
+        and member is not None
+        and member.is_new
+        and member.is_awaiting_join
+    ):
+        return [f"new member {event.member_id}'s join timeout fired before the join timer"]
+    return []
+
+
 def _stored_generation_monotonic(step: CoordinatorStep) -> list[str]:
     """The generation in the log's group record never decreases."""
     old, new = persisted_generation(step.before), persisted_generation(step.after)
@@ -552,7 +584,8 @@ def _join_completion(step: CoordinatorStep) -> list[str]:
 
 def _refused_only_when_full(step: CoordinatorStep) -> list[str]:
     """A consumer turned away with GROUP_MAX_SIZE_REACHED leaves for good, so the world lets
-    the group converge without it: that is sound only if the group really was full."""
+    the group converge without it: that is sound only if the group really was full. And a
+    JoinGroup never admits a member into a group that already holds group.max.size."""
     if not step.loaded or step.handled is None or not isinstance(step.handled[1], JoinGroupRequest):
         return []
     group, answers, group_max_size = (
@@ -560,6 +593,14 @@ def _refused_only_when_full(step: CoordinatorStep) -> list[str]:
         step.answers(),
         step.group_max_size,
     )
+    after = step.after.group(GROUP_ID)
+    before_size = len(group.members) if group is not None else 0
+    after_size = len(after.members) if after is not None else 0
+    if after_size > before_size and after_size > group_max_size:
+        return [
+            f"a JoinGroup admitted a member into a group of {before_size} members, beyond "
+            f"group.max.size {group_max_size}"
+        ]
     refused = any(
         isinstance(body, JoinGroupResponse) and body.error_code is ErrorCode.GROUP_MAX_SIZE_REACHED
         for body in answers
@@ -991,6 +1032,13 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
         on_coordinator_step=_refines,
     ),
     WorldActionProperty(
+        "TimerOrder",
+        "A timer fires only in an order real time allows: the sync timer before the session "
+        "timers armed with it when a generation forms; the join timer before the join timeout "
+        "of a new member parked in JoinGroup.",
+        on_coordinator_step=_timer_order,
+    ),
+    WorldActionProperty(
         "GenerationMonotonic",
         "The generation of the group record in the log never decreases (the coordinator's own "
         "GenerationMonotonic judges the group in memory).",
@@ -1018,7 +1066,7 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
     WorldActionProperty(
         "GroupMaxSize",
         "A JoinGroup is refused with GROUP_MAX_SIZE_REACHED only when the group already holds "
-        "group.max.size members.",
+        "group.max.size members, and never admits a member beyond it.",
         on_coordinator_step=_refused_only_when_full,
     ),
     WorldActionProperty(

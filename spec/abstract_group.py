@@ -56,10 +56,12 @@ Offsets = tuple[tuple[TopicPartition, int], ...]
 
 @dataclass(frozen=True, order=True)
 class AbstractMember:
-    """A member: its id and, for a static member (KIP-345), its group.instance.id."""
+    """A member: its id, for a static member (KIP-345) its group.instance.id, and the names of
+    the protocols (assignors) it supports."""
 
     member_id: str
     instance_id: str | None
+    protocols: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,12 @@ def abstract_group(group: Group | None) -> AbstractGroup:
     if group is None or group.state not in _PHASE_OF:
         return ABSENT
     phase = _PHASE_OF[group.state]
-    members = tuple(sorted(AbstractMember(m.member_id, m.group_instance_id) for m in group.members))
+    members = tuple(
+        sorted(
+            AbstractMember(m.member_id, m.group_instance_id, m.protocol_names())
+            for m in group.members
+        )
+    )
     assignment = (
         tuple((m.member_id, m.assignment) for m in group.members) if phase is Phase.STABLE else ()
     )
@@ -146,7 +153,10 @@ def durable_group(record: GroupMetadataValue | None, offsets: Offsets) -> Abstra
     if record is None:
         return None
     members = tuple(
-        sorted(AbstractMember(m.member_id, m.group_instance_id) for m in record.members)
+        sorted(
+            AbstractMember(m.member_id, m.group_instance_id, (record.protocol_name or "",))
+            for m in record.members
+        )
     )
     phase = Phase.STABLE if members else Phase.EMPTY
     assignment = tuple((m.member_id, m.assignment) for m in record.members) if members else ()

@@ -18,6 +18,11 @@ KAFKA_VERSIONS: dict[str, str] = {
 }
 
 
+# How long a new member parked in JoinGroup may wait: fixed at 5 minutes in Kafka
+# (the classic coordinator's new-member join timeout).
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+
+
 @dataclass(frozen=True)
 class CoordinatorConfig:
     """The coordinator's configuration; every default is Kafka's."""
@@ -26,7 +31,7 @@ class CoordinatorConfig:
     group_max_session_timeout_ms: int = 1_800_000
     group_initial_rebalance_delay_ms: int = 3_000
     group_max_size: int = INT32_MAX
-    new_member_join_timeout_ms: int = 300_000
+    new_member_join_timeout_ms: int = NEW_MEMBER_JOIN_TIMEOUT_MS
     offsets_topic_num_partitions: int = 50
     offsets_retention_ms: int = 10_080 * 60_000
     offsets_retention_check_interval_ms: int = 600_000

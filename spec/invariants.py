@@ -21,10 +21,13 @@ from groupspec.vocabulary.group_state import (
     GroupState,
     is_legal_transition,
 )
-from groupspec.vocabulary.requests import OffsetCommitRequest, Received
+from groupspec.vocabulary.requests import OffsetCommitRequest, Received, TopicPartition
 from groupspec.vocabulary.responses import OffsetCommitResponse
 
+from .config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from .events import FinishLoading
+from .log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
+from .persistence import group_from_records
 from .state import CoordinatorState, Group
 
 StateT = TypeVar("StateT")
@@ -132,16 +135,161 @@ def _parked_requests_match_state(group: Group) -> list[str]:
 
 
 def _timers_armed(group: Group) -> list[str]:
+    """The timers Kafka arms in each state are armed, for the generation and with the deadline
+    they were armed with; the others are not."""
     problems = []
     if (group.join_timer is not None) != (group.state is PREPARING_REBALANCE):
         problems.append(f"join timer {group.join_timer} in {group.state.value}")
-    if group.state is COMPLETING_REBALANCE and group.sync_timer is None:
-        problems.append("CompletingRebalance without a sync timer")
+    join = group.join_timer
+    if join is not None and join.initial_delay_ms is not None:
+        started = group.current_state_timestamp_ms
+        armed_at = join.deadline_ms - join.initial_delay_ms
+        if started is not None and armed_at < started:
+            problems.append(
+                f"the initial-rebalance delay ends at {join.deadline_ms}, before a delay of "
+                f"{join.initial_delay_ms} ms counted from the rebalance's start at {started}"
+            )
+    sync = group.sync_timer
+    if group.state is COMPLETING_REBALANCE:
+        if sync is None:
+            problems.append("CompletingRebalance without a sync timer")
+        elif sync.generation_id != group.generation_id:
+            problems.append(
+                f"the sync timer is for generation {sync.generation_id}, the group's is "
+                f"{group.generation_id}"
+            )
+        elif (
+            group.current_state_timestamp_ms is not None
+            and sync.deadline_ms != group.current_state_timestamp_ms + group.rebalance_timeout_ms()
+        ):
+            problems.append(
+                f"the sync timer ends at {sync.deadline_ms}, not a rebalance timeout "
+                f"({group.rebalance_timeout_ms()} ms) after the generation formed at "
+                f"{group.current_state_timestamp_ms}"
+            )
+    elif group.state is STABLE:
+        # Followers may still sync once the leader's SyncGroup made the group Stable.
+        if sync is not None and sync.generation_id != group.generation_id:
+            problems.append(f"a sync timer for generation {sync.generation_id} in Stable")
+        if bool(group.pending_sync_members) != (sync is not None):
+            problems.append("members pending sync without a sync timer, or the reverse")
+    elif sync is not None or group.pending_sync_members:
+        problems.append(f"a sync timer or members pending sync in {group.state.value}")
     for member in group.members:
         parked = member.is_awaiting_join or member.is_awaiting_sync
         if member.heartbeat_deadline_ms is None and not parked:
             problems.append(f"member {member.member_id} has no session timer and is not parked")
+        started = group.current_state_timestamp_ms
+        if (
+            member.is_new
+            and member.is_awaiting_join
+            and group.state is PREPARING_REBALANCE
+            and started is not None
+            and member.heartbeat_deadline_ms is not None
+            and member.heartbeat_deadline_ms < started + NEW_MEMBER_JOIN_TIMEOUT_MS
+        ):
+            problems.append(
+                f"new member {member.member_id} may be dropped at {member.heartbeat_deadline_ms},"
+                f" before the new-member join timeout from the rebalance's start at {started}"
+            )
     return problems
+
+
+def _stable_group_durable(state: CoordinatorState) -> list[str]:
+    """A Stable group is as the log holds it: every way into Stable (the leader's assignment
+    stored, a static replacement in Stable, a load) writes the group, or undoes itself when the
+    write fails."""
+    problems = []
+    for group in state.groups:
+        if group.state is not STABLE:
+            continue
+        record = state.log.get(GroupMetadataKey(group.group_id))
+        replayed = group_from_records(
+            group.group_id, record if isinstance(record, GroupMetadataValue) else None, ()
+        )
+        if _snapshot(replayed) != _snapshot(group):
+            problems.append(
+                f"group {group.group_id!r} is Stable as {_snapshot(group)}, the log holds "
+                f"{_snapshot(replayed)}"
+            )
+    return problems
+
+
+def _log_replay(
+    before: CoordinatorState, event: object, after: CoordinatorState, responses: tuple[object, ...]
+) -> list[str]:
+    """After a step whose write to the log completed, replaying the log gives the group as it
+    is in memory: its generation, protocol, leader, members with their static mappings and
+    assignments (a group record is a snapshot of the group), and its committed offsets."""
+    problems = []
+    for group_id in _groups_written(before, after):
+        memory = after.group(group_id)
+        if memory is not None and memory.state is DEAD:
+            memory = None
+        record = after.log.get(GroupMetadataKey(group_id))
+        offsets = tuple(
+            sorted(
+                (TopicPartition(key.topic, key.partition), value)
+                for key, value in after.log.entries
+                if isinstance(key, OffsetCommitKey)
+                and key.group_id == group_id
+                and isinstance(value, OffsetCommitValue)
+            )
+        )
+        replayed = group_from_records(
+            group_id, record if isinstance(record, GroupMetadataValue) else None, offsets
+        )
+        if record != before.log.get(GroupMetadataKey(group_id)):
+            created = before.log.get(GroupMetadataKey(group_id)) is None and record is not None
+            if created and record.generation_id == 0 and not record.members:  # type: ignore[union-attr]
+                pass  # the record of a group just created (no member yet)
+            elif _snapshot(replayed) != _snapshot(memory):
+                problems.append(
+                    f"group {group_id!r}: replaying the log gives {_snapshot(replayed)}, "
+                    f"memory holds {_snapshot(memory)}"
+                )
+        in_memory = memory.offsets if memory is not None else ()
+        if offsets != _offsets_of(before, group_id) and offsets != in_memory:
+            problems.append(
+                f"group {group_id!r}: replaying the log gives offsets {offsets}, memory holds "
+                f"{in_memory}"
+            )
+    return problems
+
+
+def _groups_written(before: CoordinatorState, after: CoordinatorState) -> list[str]:
+    """The groups some record of which the step wrote."""
+    if before.log == after.log:
+        return []
+    old, new = set(before.log.entries), set(after.log.entries)
+    return sorted({key.group_id for key, _ in old ^ new})
+
+
+def _offsets_of(state: CoordinatorState, group_id: str) -> tuple[object, ...]:
+    return tuple(
+        sorted(
+            (TopicPartition(key.topic, key.partition), value)
+            for key, value in state.log.entries
+            if isinstance(key, OffsetCommitKey)
+            and key.group_id == group_id
+            and isinstance(value, OffsetCommitValue)
+        )
+    )
+
+
+def _snapshot(group: Group | None) -> tuple[object, ...] | None:
+    """What a group record holds of a group: None for a group without a record's worth (absent,
+    or Empty at generation 0 with nothing to say)."""
+    if group is None:
+        return None
+    members = tuple((m.member_id, m.group_instance_id, m.assignment) for m in group.members)
+    snapshot = (
+        group.generation_id,
+        group.protocol_name if members else None,
+        group.leader_id if members else None,
+        members,
+    )
+    return None if snapshot == (0, None, None, ()) else snapshot
 
 
 INVARIANTS: tuple[Invariant, ...] = (
@@ -176,8 +324,13 @@ INVARIANTS: tuple[Invariant, ...] = (
         _per_group(_parked_requests_match_state),
     ),
     Invariant(
+        "StableGroupDurable",
+        "A Stable group is as its group record in __consumer_offsets holds it: generation, protocol, leader, members with their instance ids and assignments.",
+        _stable_group_durable,
+    ),
+    Invariant(
         "TimersArmed",
-        "Join timer ⇔ PreparingRebalance; Completing has a sync timer; every member not parked has a session timer.",
+        "Join timer ⇔ PreparingRebalance (an initial delay counted from the rebalance's start); a sync timer only while a generation awaits its assignment or its followers' syncs (for that generation, ending a rebalance timeout after it formed); every member not parked has a session timer.",
         _per_group(_timers_armed),
     ),
 )
@@ -290,6 +443,11 @@ ACTION_PROPERTIES: tuple[ActionProperty, ...] = (
         "CommitFencing",
         "An accepted OffsetCommit with generation ≥ 0 comes from a current member at the current generation, in Stable or PreparingRebalance.",
         _commit_fencing,
+    ),
+    ActionProperty(
+        "LogReplay",
+        "After a step whose write to __consumer_offsets completed, replaying the log gives the group as memory holds it: generation, protocol, leader, members with their instance ids and assignments, and the committed offsets.",
+        _log_replay,
     ),
 )
 

@@ -22,9 +22,9 @@ consumer groups (docs/refinement.md explains each with the behaviour it stands f
 - Commit: committed offsets change only by an OffsetCommit the coordinator answered without
   error for those partitions, to the offsets committed; expire only by the retention check; go
   with the group when it is deleted (only an Empty group is).
-- Durability: the log changes only to hold the group as it is in memory after the step (a
-  group record is a snapshot of the group; an offset record the offset committed); loading a
-  partition rebuilds the group from the log; unloading it drops the group from memory.
+- Load: loading a partition rebuilds the group from the log (what the log holds is judged by
+  LogReplay in spec/invariants.py: after each completed write, replaying the log gives the group
+  in memory); unloading it drops the group from memory.
 - Answers: a JoinGroup answered without error tells a member of the new generation its
   generation, leader and protocol (and only the leader the members); a SyncGroup answered
   without error carries the member's assignment in force; a Heartbeat, an OffsetCommit, a
@@ -125,7 +125,6 @@ def refinement_problems(
             return [f"{_name(event)} of another group changed group {group_id}"]
         return []
     problems = _memory_step(group_id, before, after, event, responses)
-    problems += _durable_step(before.durable, after.durable, after.memory)
     problems += _answers(group_id, before.memory, after.memory, event, responses, parked)
     return problems
 
@@ -215,6 +214,13 @@ def _new_generation(
         problems.append(f"generation {b.generation}'s leader {b.leader} is not a member")
     if b.members and b.protocol is None:
         problems.append(f"generation {b.generation} formed with no protocol")
+    supported = (
+        set.intersection(*(set(member.protocols) for member in b.members)) if b.members else set()
+    )
+    if b.members and b.protocol is not None and b.protocol not in supported:
+        problems.append(
+            f"generation {b.generation} runs {b.protocol}, which not every member supports"
+        )
     joined = b.member_ids() - a.member_ids()
     problems += _joined(a, b, joined, event)
     named = _removals_named(a, event)
@@ -298,9 +304,11 @@ def _phase_move(
             return []
         return [f"the generation became Stable on {_name(event)}, not on its leader's SyncGroup"]
     if b.phase is Phase.REBALANCING and a.phase in (Phase.AWAITING_SYNC, Phase.STABLE):
-        if isinstance(request, JoinGroupRequest) or _write_failed(responses):
+        # A member, or one handed an id to join with (MEMBER_ID_REQUIRED), joins, rejoins or
+        # leaves, or its session or the sync timeout runs out, or a write failed.
+        if isinstance(request, (JoinGroupRequest, LeaveGroupRequest)) or _write_failed(responses):
             return []
-        if isinstance(event, SyncTimerExpired):
+        if isinstance(event, (SyncTimerExpired, HeartbeatExpired)):
             return []
         return [f"a rebalance started on {_name(event)}"]
     return [f"{a.phase.value} -> {b.phase.value} on {_name(event)}"]
@@ -405,37 +413,6 @@ def _accepted_commits(
     }
 
 
-# -- the log -----------------------------------------------------------------------------------
-
-
-def _durable_step(before: Durable, after: Durable, memory: AbstractGroup | None) -> list[str]:
-    """The log changes only to hold the group as memory has it after the step."""
-    problems = []
-    if after.group != before.group:
-        if after.group is None:
-            if memory is not None and memory.members:
-                problems.append("the group record was deleted while the group has members")
-        elif memory is None:
-            problems.append("a group record was written for a group not in memory")
-        elif before.group is None and _without_offsets(after.group) == _without_offsets(ABSENT):
-            pass  # the record of a group just created (generation 0, no member yet)
-        elif _without_offsets(after.group) != _without_offsets(memory):
-            problems.append(
-                f"the group record written ({_describe(after.group)}) is not the group in memory "
-                f"({_describe(memory)})"
-            )
-    if after.offsets != before.offsets:
-        written, had = dict(after.offsets), dict(before.offsets)
-        in_memory = dict(memory.offsets) if memory is not None else {}
-        for partition, offset in written.items():
-            if had.get(partition) != offset and in_memory.get(partition) != offset:
-                problems.append(f"offset {offset} of {partition} written, memory has another")
-        for partition in set(had) - set(written):
-            if partition in in_memory:
-                problems.append(f"the offset of {partition} was deleted from the log only")
-    return problems
-
-
 # -- answers -----------------------------------------------------------------------------------
 
 
@@ -454,7 +431,15 @@ def _answers(
     for response in responses:
         body = response.body
         if isinstance(body, JoinGroupResponse) and body.error_code is ErrorCode.NONE:
-            problems += _join_answer(b, body)
+            # Before JoinGroup v9 a static member that replaced the leader in a Stable group
+            # is told the old leader's id, so that it never believes it leads (KIP-814).
+            old_leader = (
+                response.ref == own
+                and isinstance(request, JoinGroupRequest)
+                and request.group_instance_id is not None
+                and request.api_version < 9
+            )
+            problems += _join_answer(b, body, old_leader)
         elif isinstance(body, SyncGroupResponse) and body.error_code is ErrorCode.NONE:
             member = (
                 request.member_id
@@ -466,7 +451,9 @@ def _answers(
         return problems
     answer = next((r.body for r in responses if r.ref == own), None)
     if a is None:
-        if isinstance(answer, (HeartbeatResponse, JoinGroupResponse, SyncGroupResponse)) and (
+        # (A Heartbeat is answered NONE while the partition loads: Kafka's coordinator maps
+        # COORDINATOR_LOAD_IN_PROGRESS to NONE for it, see spec/coordinator.py.)
+        if isinstance(answer, (JoinGroupResponse, SyncGroupResponse)) and (
             answer.error_code is ErrorCode.NONE
         ):
             problems.append(f"{_name(event)} answered NONE by a coordinator without the group")
@@ -486,7 +473,7 @@ def _answers(
     return problems
 
 
-def _join_answer(b: AbstractGroup | None, body: JoinGroupResponse) -> list[str]:
+def _join_answer(b: AbstractGroup | None, body: JoinGroupResponse, old_leader: bool) -> list[str]:
     """A JoinGroup answered without error tells a member of the generation in force its
     generation, leader and protocol; only the leader gets the members."""
     if b is None or body.member_id not in b.member_ids():
@@ -494,11 +481,8 @@ def _join_answer(b: AbstractGroup | None, body: JoinGroupResponse) -> list[str]:
     if b.phase not in (Phase.AWAITING_SYNC, Phase.STABLE):
         return [f"JoinGroup NONE to {body.member_id} while the group is {b.phase.value}"]
     problems = []
-    if (body.generation_id, body.leader, body.protocol_name) != (
-        b.generation,
-        b.leader,
-        b.protocol,
-    ):
+    leader = body.leader if old_leader and body.leader not in b.member_ids() else b.leader
+    if (body.generation_id, body.leader, body.protocol_name) != (b.generation, leader, b.protocol):
         problems.append(
             f"JoinGroup NONE says generation {body.generation_id}, leader {body.leader}, "
             f"protocol {body.protocol_name}; the group has {b.generation}, {b.leader}, {b.protocol}"

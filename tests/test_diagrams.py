@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from groupspec.checker.derived import initial_states
 from groupspec.cli import diagram_command
 from groupspec.cli.main import main
 from groupspec.diagrams.explore import Exploration, GoalNotFoundError, explore, shortest_run
@@ -281,14 +282,15 @@ def test_shortest_run_is_shortest_and_fails_cleanly():
     def committed(state, step):
         return any(rm.state == "committed" for rm in step.state.rms)
 
-    run = shortest_run(model, model.initial_states()[0], committed)
+    (start,) = initial_states(model)
+    run = shortest_run(model, start, committed)
     # Three RMs prepare, the TM hears all three, commits, and one RM receives it.
     assert len(run.steps) == 8
     assert run.steps[-1].action == "RMRcvCommitMsg"
     with pytest.raises(GoalNotFoundError):
         shortest_run(
             model,
-            model.initial_states()[0],
+            start,
             committed,
             allowed=lambda step: step.action != "TMCommit",
         )
