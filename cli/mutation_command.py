@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from groupspec.cli.arguments import WorkerCount
 from groupspec.cli.output import add_json_option, write_json
@@ -14,9 +15,17 @@ from groupspec.mutation.campaign import (
     MutantResult,
     MutationRunError,
     run_campaign,
+    run_fault_campaign,
 )
+from groupspec.mutation.faults import FAULTS
 from groupspec.mutation.mutant_rules import RuleLocator
-from groupspec.mutation.report import campaign_json, format_report
+from groupspec.mutation.report import (
+    campaign_json,
+    fault_campaign_json,
+    format_fault_list,
+    format_fault_report,
+    format_report,
+)
 
 EXIT_OK, EXIT_BROKEN, EXIT_USAGE = 0, 1, 2
 
@@ -64,6 +73,21 @@ def register(commands: argparse._SubParsersAction) -> None:
             f"and states before it counts as killed by timeout (default {Budget().factor:g})"
         ),
     )
+    parser.add_argument(
+        "--faults",
+        action="store_true",
+        help="judge the hand-written faults of mutation/faults.py instead of cosmic-ray mutants",
+    )
+    parser.add_argument(
+        "--fault",
+        dest="fault_names",
+        action="append",
+        metavar="NAME",
+        help="with --faults, only this fault (repeatable)",
+    )
+    parser.add_argument(
+        "--list-faults", action="store_true", help="print the hand-written faults and exit"
+    )
     add_json_option(parser, "the figures")
     parser.set_defaults(run=run_mutation)
 
@@ -74,6 +98,11 @@ def run_mutation(args: argparse.Namespace) -> int:
     if problem:
         print(f"groupspec mutation: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    if args.list_faults:
+        print(format_fault_list(FAULTS))
+        return EXIT_OK
+    if args.faults:
+        return _run_faults(args)
     try:
         campaign = run_campaign(
             args.presets or group_preset_names(),
@@ -93,7 +122,36 @@ def run_mutation(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _progress(done: int, total: int, result: MutantResult) -> None:
+def _run_faults(args: argparse.Namespace) -> int:
+    wanted = set(args.fault_names or ())
+    faults = [fault for fault in FAULTS if not wanted or fault.name in wanted]
+    try:
+        campaign = run_fault_campaign(
+            args.presets or group_preset_names(),
+            faults,
+            workers=args.workers,
+            budget=Budget(factor=args.timeout_factor),
+            progress=_fault_progress,
+        )
+    except (BaselineError, MutationRunError) as error:
+        print(f"groupspec mutation: {error}", file=sys.stderr)
+        return EXIT_BROKEN
+    print(format_fault_report(campaign))
+    if args.json is not None:
+        write_json(args, fault_campaign_json(campaign))
+    return EXIT_OK
+
+
+def _fault_progress(done: int, total: int, result: MutantResult[Any]) -> None:
+    by = f" by {result.killer}" if result.killer else ""
+    print(
+        f"[{done}/{total}] {result.mutant.ident}: {result.kind}{by} ({result.seconds:.1f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _progress(done: int, total: int, result: MutantResult[Any]) -> None:
     mutant = result.mutant
     by = f" by {result.killer}" if result.killer else ""
     print(
@@ -109,6 +167,11 @@ def _validate(args: argparse.Namespace) -> str | None:
         return "--sample must be at least 1"
     if args.timeout_factor < 1:
         return "--timeout-factor must be at least 1"
+    unknown_faults = sorted(set(args.fault_names or ()) - {fault.name for fault in FAULTS})
+    if unknown_faults:
+        return f"--fault: no hand-written fault named {', '.join(unknown_faults)}"
+    if args.fault_names and not args.faults:
+        return "--fault needs --faults"
     unknown = sorted(set(args.presets or ()) - set(group_preset_names()))
     if unknown:
         return f"--preset: not a reference preset: {', '.join(unknown)}"

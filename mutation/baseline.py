@@ -20,7 +20,7 @@ from groupspec.models.preset_models import load_model
 
 from .mutant_run import PresetBudget, WorkerRun, check_copy
 from .mutant_worker import PASS
-from .mutants import SPEC_DIR, Mutant
+from .mutants import SPEC_DIR, SpecChange
 
 # No budget for the unmutated run: an hour is a hang, not a measurement.
 BASELINE_DEADLINE_S = 3600.0
@@ -41,7 +41,7 @@ class PresetBaseline:
     lines: Mapping[str, frozenset[int]]
     rules_reached: frozenset[str]
 
-    def runs(self, mutant: Mutant) -> bool:
+    def runs(self, mutant: SpecChange) -> bool:
         """Whether this preset's check runs any line of the mutant's code."""
         executed = self.lines.get(mutant.module, frozenset())
         return any(line in executed for line in mutant.lines)
@@ -53,7 +53,7 @@ class Baseline:
 
     presets: tuple[PresetBaseline, ...]
 
-    def running(self, mutant: Mutant) -> tuple[PresetBaseline, ...]:
+    def running(self, mutant: SpecChange) -> tuple[PresetBaseline, ...]:
         """The presets whose check runs the mutant's code, cheapest first."""
         return tuple(preset for preset in self.presets if preset.runs(mutant))
 

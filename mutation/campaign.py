@@ -17,8 +17,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from .baseline import Baseline, PresetBaseline, measure_baseline
+from .faults import HandFault
 from .mutant_run import PresetBudget, WorkerRun, check_copy
 from .mutant_worker import CRASH, FAIL, INCOMPLETE, ISOLATION_ERROR
 from .mutants import SPEC_DIR, Mutant, draw_mutants, generate_mutants
@@ -50,15 +52,18 @@ class Budget:
         )
 
 
+C = TypeVar("C", Mutant, HandFault)
+
+
 @dataclass(frozen=True)
-class MutantResult:
+class MutantResult(Generic[C]):
     """How one mutant ended: kill kind or survived, the preset that decided it and why.
 
     `checked_by` lists the presets that run the mutant's code (empty: none does); `changed`
     lists those a survivor passed with other counts of states or transitions than the
     unmutated spec (its behaviour changed and no property noticed)."""
 
-    mutant: Mutant
+    mutant: C
     kind: str
     checked_by: tuple[str, ...]
     seconds: float
@@ -86,7 +91,7 @@ class Campaign:
     workers: int
     baseline_seconds: float
     seconds: float
-    results: tuple[MutantResult, ...]
+    results: tuple[MutantResult[Mutant], ...]
 
     @property
     def population(self) -> int:
@@ -95,8 +100,8 @@ class Campaign:
 
 
 def judge(
-    mutant: Mutant, baseline: Baseline, budget: Budget, spec_dir: Path = SPEC_DIR
-) -> MutantResult:
+    mutant: C, baseline: Baseline, budget: Budget, spec_dir: Path = SPEC_DIR
+) -> MutantResult[C]:
     """Check `mutant` with the presets that run its code, cheapest first, until one kills it."""
     plan = baseline.running(mutant)
     if not plan:
@@ -107,7 +112,7 @@ def judge(
     return classify(mutant, plan, run)
 
 
-def classify(mutant: Mutant, plan: Sequence[PresetBaseline], run: WorkerRun) -> MutantResult:
+def classify(mutant: C, plan: Sequence[PresetBaseline], run: WorkerRun) -> MutantResult[C]:
     """The end of a mutant checked by the presets of `plan` in the worker run `run`."""
     names = tuple(preset.name for preset in plan)
     for record in run.records:
@@ -141,7 +146,7 @@ def classify(mutant: Mutant, plan: Sequence[PresetBaseline], run: WorkerRun) -> 
     return MutantResult(mutant, SURVIVED, names, run.seconds, changed=changed)
 
 
-ProgressCallback = Callable[[int, int, MutantResult], None]
+ProgressCallback = Callable[[int, int, MutantResult[Any]], None]
 
 
 def run_campaign(
@@ -163,7 +168,7 @@ def run_campaign(
     drawn = draw.mutants
     baseline = measure_baseline(presets, workers=workers, spec_dir=spec_dir)
     baseline_seconds = time.monotonic() - started
-    ends: dict[Mutant, MutantResult] = {}
+    ends: dict[Mutant, MutantResult[Mutant]] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(judge, mutant, baseline, budget, spec_dir) for mutant in drawn]
         try:
@@ -187,4 +192,49 @@ def run_campaign(
         baseline_seconds=baseline_seconds,
         seconds=time.monotonic() - started,
         results=tuple(ends[mutant] for mutant in drawn),
+    )
+
+
+@dataclass(frozen=True)
+class FaultCampaign:
+    """The hand-written faults (mutation/faults.py), each judged like a mutant."""
+
+    baseline: Baseline
+    budget: Budget
+    workers: int
+    seconds: float
+    results: tuple[MutantResult[HandFault], ...]
+
+
+def run_fault_campaign(
+    presets: Sequence[str],
+    faults: Sequence[HandFault],
+    *,
+    workers: int = 1,
+    budget: Budget | None = None,
+    progress: ProgressCallback | None = None,
+    spec_dir: Path = SPEC_DIR,
+) -> FaultCampaign:
+    """Measure the unmutated presets, then judge each hand-written fault as a mutant is judged."""
+    budget = budget or Budget()
+    started = time.monotonic()
+    baseline = measure_baseline(presets, workers=workers, spec_dir=spec_dir)
+    ends: dict[str, MutantResult[HandFault]] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(judge, fault, baseline, budget, spec_dir) for fault in faults]
+        try:
+            for future in as_completed(futures):
+                result = future.result()
+                ends[result.mutant.ident] = result
+                if progress is not None:
+                    progress(len(ends), len(faults), result)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return FaultCampaign(
+        baseline,
+        budget,
+        workers,
+        time.monotonic() - started,
+        tuple(ends[fault.ident] for fault in faults),
     )

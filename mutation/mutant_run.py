@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .mutants import SPEC_DIR, Mutant, mutated_source
+from .mutants import SPEC_DIR, SpecChange
 
 WORKER_MODULE = "groupspec.mutation.mutant_worker"
 
@@ -65,7 +65,7 @@ class WorkerRun:
 def check_copy(
     presets: Sequence[PresetBudget],
     *,
-    mutant: Mutant | None = None,
+    mutant: SpecChange | None = None,
     deadline_s: float,
     coverage: bool = False,
     spec_dir: Path = SPEC_DIR,
@@ -77,7 +77,7 @@ def check_copy(
         copy = root / "groupspec" / "spec"
         shutil.copytree(spec_dir, copy, ignore=shutil.ignore_patterns("__pycache__"))
         if mutant is not None:
-            (copy / mutant.module).write_text(mutated_source(mutant, spec_dir), encoding="utf-8")
+            (copy / mutant.module).write_text(mutant.source(spec_dir), encoding="utf-8")
         results = root / "results.jsonl"
         job = {
             "spec_root": str(root),

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import groupspec.spec as spec_package
 
@@ -57,6 +57,34 @@ class Mutant:
         """The source lines that run when the mutated code runs: its statement's first line to
         the mutation's last."""
         return range(min(self.statement_line, self.start_line), self.end_line + 1)
+
+    def source(self, spec_dir: Path = SPEC_DIR) -> str:
+        """The text of the mutant's module with the mutation applied."""
+        return mutated_source(self, spec_dir)
+
+
+class SpecChange(Protocol):
+    """A change of one module of spec/ a campaign judges: a generated mutant or a hand-written
+    fault (mutation/faults.py)."""
+
+    @property
+    def module(self) -> str:
+        """The module it changes, relative to spec/."""
+        ...
+
+    @property
+    def ident(self) -> str:
+        """A stable name."""
+        ...
+
+    @property
+    def lines(self) -> range:
+        """The module's lines whose code runs when the changed code runs."""
+        ...
+
+    def source(self, spec_dir: Path = SPEC_DIR) -> str:
+        """The changed module's text."""
+        ...
 
 
 @dataclass(frozen=True)

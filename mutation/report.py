@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
 
-from .campaign import KILL_KINDS, PROPERTY, SURVIVED, TIMEOUT, Campaign, MutantResult
+from .campaign import (
+    KILL_KINDS,
+    PROPERTY,
+    SURVIVED,
+    TIMEOUT,
+    Campaign,
+    FaultCampaign,
+    MutantResult,
+)
+from .faults import HandFault
 from .mutant_rules import RuleLocator, RuleSite
 from .mutant_worker import CRASH
 from .mutants import diff_lines
@@ -39,7 +48,7 @@ class Tally:
         return self.killed / judged if judged else 0.0
 
 
-def tally(results: Iterable[MutantResult]) -> Tally:
+def tally(results: Iterable[MutantResult[Any]]) -> Tally:
     """Count results by kind."""
     by_kind: dict[str, int] = {}
     count = 0
@@ -215,3 +224,56 @@ def _mean(values: list[float]) -> float:
 
 def _median(values: list[float]) -> float:
     return statistics.median(values) if values else 0.0
+
+
+def format_fault_report(campaign: FaultCampaign) -> str:
+    """The hand-written faults' table: each fault, its Kafka issue, how it ended and by what."""
+    figures = tally(campaign.results)
+    lines = [
+        f"hand-written faults: {figures.mutants}, caught {figures.killed}, missed "
+        f"{figures.survived} ({100 * figures.kill_rate:.0f}% caught) in {campaign.seconds:.0f} s",
+        "",
+        f"{'fault':48} {'issue':12} {'area':20} {'end':9} by",
+    ]
+    for result in campaign.results:
+        fault = result.mutant
+        by = f"{result.killer}: {result.detail}" if result.killer else result.detail
+        lines.append(
+            f"{fault.name:48} {fault.reference or '-':12} {fault.area:20} {result.kind:9} {by}"
+        )
+    return "\n".join(lines)
+
+
+def fault_campaign_json(campaign: FaultCampaign) -> dict[str, Any]:
+    """The fault campaign as a JSON document."""
+    figures = tally(campaign.results)
+    return {
+        "faults": figures.mutants,
+        "caught": figures.killed,
+        "missed": figures.survived,
+        "by_kind": figures.by_kind,
+        "seconds": round(campaign.seconds, 1),
+        "results": [
+            {
+                "name": result.mutant.name,
+                "reference": result.mutant.reference,
+                "area": result.mutant.area,
+                "module": result.mutant.module,
+                "breaks": result.mutant.breaks,
+                "end": result.kind,
+                "killer": result.killer,
+                "detail": result.detail,
+                "checked_by": list(result.checked_by),
+            }
+            for result in campaign.results
+        ],
+    }
+
+
+def format_fault_list(faults: Iterable[HandFault]) -> str:
+    """The hand-written faults, without running them."""
+    return "\n".join(
+        f"{fault.name:48} {fault.reference or '-':12} {fault.area:20} {fault.module}: "
+        f"{fault.breaks}"
+        for fault in faults
+    )

@@ -24,7 +24,6 @@ from groupspec.vocabulary.group_state import (
 from groupspec.vocabulary.requests import OffsetCommitRequest, Received, TopicPartition
 from groupspec.vocabulary.responses import OffsetCommitResponse
 
-from .config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from .events import FinishLoading
 from .log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
 from .persistence import group_from_records
@@ -179,19 +178,6 @@ def _timers_armed(group: Group) -> list[str]:
         parked = member.is_awaiting_join or member.is_awaiting_sync
         if member.heartbeat_deadline_ms is None and not parked:
             problems.append(f"member {member.member_id} has no session timer and is not parked")
-        started = group.current_state_timestamp_ms
-        if (
-            member.is_new
-            and member.is_awaiting_join
-            and group.state is PREPARING_REBALANCE
-            and started is not None
-            and member.heartbeat_deadline_ms is not None
-            and member.heartbeat_deadline_ms < started + NEW_MEMBER_JOIN_TIMEOUT_MS
-        ):
-            problems.append(
-                f"new member {member.member_id} may be dropped at {member.heartbeat_deadline_ms},"
-                f" before the new-member join timeout from the rebalance's start at {started}"
-            )
     return problems
 
 
