@@ -62,7 +62,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="rewrite the rule x preset table between the markers in FILE (docs/coverage.md)",
     )
-    parser.add_argument("--verbose", action="store_true", help="list every rule never reached, and the defensive ones")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list every rule never reached, and the defensive ones",
+    )
     parser.set_defaults(run=run_coverage)
 
 
