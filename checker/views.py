@@ -57,11 +57,14 @@ class ModelView(PlainModel[S]):
         return [model.state_of(components) for components in model.initial_components()]
 
     def transitions(self, state: S) -> Sequence[Transition[S] | Cut]:
-        """The model's steps that the filter allows."""
+        """The model's steps that the filter allows (without their findings when the view judges
+        none of the model's properties)."""
         steps, cuts = transitions_and_cuts(self.model, state)
         allowed = self._allowed
         kept: list[Transition[S] | Cut] = [
-            step for step in steps if allowed is None or allowed(step)
+            step if self._judged or not step.findings else _without_findings(step)
+            for step in steps
+            if allowed is None or allowed(step)
         ]
         return kept + [Cut(bound) for bound in sorted(cuts)]
 
@@ -91,3 +94,9 @@ class ModelView(PlainModel[S]):
     def __getattr__(self, name: str) -> Any:
         # Whatever else the model offers (explain, action_kinds, ...), the view offers too.
         return getattr(self.model, name)
+
+
+def _without_findings(step: Transition[S]) -> Transition[S]:
+    """`step` with no findings: a view that declares none of the model's action properties
+    must not report them."""
+    return Transition(step.label, step.action, step.state, step.rules)

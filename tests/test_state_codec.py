@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from groupspec.checker.expand import Expander
-from groupspec.checker.spark.state_pickle import VectorCodec
+from groupspec.checker.spark.state_pickle import ComponentCodec
 from groupspec.models.preset_models import load_model
 
 
-def _some_vectors(expander: Expander[object], count: int) -> list[tuple[int, ...]]:
+def _some_states(expander: Expander[object], count: int) -> list[tuple[int, ...]]:
     """The first `count` states of a breadth-first walk, as vectors of ids."""
     frontier = [(key, ids) for key, ids, _ in expander.initial()]
     found, seen = [], set()
@@ -28,12 +28,12 @@ def _some_vectors(expander: Expander[object], count: int) -> list[tuple[int, ...
     return found[:count]
 
 
-def test_vectors_cross_processes_unchanged_and_are_interned_once() -> None:
+def test_states_cross_processes_unchanged_and_are_interned_once() -> None:
     model = load_model("eager-2", {}).model
     sender, receiver = Expander(model), Expander(model)
-    out = VectorCodec(sender.values, sender.intern)
-    back = VectorCodec(receiver.values, receiver.intern)
-    vectors = _some_vectors(sender, 200)
+    out = ComponentCodec(sender.values, sender.intern)
+    back = ComponentCodec(receiver.values, receiver.intern)
+    vectors = _some_states(sender, 200)
     decoded = [back.decode(out.encode(ids)) for ids in vectors]
     for sent, received in zip(vectors, decoded, strict=True):
         assert receiver.key(received) == sender.key(sent)
@@ -47,10 +47,10 @@ def test_vectors_cross_processes_unchanged_and_are_interned_once() -> None:
 def test_truncated_or_padded_bytes_are_refused() -> None:
     model = load_model("static-2", {}).model
     expander = Expander(model)
-    codec = VectorCodec(expander.values, expander.intern)
+    codec = ComponentCodec(expander.values, expander.intern)
     ((_, ids, _),) = expander.initial()
     data = codec.encode(ids)
-    fresh = VectorCodec(expander.values, expander.intern)
+    fresh = ComponentCodec(expander.values, expander.intern)
     with pytest.raises(ValueError, match="bytes after its parts"):
         fresh.decode(data + b"\0")
     with pytest.raises(ValueError, match="end inside its parts"):

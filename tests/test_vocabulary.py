@@ -32,6 +32,8 @@ SPEC_ONLY_MODULES = {
     "rules": "the rule catalog the impl cites by id",
     "member_ids": "which fields carry member ids, for tools that rename them (the impl never renames)",
     "step": "the relation machinery: one run of a handler, its choices and outcomes",
+    "abstract_group": "the abstract group the coordinator refines (a checking device)",
+    "refinement": "the refinement mapping's judge, run by the model checker",
 }
 IMPL_ONLY_MODULES = {
     "clock": "wall-clock time; the spec's time is an argument",
