@@ -55,7 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write each check's rules into its preset's [expected] rules_reached",
     )
-    add_json_option(parser, "the coverage, profile by profile")
+    add_json_option(parser, "each profile's coverage")
     parser.add_argument(
         "--update-doc",
         type=document_to_update,
