@@ -42,6 +42,7 @@ from groupspec.oracle.trace.validate import (
     Verdict,
     validate_trace,
 )
+from groupspec.spec.config import KAFKA_4X
 from groupspec.verify.engines import SPARK, spark_session
 from groupspec.wire.trace_format import TraceFormatError
 from groupspec.wire.trace_merge import BROKER_SEPARATOR, merge_traces
@@ -267,12 +268,15 @@ def run_validate(args: argparse.Namespace) -> int:
         verdicts.append(verdict)
         _print(verdict, baseline)
         if args.coverage:
-            print(f"  {totals_line(known_coordinator_rules(), verdict.rules)}")
+            known = known_coordinator_rules((verdict.kafka_version,))
+            print(f"  {totals_line(known, verdict.rules)}")
         code = {PASS: EXIT_PASS, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)
         if code == EXIT_DIVERGED and baseline is not None and not _new_groups(verdict, baseline):
             code = EXIT_PASS  # every kind of divergence is one the baseline accepts
         worst = _worse(worst, code)
-    campaign = Matrix(known_coordinator_rules(), {v.source: v.rules for v in verdicts})
+    # Traces judged under either Kafka version profile count that profile's rules.
+    profiles = sorted({v.kafka_version for v in verdicts}) or [KAFKA_4X]
+    campaign = Matrix(known_coordinator_rules(profiles), {v.source: v.rules for v in verdicts})
     if args.coverage:
         _print_coverage(campaign)
     if baseline is not None:
