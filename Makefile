@@ -5,6 +5,7 @@ STAMP := $(VENV)/.installed
 DOT_STAMP := $(VENV)/.dot-installed
 JAVA_STAMP := $(VENV)/.java-installed
 KAFKA_STAMP := $(VENV)/.kafka-installed
+CHROMIUM_STAMP := $(VENV)/.chromium-installed
 # Root installs directly; anyone else goes through sudo when it exists.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo)
 
@@ -46,6 +47,13 @@ $(KAFKA_STAMP): $(JAVA_STAMP) record/kafka/pom.xml
 	$(VENV)/bin/groupspec kafka --install
 	touch $(KAFKA_STAMP)
 
+# The trace explorer's page (`groupspec explore`, `check --explore`) is tested in a real headless
+# browser (tests/test_trace_explorer.py), which pip cannot install: on Debian it is the
+# `chromium` package (driven over the DevTools protocol's pipe: no driver package needed).
+$(CHROMIUM_STAMP): $(STAMP)
+	command -v chromium >/dev/null || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
+	touch $(CHROMIUM_STAMP)
+
 # The main job: an exhaustive model check of the reference preset (eager-2) with its embedded
 # settings: every invariant on every state, every action property on every step.
 run: $(STAMP) $(DOT_STAMP)
@@ -64,5 +72,5 @@ kcat:
 	  { $$SUDO apt-get update >/dev/null && $$SUDO apt-get install -y kcat >/dev/null; } || \
 	  echo "warning: kcat could not be installed; tests/test_serve_kcat.py will skip"; }
 
-test: lint kcat $(DOT_STAMP) $(JAVA_STAMP) $(KAFKA_STAMP)
+test: lint kcat $(DOT_STAMP) $(JAVA_STAMP) $(KAFKA_STAMP) $(CHROMIUM_STAMP)
 	$(VENV)/bin/pytest

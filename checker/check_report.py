@@ -1,8 +1,12 @@
 """The result of a model check as people and programs read it: summary, counterexamples, JSON.
 
-A counterexample is printed as numbered steps. A model may explain its steps (who sent what,
-which response, what changed) by offering `explain(before, transition) -> Sequence[str]`;
-otherwise each step shows its label.
+A counterexample is printed as numbered steps, each followed by what it changed in the state
+(checker/describe.py describes states and computes the changes for any model); `full` prints
+every state whole instead, its changed lines starred. The step where the violation is found is
+marked ✗, and the parts of the state the violated property reads are printed after the run.
+A model may also explain its steps (who sent what, which response) by offering
+`explain(before, transition) -> Sequence[str]`; otherwise each step shows its label. The JSON
+holds every state as structured data, each step's changes, and the violating step.
 """
 
 from __future__ import annotations
@@ -13,7 +17,15 @@ from hashlib import blake2b
 from typing import Any, TypeVar
 
 from .bfs import SearchResult
-from .counterexample import Counterexample, reconstruct, reconstruct_lasso
+from .counterexample import Counterexample, LassoCounterexample, reconstruct, reconstruct_lasso
+from .describe import (
+    DescribedRun,
+    describe_run,
+    format_change,
+    format_description,
+    read_sections,
+    violating_step,
+)
 from .interrupt import INTERRUPTED
 from .liveness import LivenessResult
 from .model import Model, Transition
@@ -23,6 +35,10 @@ S = TypeVar("S")
 JSON_FORMAT_VERSION = 1
 # The key of a `--json` document holding a digest of each of its other fields.
 DIGESTS_KEY = "digests"
+# Marks the step where a violation is found.
+VIOLATION_MARK = "✗"
+# How far a step's details are indented under its number.
+_DETAIL = " " * 7
 
 
 def counterexamples(model: Model[S], result: SearchResult[S]) -> list[Counterexample[S]]:
@@ -32,24 +48,122 @@ def counterexamples(model: Model[S], result: SearchResult[S]) -> list[Counterexa
 
 def explain_steps(model: Model[S], example: Counterexample[S]) -> list[list[str]]:
     """For each step of `example`, the lines that describe it (the label when unexplained)."""
+    return _explained(model, example.initial, example.steps)
+
+
+def _explained(model: Model[S], before: S, steps: Sequence[Transition[S]]) -> list[list[str]]:
     explain = getattr(model, "explain", None)
     described: list[list[str]] = []
-    before = example.initial
-    for step in example.steps:
+    for step in steps:
         lines = list(explain(before, step)) if explain else []
         described.append(lines or [step.label])
         before = step.state
     return described
 
 
-def format_counterexample(model: Model[S], example: Counterexample[S]) -> str:
-    """A counterexample as numbered steps, ending with the violated property."""
+def run_lines(
+    model: Model[S],
+    initial: S,
+    steps: Sequence[Transition[S]],
+    *,
+    full: bool = False,
+    marked: int | None = None,
+    cycle_start: int | None = None,
+    run: DescribedRun[S] | None = None,
+) -> list[str]:
+    """A run as numbered steps, each followed by what it changed (`full`: the initial state and
+    every state after a step whole, changed lines starred); step `marked` gets the violation
+    mark, and a line announces the cycle before step `cycle_start`."""
+    described = run or describe_run(model, initial, steps)
+    lines: list[str] = []
+    if full:
+        lines.append("  initial state:")
+        lines += format_description(described.initial, _DETAIL)
+    for number, (explained, step) in enumerate(
+        zip(_explained(model, initial, steps), described.steps, strict=True), start=1
+    ):
+        if number == cycle_start:
+            lines.append(f"{_DETAIL}-- the cycle below repeats forever --")
+        mark = VIOLATION_MARK if number == marked else ""
+        lines.append(f"{mark:>2}{number:3}. {explained[0]}")
+        lines += [f"{_DETAIL}{line}" for line in explained[1:]]
+        if full:
+            changed = frozenset(change.path for change in step.changes)
+            lines += format_description(step.state, _DETAIL + "  ", changed=changed)
+        else:
+            lines += [f"{_DETAIL}  {format_change(change)}" for change in step.changes]
+    return lines
+
+
+def _judged_lines(
+    model: Model[S], kind: str, property_name: str, run: DescribedRun[S], number: int
+) -> list[str]:
+    """The parts of the state after step `number` that the violated property reads."""
+    state = run.state(number)
+    last = run.steps[number - 1].changes if number else ()
+    sections = read_sections(model, state, kind, property_name, last)
+    if not sections:
+        return []
+    where = "the initial state" if number == 0 else f"step {number}"
+    if kind == "action":
+        heading = f"  what {property_name} judges ({', '.join(sections)}), after {where}:"
+    else:
+        heading = f"  what {property_name} reads ({', '.join(sections)}), after {where}:"
+    return [heading, *format_description({name: state[name] for name in sections}, _DETAIL)]
+
+
+def format_counterexample(
+    model: Model[S], example: Counterexample[S], *, full: bool = False
+) -> str:
+    """A counterexample as numbered steps with what each changed (`full`: whole states), the
+    violating step marked, ending with the parts of the state the property reads."""
+    run = describe_run(model, example.initial, example.steps)
+    marked = violating_step(example.kind, len(example.steps))
     lines = [f"{example.kind} {example.property_name} violated: {example.detail}"]
-    lines.append(f"  shortest trace: {len(example.steps)} steps")
-    for number, described in enumerate(explain_steps(model, example), start=1):
-        lines.append(f"  {number:3}. {described[0]}")
-        lines.extend(f"       {line}" for line in described[1:])
+    lines.append(
+        f"  shortest trace: {len(example.steps)} steps, each with what it changed"
+        f" ({'whole states, changes starred' if full else '--full: whole states'});"
+        f" {VIOLATION_MARK} marks where it is violated"
+    )
+    lines += run_lines(model, example.initial, example.steps, full=full, marked=marked, run=run)
+    if marked is not None:
+        lines += _judged_lines(model, example.kind, example.property_name, run, marked)
     return "\n".join(lines)
+
+
+def _trace_json(
+    run: DescribedRun[Any],
+    steps: Sequence[Transition[Any]],
+    explained: Sequence[Sequence[str]],
+    marked: int | None,
+    cycle_start: int | None = None,
+) -> list[dict[str, Any]]:
+    """Each step as JSON: label, action, explanation, the state after it, its changes, and
+    whether the violation is found there (or the step is in the cycle)."""
+    trace = []
+    for step, lines, described in zip(steps, explained, run.steps, strict=True):
+        entry: dict[str, Any] = {
+            "step": described.number,
+            "label": step.label,
+            "action": step.action,
+            "explain": list(lines),
+            "state": described.state,
+            "changes": [change.as_json() for change in described.changes],
+            "violating": described.number == marked,
+        }
+        if cycle_start is not None:
+            entry["in_cycle"] = described.number >= cycle_start
+        trace.append(entry)
+    return trace
+
+
+def _reads_json(
+    model: Model[Any], run: DescribedRun[Any], kind: str, name: str, marked: int | None
+) -> list[str]:
+    if marked is None:
+        return list(read_sections(model, run.initial, kind, name, ()))
+    last = run.steps[marked - 1].changes if marked else ()
+    return list(read_sections(model, run.state(marked), kind, name, last))
 
 
 def coverage_json(
@@ -80,17 +194,17 @@ def result_json(
     (with liveness), the search's own by default."""
     violations = []
     for found, example in zip(result.problems, counterexamples(model, result), strict=True):
+        run = describe_run(model, example.initial, example.steps)
+        marked = violating_step(example.kind, len(example.steps))
         violations.append(
             {
                 "property": example.property_name,
                 "kind": example.kind,
                 "detail": example.detail,
-                "trace": [
-                    {"step": number, "label": step.label, "action": step.action, "explain": lines}
-                    for number, (step, lines) in enumerate(
-                        zip(example.steps, explain_steps(model, example), strict=True), start=1
-                    )
-                ],
+                "initial_state": run.initial,
+                "trace": _trace_json(run, example.steps, explain_steps(model, example), marked),
+                "violating_step": marked,
+                "reads": _reads_json(model, run, example.kind, example.property_name, marked),
                 "fingerprints": [f"{fp & 0xFFFFFFFFFFFFFFFF:016x}" for fp in found.path],
             }
         )
@@ -188,18 +302,19 @@ def summary_lines(result: SearchResult[S], verdict: str | None = None) -> list[s
     return lines
 
 
-def _explained(model: Model[S], before: S, steps: Sequence[Transition[S]]) -> list[list[str]]:
-    explain = getattr(model, "explain", None)
-    described: list[list[str]] = []
-    for step in steps:
-        lines = list(explain(before, step)) if explain else []
-        described.append(lines or [step.label])
-        before = step.state
-    return described
+def _lasso_run(
+    model: Model[S], example: LassoCounterexample[S]
+) -> tuple[tuple[Transition[S], ...], int | None, int | None]:
+    """A liveness counterexample's steps (stem, then cycle), the step where the goal is found
+    unreachable (None for a cycle) and the first step of the cycle (None without one)."""
+    steps = (*example.stem, *example.cycle)
+    cycle_start = len(example.stem) + 1 if example.cycle else None
+    return steps, violating_step(example.kind, len(example.stem)), cycle_start
 
 
-def format_liveness(model: Model[S], item: LivenessResult) -> str:
-    """A liveness verdict, with the stem and cycle of each violation as numbered steps."""
+def format_liveness(model: Model[S], item: LivenessResult, *, full: bool = False) -> str:
+    """A liveness verdict, with the stem and cycle of each violation as numbered steps, each
+    with what it changed (`full`: whole states); a goal found unreachable is marked."""
     lines = [
         f"liveness {item.property_name}: {item.verdict}"
         + (f" ({item.reason})" if item.reason else ""),
@@ -209,18 +324,20 @@ def format_liveness(model: Model[S], item: LivenessResult) -> str:
     ]
     for violation in item.violations:
         example = reconstruct_lasso(model, violation)
+        steps, marked, cycle_start = _lasso_run(model, example)
         lines.append(f"  {violation.kind}: {violation.detail}")
-        stem = _explained(model, example.initial, example.stem)
-        before_cycle = example.stem[-1].state if example.stem else example.initial
-        cycle = _explained(model, before_cycle, example.cycle)
-        for number, described in enumerate(stem, start=1):
-            lines.append(f"  {number:3}. {described[0]}")
-            lines.extend(f"       {line}" for line in described[1:])
-        if cycle:
-            lines.append("       -- the cycle below repeats forever --")
-        for number, described in enumerate(cycle, start=len(stem) + 1):
-            lines.append(f"  {number:3}. {described[0]}")
-            lines.extend(f"       {line}" for line in described[1:])
+        run = describe_run(model, example.initial, steps)
+        lines += run_lines(
+            model,
+            example.initial,
+            steps,
+            full=full,
+            marked=marked,
+            cycle_start=cycle_start,
+            run=run,
+        )
+        if marked is not None:
+            lines += _judged_lines(model, violation.kind, item.property_name, run, marked)
     return "\n".join(lines)
 
 
@@ -231,6 +348,8 @@ def liveness_json(model: Model[S], results: Sequence[LivenessResult]) -> list[di
         violations = []
         for violation in item.violations:
             example = reconstruct_lasso(model, violation)
+            steps, marked, cycle_start = _lasso_run(model, example)
+            run = describe_run(model, example.initial, steps)
             violations.append(
                 {
                     "kind": violation.kind,
@@ -238,6 +357,16 @@ def liveness_json(model: Model[S], results: Sequence[LivenessResult]) -> list[di
                     "stem": [step.label for step in example.stem],
                     "cycle": [step.label for step in example.cycle],
                     "cycle_closes": example.closes,
+                    "initial_state": run.initial,
+                    "trace": _trace_json(
+                        run,
+                        steps,
+                        _explained(model, example.initial, steps),
+                        marked,
+                        cycle_start,
+                    ),
+                    "violating_step": marked,
+                    "reads": _reads_json(model, run, violation.kind, item.property_name, marked),
                 }
             )
         documents.append(

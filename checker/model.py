@@ -141,11 +141,16 @@ class ActionProperty(Generic[S]):
     `(name, detail)` findings (`GroupStep.findings`), which is how a model judges a step by
     what the step produced (responses, callbacks) that the successor state does not keep. The
     engine refuses a finding whose name no action property declares.
+
+    `reads` names the slots the judgement is about, for reports (a counterexample shows them
+    after the step that broke the property, besides what the step changed); the engine does not
+    use it.
     """
 
     name: str
     description: str
     check: Callable[[S, Transition[S]], Sequence[str]] | None = None
+    reads: tuple[int, ...] = ()
 
 
 def _always(state: Any) -> bool:

@@ -8,9 +8,9 @@ current code (or see that a fix removed it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .derived import (
     action_problems,
@@ -21,6 +21,7 @@ from .derived import (
     named_invariant,
     transitions,
 )
+from .describe import describe_state
 from .model import ActionProperty, Invariant, Model, Transition
 
 S = TypeVar("S")
@@ -40,16 +41,30 @@ class Replay(Generic[S]):
     details: tuple[str, ...]
 
 
-def follow(model: Model[S], labels: Sequence[str]) -> tuple[S, tuple[Transition[S], ...]]:
-    """The initial state and the steps taken by following `labels` (from any initial state)."""
+def follow(
+    model: Model[S],
+    labels: Sequence[str],
+    states: Sequence[Mapping[str, Any] | None] = (),
+) -> tuple[S, tuple[Transition[S], ...]]:
+    """The initial state and the steps taken by following `labels` (from any initial state).
+
+    Where several enabled steps carry a step's label (a choice the label does not name), the
+    one whose successor is described as `states` records it (`checker.describe`) is taken, when
+    the file recorded it; otherwise the first."""
     failures: list[str] = []
     for initial in initial_states(model):
         state, steps = initial, []
         for number, label in enumerate(labels, start=1):
-            step = next((t for t in transitions(model, state) if t.label == label), None)
-            if step is None:
+            candidates = [t for t in transitions(model, state) if t.label == label]
+            if not candidates:
                 failures.append(f"step {number}: no enabled step is labelled {label!r}")
                 break
+            recorded = states[number - 1] if number <= len(states) else None
+            step = candidates[0]
+            if len(candidates) > 1 and recorded is not None:
+                step = next(
+                    (t for t in candidates if describe_state(model, t.state) == recorded), step
+                )
             steps.append(step)
             state = step.state
         else:
@@ -57,9 +72,16 @@ def follow(model: Model[S], labels: Sequence[str]) -> tuple[S, tuple[Transition[
     raise ReplayFailed("; ".join(failures) or "the model has no initial state")
 
 
-def replay(model: Model[S], kind: str, property_name: str, labels: Sequence[str]) -> Replay[S]:
-    """Follow `labels`, then evaluate the recorded property at the end of the trace."""
-    initial, steps = follow(model, labels)
+def replay(
+    model: Model[S],
+    kind: str,
+    property_name: str,
+    labels: Sequence[str],
+    states: Sequence[Mapping[str, Any] | None] = (),
+) -> Replay[S]:
+    """Follow `labels` (see `follow`), then evaluate the recorded property at the end of the
+    trace."""
+    initial, steps = follow(model, labels, states)
     details = property_details(model, kind, property_name, initial, steps)
     return Replay(initial, steps, bool(details), details)
 

@@ -24,9 +24,11 @@ from groupspec.cli.engine_options import add_engine_options, engine_choice, spar
 from groupspec.cli.exit_codes import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from groupspec.cli.model_header import header_lines
 from groupspec.cli.output import ProgressLine, add_json_option, write_atomically, write_json
+from groupspec.cli.run_titles import check_command_line, run_title
 from groupspec.coverage.reached import never_lines, totals_line
 from groupspec.diagrams.sequence_diagram import render_svg
-from groupspec.diagrams.sequence_events import counterexample_diagram
+from groupspec.diagrams.sequence_events import counterexample_diagram, first_violation
+from groupspec.diagrams.trace_explorer import explorer_page
 from groupspec.models.faults import FAULTS, unknown_fault_message
 from groupspec.models.preset_models import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.verify.engines import IN_PROCESS, SPARK
@@ -82,6 +84,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=output_file,
         metavar="FILE",
         help="write the shortest counterexample as an SVG sequence diagram (if one is found)",
+    )
+    parser.add_argument(
+        "--explore",
+        type=output_file,
+        metavar="FILE",
+        help="write the shortest counterexample as an HTML page to click through, state by "
+        "state (see `groupspec explore`)",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="print every state of a counterexample whole (by default: what each step changed)",
     )
     parser.add_argument(
         "--no-liveness",
@@ -183,7 +197,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _report(loaded: LoadedModel, checked: CheckResult[Any], args: argparse.Namespace) -> None:
     """Print the summary, and write --json and --diagram (for a partial check too)."""
     result, liveness = checked.search, checked.liveness
-    _print(loaded, checked, verbose=args.verbose)
+    _print(loaded, checked, verbose=args.verbose, full=args.full)
     if args.stats:
         for group_line in group_lines(checked.search):
             print(group_line)
@@ -192,6 +206,8 @@ def _report(loaded: LoadedModel, checked: CheckResult[Any], args: argparse.Names
         write_json(args, document)
     if args.diagram is not None:
         _write_diagram(args.diagram, loaded, result, liveness)
+    if args.explore is not None:
+        _write_explorer(args.explore, loaded, result, liveness)
 
 
 def _validate(args: argparse.Namespace) -> str | None:
@@ -219,17 +235,30 @@ def _write_diagram(
     liveness: tuple[LivenessResult, ...],
 ) -> None:
     """Write the shortest counterexample as an SVG sequence diagram, or say there is none."""
-    fault = loaded.parameters.get("fault") or ""
-    title = f"{loaded.preset}" + (f" with fault {fault}" if fault else "")
-    shown = {k: v for k, v in loaded.overrides.items() if k != "fault"}
-    if shown:
-        title += " (" + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")"
+    title = run_title(loaded.preset, loaded.overrides)
     diagram = counterexample_diagram(loaded.model, result, liveness, title=title)
     if diagram is None:
         print(f"no counterexample: {path} not written", file=sys.stderr)
         return
     write_atomically(path, render_svg(diagram))
     print(f"counterexample diagram: {path}")
+
+
+def _write_explorer(
+    path: Path,
+    loaded: LoadedModel,
+    result: SearchResult[Any],
+    liveness: tuple[LivenessResult, ...],
+) -> None:
+    """Write the shortest counterexample as the explorer's HTML page, or say there is none."""
+    shown = first_violation(loaded.model, result, liveness)
+    if shown is None:
+        print(f"no counterexample: {path} not written", file=sys.stderr)
+        return
+    title = run_title(loaded.preset, loaded.overrides)
+    source = "found by: " + check_command_line(loaded.preset, loaded.overrides)
+    write_atomically(path, explorer_page(shown, title=title, source=source))
+    print(f"trace explorer: {path}")
 
 
 def _overrides(options: list[str]) -> dict[str, str]:
@@ -254,12 +283,12 @@ def _progress_printer(loaded: LoadedModel, line: ProgressLine) -> ProgressCallba
     return show
 
 
-def _print(loaded: LoadedModel, checked: CheckResult[Any], *, verbose: bool) -> None:
+def _print(loaded: LoadedModel, checked: CheckResult[Any], *, verbose: bool, full: bool) -> None:
     result = checked.search
     for example in counterexamples(loaded.model, result):
-        print(format_counterexample(loaded.model, example))
+        print(format_counterexample(loaded.model, example, full=full))
     for item in checked.liveness:
-        print(format_liveness(loaded.model, item))
+        print(format_liveness(loaded.model, item, full=full))
     for line in summary_lines(result, checked.verdict):
         print(line)
     if loaded.known_rules:

@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         ci_command,
         coverage_command,
         diagram_command,
+        explore_command,
         invariants_command,
         mutation_command,
         partition_command,
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     presets_command.register(commands)
     bugs_command.register(commands)
     replay_command.register(commands)
+    explore_command.register(commands)
     bench_command.register(commands)
     mutation_command.register(commands)
     vectors_command.register(commands)

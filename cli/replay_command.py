@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from groupspec.checker.check_report import JSON_FORMAT_VERSION as CHECK_FORMAT
-from groupspec.checker.check_report import edited_fields
+from groupspec.checker.check_report import edited_fields, run_lines
+from groupspec.checker.describe import (
+    describe_run,
+    format_change,
+    format_description,
+    violating_step,
+)
+from groupspec.checker.model import Transition
 from groupspec.checker.replay import ReplayFailed, replay
 from groupspec.models.preset_models import ModelLoadError, load_model
 from groupspec.swarm.report import JSON_FORMAT_VERSION as SWARM_FORMAT
@@ -34,13 +42,28 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=Path,
         help="a JSON file written by `groupspec check --json` or `groupspec swarm --json`",
     )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="print every state of each trace whole (by default: what each step changed)",
+    )
+    parser.add_argument(
+        "--step",
+        type=int,
+        metavar="N",
+        help="print only the state after step N of each trace (0: the initial state), with "
+        "what that step changed",
+    )
     parser.set_defaults(run=run_replay)
 
 
 def run_replay(args: argparse.Namespace) -> int:
     """Replay every violation in the file and report whether it still happens."""
+    if args.step is not None and args.step < 0:
+        print(f"groupspec replay: --step must be 0 or more, got {args.step}", file=sys.stderr)
+        return EXIT_USAGE
     try:
-        checks = _checks(args.file)
+        checks = check_documents(args.file)
     except ValueError as error:
         print(f"groupspec replay: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -55,15 +78,32 @@ def run_replay(args: argparse.Namespace) -> int:
             print(heading)
         for index, violation in enumerate(document["violations"], start=1):
             labels = [step["label"] for step in violation["trace"]]
+            states = [step.get("state") for step in violation["trace"]]
+            where = f"{args.file}: {heading}" if heading else str(args.file)
             try:
-                result = replay(loaded.model, violation["kind"], violation["property"], labels)
+                result = replay(
+                    loaded.model, violation["kind"], violation["property"], labels, states
+                )
             except ReplayFailed as error:
-                where = f"{args.file}: {heading}" if heading else str(args.file)
                 print(f"groupspec replay: {where}: violation {index}: {error}", file=sys.stderr)
                 return EXIT_USAGE
+            if args.step is not None and args.step > len(result.steps):
+                print(
+                    f"groupspec replay: {where}: violation {index} has {len(result.steps)} "
+                    f"steps; --step {args.step} is none of them",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
             print(f"violation {index}: {violation['kind']} {violation['property']}")
-            for number, step in enumerate(result.steps, start=1):
-                print(f"  {number:3}. {step.label}")
+            marked = violating_step(violation["kind"], len(result.steps))
+            if args.step is None:
+                for line in run_lines(
+                    loaded.model, result.initial, result.steps, full=args.full, marked=marked
+                ):
+                    print(line)
+            else:
+                for line in _one_state(loaded.model, result.initial, result.steps, args.step):
+                    print(line)
             total += 1
             if result.reproduced:
                 reproduced += 1
@@ -74,7 +114,25 @@ def run_replay(args: argparse.Namespace) -> int:
     return EXIT_REPRODUCED if total and reproduced == total else 0
 
 
-def _checks(path: Path) -> list[tuple[str | None, dict[str, Any]]]:
+def _one_state(
+    model: Any, initial: Any, steps: Sequence[Transition[Any]], number: int
+) -> list[str]:
+    """The state after step `number` of a replayed trace (0: the initial state), with the step
+    and what it changed."""
+    run = describe_run(model, initial, steps[:number])
+    if number == 0:
+        lines = [f"  the initial state (the trace has {len(steps)} steps):"]
+    else:
+        lines = [
+            f"  step {number} of {len(steps)}: {steps[number - 1].label}",
+            "  what it changed:",
+        ]
+        lines += [f"       {format_change(change)}" for change in run.steps[-1].changes]
+        lines.append("  the state after it:")
+    return lines + format_description(run.state(number), " " * 7)
+
+
+def check_documents(path: Path) -> list[tuple[str | None, dict[str, Any]]]:
     """The check results in `path` with a heading each: the file itself (`check --json`), or
     each configuration of a `swarm --json` report that found violations (its number)."""
     try:

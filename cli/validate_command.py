@@ -42,7 +42,6 @@ from groupspec.oracle.trace.validate import (
     Verdict,
     validate_trace,
 )
-from groupspec.spec.config import KAFKA_4X
 from groupspec.verify.engines import SPARK, spark_session
 from groupspec.wire.trace_format import TraceFormatError
 from groupspec.wire.trace_merge import BROKER_SEPARATOR, merge_traces
@@ -268,15 +267,16 @@ def run_validate(args: argparse.Namespace) -> int:
         verdicts.append(verdict)
         _print(verdict, baseline)
         if args.coverage:
-            known = known_coordinator_rules((verdict.kafka_version,))
+            known = known_coordinator_rules(verdict.kafka_version)
             print(f"  {totals_line(known, verdict.rules)}")
         code = {PASS: EXIT_PASS, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)
         if code == EXIT_DIVERGED and baseline is not None and not _new_groups(verdict, baseline):
             code = EXIT_PASS  # every kind of divergence is one the baseline accepts
         worst = _worse(worst, code)
-    # Traces judged under either Kafka version profile count that profile's rules.
-    profiles = sorted({v.kafka_version for v in verdicts}) or [KAFKA_4X]
-    campaign = Matrix(known_coordinator_rules(profiles), {v.source: v.rules for v in verdicts})
+    # Each trace counts the rules of the profile it was judged under (a 3.x trace cannot
+    # reach a rule only the 4.x coordinator has); traces of both profiles count both sets.
+    profiles = sorted({v.kafka_version for v in verdicts})
+    campaign = Matrix(known_coordinator_rules(*profiles), {v.source: v.rules for v in verdicts})
     if args.coverage:
         _print_coverage(campaign)
     if baseline is not None:

@@ -20,8 +20,8 @@ spec `<prefix>-<n>`). A world therefore carries a bijection impl id -> spec id, 
 step hands out a new id on both sides. Inputs are written in the impl's vocabulary and
 translated per world.
 
-This module also converts the spec's request and event types into the impl's (same field
-names), which the benchmark reuses.
+Both sides take and answer the vocabulary's requests and responses; only the configuration and
+the timer events (each side has its own) are converted here, which the impl adapter reuses.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from groupspec.impl import events as impl_events
@@ -42,7 +43,12 @@ from groupspec.spec.config import KAFKA_4X
 from groupspec.spec.config import CoordinatorConfig as SpecConfig
 from groupspec.spec.coordinator import GroupCoordinatorSpec
 from groupspec.spec.log import GroupMetadataKey, GroupMetadataValue, OffsetCommitValue
-from groupspec.spec.member_ids import rename_request_member_ids, request_member_ids
+from groupspec.spec.member_ids import (
+    FieldRole,
+    field_roles,
+    rename_request_member_ids,
+    request_member_ids,
+)
 from groupspec.spec.state import CoordinatorState
 from groupspec.spec.step import Outcome
 from groupspec.vocabulary import requests
@@ -84,83 +90,35 @@ def to_spec_timer_event(event: impl_events.TimerEvent, name: Name) -> spec_event
 
 
 def normalize_response(body: Any, name: Name) -> tuple[Any, ...]:
-    """A response of either side as plain values, member ids through `name`, unordered lists sorted.
-
-    Both sides' response classes have the same names and fields, so one function reads both.
+    """A response of either side as plain values: its class name, then its fields in order,
+    member ids through `name`, error codes as numbers, nested messages as tuples, and the lists
+    the vocabulary marks `UNORDERED` sorted (both sides answer with the vocabulary's classes).
     """
-    kind = type(body).__name__
-    if kind == "JoinGroupResponse":
-        joined = sorted((name(m.member_id), m.group_instance_id, m.metadata) for m in body.members)
-        return (
-            kind,
-            int(body.error_code),
-            name(body.member_id),
-            body.generation_id,
-            body.protocol_type,
-            body.protocol_name,
-            name(body.leader),
-            body.skip_assignment,
-            tuple(joined),
-        )
-    if kind == "SyncGroupResponse":
-        return (kind, int(body.error_code), body.protocol_type, body.protocol_name, body.assignment)
-    if kind == "HeartbeatResponse":
-        return (kind, int(body.error_code))
-    if kind == "LeaveGroupResponse":
-        entries = tuple(
-            (name(m.member_id), m.group_instance_id, int(m.error_code)) for m in body.members
-        )
-        return (kind, int(body.error_code), entries)
-    if kind == "OffsetCommitResponse":
-        return (kind, tuple((p.topic, p.partition, int(p.error_code)) for p in body.partitions))
-    if kind == "OffsetFetchResponse":
-        fetched = sorted(
-            (
-                p.topic,
-                p.partition,
-                p.committed_offset,
-                p.committed_leader_epoch,
-                p.metadata,
-                int(p.error_code),
-            )
-            for p in body.partitions
-        )
-        return (kind, int(body.error_code), tuple(fetched))
-    if kind == "DescribeGroupsResponse":
-        groups = []
-        for g in body.groups:
-            members = sorted(
-                (
-                    name(m.member_id),
-                    m.group_instance_id,
-                    m.client_id,
-                    m.client_host,
-                    m.member_metadata,
-                    m.member_assignment,
-                )
-                for m in g.members
-            )
-            groups.append(
-                (
-                    int(g.error_code),
-                    g.group_id,
-                    g.group_state,
-                    g.protocol_type,
-                    g.protocol_data,
-                    tuple(members),
-                )
-            )
-        return (kind, tuple(groups))
-    if kind == "ListGroupsResponse":
-        listed = sorted(
-            (g.group_id, g.protocol_type, g.group_state, g.group_type) for g in body.groups
-        )
-        return (kind, int(body.error_code), tuple(listed))
-    if kind == "DeleteGroupsResponse":
-        return (kind, tuple((r.group_id, int(r.error_code)) for r in body.results))
-    if kind == "FindCoordinatorResponse":
-        return (kind, int(body.error_code), body.key, body.node_id)
-    raise TypeError(f"no normal form for {body!r}")
+    if not dataclasses.is_dataclass(body) or isinstance(body, type):
+        raise TypeError(f"no normal form for {body!r}")
+    return (type(body).__name__, *_normal_fields(body, name))
+
+
+def _normal_fields(message: Any, name: Name) -> tuple[Any, ...]:
+    cls: type = type(message)
+    return tuple(_normal(getattr(message, role.name), role, name) for role in field_roles(cls))
+
+
+def _normal(value: Any, role: FieldRole, name: Name) -> Any:
+    if isinstance(value, tuple):
+        items = [_normal_item(item, role, name) for item in value]
+        return tuple(sorted(items)) if role.unordered else tuple(items)
+    return _normal_item(value, role, name)
+
+
+def _normal_item(value: Any, role: FieldRole, name: Name) -> Any:
+    if role.member_id and isinstance(value, str):
+        return name(value)
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value):
+        return _normal_fields(value, name)
+    return value
 
 
 def _offsets(

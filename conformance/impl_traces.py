@@ -26,12 +26,12 @@ from typing import IO
 from groupspec.impl.clock import ManualClock
 from groupspec.impl.coordinator import Coordinator
 from groupspec.impl.policy import RandomPolicy
-from groupspec.oracle.trace.kafka_shape import request_body, response_body
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_assignment, encode_subscription_v0
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary import responses as rs
 from groupspec.vocabulary.requests import RequestRef, TopicPartition
+from groupspec.wire.group_apis import request_body, response_body
 from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceEvent, TraceHeader, TraceWriter
 
 from .differential import to_impl_config

@@ -9,7 +9,7 @@ Both count each preset against the rules of the Kafka version profile it checks
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from groupspec.checker.bfs import search
 from groupspec.models.preset_models import (
@@ -19,9 +19,10 @@ from groupspec.models.preset_models import (
     load_model,
 )
 from groupspec.spec.config import KAFKA_4X, KAFKA_VERSIONS
+from groupspec.spec.rules import reachable_rule_ids
 
 from .profiles import ProfileCoverage, defensive_rules
-from .reached import COORDINATOR, Matrix, side_of
+from .reached import Matrix
 
 
 def known_group_rules(kafka_version: str = KAFKA_4X) -> tuple[str, ...]:
@@ -29,11 +30,12 @@ def known_group_rules(kafka_version: str = KAFKA_4X) -> tuple[str, ...]:
     return group_world_rules(kafka_version)
 
 
-def known_coordinator_rules(kafka_versions: Iterable[str] = (KAFKA_4X,)) -> tuple[str, ...]:
-    """The coordinator's rules of `known_group_rules` of some of `kafka_versions`: what a trace
-    of a coordinator of those profiles can show (the oracle judges no consumer)."""
-    known = {rule for version in kafka_versions for rule in known_group_rules(version)}
-    return tuple(sorted(rule for rule in known if side_of(rule) == COORDINATOR))
+def known_coordinator_rules(*kafka_versions: str) -> tuple[str, ...]:
+    """The coordinator's rules a trace judged under the `kafka_versions` profiles can show (the
+    oracle judges no consumer): each profile's own (spec/rules.py `reachable_rule_ids`), in
+    one sorted list; the default profile's if none is given."""
+    rules = frozenset().union(*(reachable_rule_ids(v) for v in kafka_versions or (KAFKA_4X,)))
+    return tuple(sorted(rules))
 
 
 def profile_of(loaded: LoadedModel) -> str:

@@ -5,8 +5,9 @@
 - `consumer-eager`, `consumer-cooperative`: the client phases, per rebalance protocol;
 - `sequence-<scenario>`: the canonical scenarios of `scenarios.py`, as sequence diagrams;
 - `state-graph-tiny`: every state and step of a one-client world, for teaching;
-- `counterexample-<bug>`: the shortest counterexamples of three bugs of the catalog, as
-  `groupspec check --diagram` draws them.
+- `counterexample-<bug>`: the shortest counterexamples of four bugs of the catalog, as
+  `groupspec check --diagram` draws them (the failing step marked, the state its property reads
+  drawn below).
 
 The machines come from exhaustive explorations of the reference presets with tighter bounds
 (`MACHINE_SOURCES`), chosen to keep the whole run short; the captions say which. Graphviz
@@ -347,8 +348,9 @@ def scenario_diagram(scenario: Scenario) -> SequenceDiagram:
 
 
 # Bugs of the catalog whose shortest counterexample is drawn (the cheapest to find; one of each
-# kind: an action property, an invariant, a liveness property).
-COUNTEREXAMPLE_BUGS = ("KIP-429", "KAFKA-8500", "KAFKA-12890")
+# kind: an action property, an invariant, a liveness property; and KAFKA-12984, whose invariant
+# reads what the members' JoinGroups claim, which only the drawn state shows).
+COUNTEREXAMPLE_BUGS = ("KIP-429", "KAFKA-8500", "KAFKA-12890", "KAFKA-12984")
 
 
 def counterexample_svg(name: str) -> str:

@@ -10,7 +10,14 @@ row per step of a run, top to bottom:
   lifeline with its text beside it; a timer is a blue box, a fault a red one;
 - an annotation "▸ …" says what the step changed (the group's state and generation, a
   client's phase and the partitions it owns), and each lifeline is coloured by the state it is
-  in, with a legend at the bottom.
+  in, with a legend at the bottom;
+- a counterexample marks the step where the violation is found (a red band and ✗) and, below
+  the violated property, draws the state that property reads after that step: one column per
+  part of the state, the lines the failing step changed in bold red.
+
+`render_svg(..., interactive=True)` also makes every row a clickable group (`class="step"`,
+`data-step` its number; the lane headers are step 0, the initial state), for the trace
+explorer's page.
 
 Everything is placed on a fixed grid from the step list alone, and numbers are written as
 integers, so the same run always gives byte-identical SVG (the docs' freshness test relies on
@@ -20,8 +27,11 @@ lifeline crossing them stays readable.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from html import escape
+
+from groupspec.checker.check_report import VIOLATION_MARK
 
 from .style import FAULT_COLOUR, TIMER_COLOUR, colour_of
 
@@ -43,6 +53,11 @@ MIN_RIGHT = 330  # room right of the last lifeline for its texts
 HEADER = 46
 MARK_BAND = 20
 BAR = 8
+PANEL_LINE = 14
+PANEL_CHARS = 64  # a panel line longer than this wraps
+PANEL_INDENT = 12  # per level of a panel line
+PANEL_GAP = 24
+FAILING_FILL = "#fbeaea"
 
 
 @dataclass(frozen=True)
@@ -72,8 +87,18 @@ class SequenceEvent:
 
 
 @dataclass(frozen=True)
+class PanelSection:
+    """One part of a state drawn under a counterexample: its name and its lines, each with its
+    indentation depth and whether the failing step changed it."""
+
+    name: str
+    lines: tuple[tuple[int, str, bool], ...]
+
+
+@dataclass(frozen=True)
 class SequenceDiagram:
-    """A whole diagram: title, the lanes and their initial states, the events, an outcome."""
+    """A whole diagram: title, the lanes and their initial states, the events, an outcome; for
+    a counterexample, the failing step (numbered from 1) and the state its property reads."""
 
     title: str
     subtitle: tuple[str, ...]
@@ -84,6 +109,9 @@ class SequenceDiagram:
     cycle_start: int | None = None
     # (row index, text): a dashed rule under that row, e.g. where a milestone was reached
     marks: tuple[tuple[int, str], ...] = ()
+    failing_step: int | None = None
+    panel_title: str = ""
+    panel: tuple[PanelSection, ...] = ()
 
 
 def _width(text: str, size: int = FONT_SIZE) -> int:
@@ -168,38 +196,114 @@ def _room_needed(event: SequenceEvent) -> int:
     return width + 24
 
 
-def render_svg(diagram: SequenceDiagram) -> str:
-    """The diagram as a standalone SVG document (deterministic text)."""
+def render_svg(diagram: SequenceDiagram, *, interactive: bool = False) -> str:
+    """The diagram as a standalone SVG document (deterministic text); `interactive` makes each
+    row a clickable group (see the module's docstring)."""
     layout = _Layout(diagram)
     body: list[str] = []
     body += _title(diagram)
+    if diagram.failing_step:
+        # Under the lifelines, so their colours still show through the band.
+        y = layout.y(diagram.failing_step - 1)
+        body.append(
+            f'<rect x="4" y="{y - ROW // 2}" width="{layout.width - 8}" height="{ROW}" '
+            f'fill="{FAILING_FILL}" stroke="{FAULT_COLOUR}" stroke-dasharray="3,2"/>'
+        )
     body += _lifelines(diagram, layout)
-    body += _headers(diagram, layout)
+    headers = _headers(diagram, layout)
+    body += _clickable(0, headers, layout, layout.top, HEADER) if interactive else headers
     for row, text in diagram.marks:
         body += _band(layout, row, text, "#999999", "#666666")
     if diagram.cycle_start is not None:
         text = "the steps below repeat forever: a fair cycle that never reaches the goal"
         body += _band(layout, diagram.cycle_start - 1, text, FAULT_COLOUR, FAULT_COLOUR)
     for row, event in enumerate(diagram.events):
-        body += _event(diagram, layout, row, event)
+        parts = _event(diagram, layout, row, event)
+        if interactive:
+            parts = _clickable(row + 1, parts, layout, layout.y(row) - ROW // 2, ROW)
+        body += parts
     footer_y = layout.rows_end + 10
     if diagram.outcome:
         body.append(_text(12, footer_y + 14, diagram.outcome, colour=FAULT_COLOUR, weight="bold"))
         footer_y += 22
+    panel, footer_y = _panel(diagram, layout, footer_y)
+    body += panel
     legend, footer_y = _legend(diagram, layout, footer_y + 10)
     body += legend
     height = footer_y + 16
+    width = max(layout.width, _panel_width(diagram))
     head = (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{layout.width}" height="{height}" '
-        f'viewBox="0 0 {layout.width} {height}" font-family="{FONT_FAMILY}">\n'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="{FONT_FAMILY}">\n'
         f"<title>{escape(diagram.title)}</title>\n"
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" '
         'markerHeight="8" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
         'fill="#333333"/></marker></defs>\n'
-        f'<rect x="0" y="0" width="{layout.width}" height="{height}" fill="#ffffff"/>\n'
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>\n'
     )
     return head + "\n".join(body) + "\n</svg>\n"
+
+
+def _clickable(step: int, parts: list[str], layout: _Layout, top: int, height: int) -> list[str]:
+    """`parts` in a group the explorer's page selects by `data-step`, over an invisible
+    full-width rectangle that takes the clicks."""
+    return [
+        f'<g class="step" data-step="{step}">',
+        f'<rect class="hit" x="0" y="{top}" width="{layout.width}" height="{height}" '
+        'fill="#ffffff" fill-opacity="0" pointer-events="all"/>',
+        *parts,
+        "</g>",
+    ]
+
+
+def _wrapped(text: str) -> list[str]:
+    """A panel line wrapped at PANEL_CHARS, between words where it can."""
+    return textwrap.wrap(text, PANEL_CHARS, break_on_hyphens=False) or [""]
+
+
+def _section_width(section: PanelSection) -> int:
+    widths = [_width(section.name + ":")] + [
+        PANEL_INDENT * (depth + (index > 0)) + _width(piece)
+        for depth, text, _ in section.lines
+        for index, piece in enumerate(_wrapped(text))
+    ]
+    return max(widths) + PANEL_GAP
+
+
+def _panel_width(diagram: SequenceDiagram) -> int:
+    """The width the widest panel section needs (so a narrow diagram grows to hold it)."""
+    return max((12 + _section_width(section) + 12 for section in diagram.panel), default=0)
+
+
+def _panel(diagram: SequenceDiagram, layout: _Layout, y: int) -> tuple[list[str], int]:
+    """The state the violated property reads: a title, then one column per section, packed
+    left to right and wrapped onto a new band when the diagram's width is used up."""
+    if not diagram.panel:
+        return [], y
+    parts = [_text(12, y + 14, diagram.panel_title, colour=FAULT_COLOUR)]
+    y += 22
+    width = max(layout.width, _panel_width(diagram))
+    x, band_height = 12, 0
+    for section in diagram.panel:
+        column = _section_width(section)
+        if x > 12 and x + column > width - 12:
+            x, y, band_height = 12, y + band_height + 10, 0
+        lines = [_text(x, y + 12, section.name + ":", weight="bold")]
+        row = 1
+        for depth, text, changed in section.lines:
+            colour, weight = (FAULT_COLOUR, "bold") if changed else ("#222222", "normal")
+            for index, piece in enumerate(_wrapped(text)):
+                # SVG collapses leading spaces: depth is an offset; continuations go further.
+                left = x + PANEL_INDENT * (depth + 1 + (index > 0))
+                lines.append(
+                    _text(left, y + 12 + PANEL_LINE * row, piece, colour=colour, weight=weight)
+                )
+                row += 1
+        parts += lines
+        band_height = max(band_height, PANEL_LINE * row + 4)
+        x += column
+    return parts, y + band_height
 
 
 def _band(layout: _Layout, row: int, text: str, line: str, colour: str) -> list[str]:
@@ -266,7 +370,11 @@ def _segment(x: int, top: int, bottom: int, state: str) -> str:
 def _event(diagram: SequenceDiagram, layout: _Layout, row: int, event: SequenceEvent) -> list[str]:
     y = layout.y(row)
     x = layout.x(event.lane)
-    parts = [_text(LEFT - 10, y + 4, str(row + 1), anchor="end", colour="#777777")]
+    if diagram.failing_step == row + 1:
+        number = f"{VIOLATION_MARK} {row + 1}"
+        parts = [_text(LEFT - 10, y + 4, number, anchor="end", colour=FAULT_COLOUR, weight="bold")]
+    else:
+        parts = [_text(LEFT - 10, y + 4, str(row + 1), anchor="end", colour="#777777")]
     if event.kind == MESSAGE and event.origin is not None:
         start = layout.x(event.origin)
         direction = 1 if x > start else -1
@@ -355,3 +463,5 @@ def validate(diagram: SequenceDiagram) -> None:
             raise ValueError(f"event {number}: lane or states do not match the lanes")
         if event.kind == MESSAGE and (event.origin is None or not 0 <= event.origin < lanes):
             raise ValueError(f"event {number}: a message needs an origin lane")
+    if diagram.failing_step is not None and not 0 <= diagram.failing_step <= len(diagram.events):
+        raise ValueError(f"failing step {diagram.failing_step} is not a step of the run")

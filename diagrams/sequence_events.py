@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from groupspec.checker.bfs import SearchResult
 from groupspec.checker.check_report import counterexamples
 from groupspec.checker.counterexample import concrete_detail, reconstruct_lasso
+from groupspec.checker.describe import (
+    describe_run,
+    description_lines,
+    format_value,
+    read_sections,
+    violating_step,
+)
 from groupspec.checker.liveness import LivenessResult
 from groupspec.checker.model import Transition
 from groupspec.models.group_world import GroupWorld
@@ -32,6 +40,7 @@ from .sequence_diagram import (
     NOTE,
     TIMER,
     Lane,
+    PanelSection,
     SequenceDiagram,
     SequenceEvent,
     validate,
@@ -213,6 +222,153 @@ def run_sequence(
     return generic_sequence(model.name, steps, **options)
 
 
+def _panel_lines(
+    value: Any, name: str, changed: frozenset[tuple[str, ...]]
+) -> tuple[tuple[int, str, bool], ...]:
+    """A section of a described state as panel lines (depth, text, changed)."""
+    if isinstance(value, dict) and value:
+        lines = description_lines(value, changed, (name,))
+        return tuple((line.depth - 1, line.text, line.changed) for line in lines)
+    return ((0, format_value(value), (name,) in changed),)
+
+
+def with_failure(
+    diagram: SequenceDiagram,
+    model: Any,
+    initial: Any,
+    steps: Sequence[Transition[Any]],
+    kind: str,
+    property_name: str,
+    failing: int | None,
+) -> SequenceDiagram:
+    """`diagram` of the run `initial`, `steps` with its failing step marked and, below it, the
+    state the violated property reads after that step (the parts the step changed, for an
+    action property), the lines the step changed in bold."""
+    if failing is None:
+        return diagram
+    run = describe_run(model, initial, steps)
+    state = run.state(failing)
+    changes = run.steps[failing - 1].changes if failing else ()
+    sections = read_sections(model, state, kind, property_name, changes)
+    changed = frozenset(change.path for change in changes)
+    panel = tuple(PanelSection(name, _panel_lines(state[name], name, changed)) for name in sections)
+    where = f"step {failing}" if failing else "the initial state"
+    verb = "judges" if kind == "action" else "reads"
+    title = f"what {property_name} {verb}, after {where} (in bold: what that step changed):"
+    return replace(diagram, failing_step=failing or None, panel_title=title, panel=panel)
+
+
+@dataclass(frozen=True)
+class ShownViolation:
+    """A violation as a diagram or the explorer shows it: the run in the member ids a
+    coordinator would hand out (`member_names`), of `model` (the world it is a run of), what is
+    violated, the failing step (None for a fair cycle) and the first step of a cycle."""
+
+    model: Any
+    initial: Any
+    steps: tuple[Transition[Any], ...]
+    kind: str
+    property_name: str
+    detail: str
+    shape: str
+    failing: int | None
+    cycle_start: int | None = None
+
+    @property
+    def outcome(self) -> str:
+        """The line saying what is violated."""
+        if self.kind in ("invariant", "action", "deadlock"):
+            return f"{self.kind} {self.property_name} violated: {self.detail}"
+        return f"liveness {self.property_name} violated: {self.detail}"
+
+
+def shown_violation(
+    model: Any,
+    initial: Any,
+    steps: Sequence[Transition[Any]],
+    kind: str,
+    property_name: str,
+    detail: str,
+    cycle_start: int | None = None,
+) -> ShownViolation:
+    """The run `initial`, `steps` of a violation, in real member ids, ready to draw."""
+    drawn, shown = as_people_see_it(model, initial, steps)
+    if kind in ("invariant", "action"):
+        detail = concrete_detail(drawn, kind, property_name, detail, initial, shown)
+        shape = f"shortest counterexample: {len(shown)} steps"
+        failing = violating_step(kind, len(shown))
+    elif cycle_start is not None:
+        stem = cycle_start - 1
+        shape = (
+            f"liveness {property_name} violated ({kind}): {stem} steps, then a cycle of"
+            f" {len(shown) - stem} steps that repeats forever without reaching the goal"
+        )
+        failing = violating_step(kind, stem)
+    else:
+        shape = (
+            f"liveness {property_name} violated ({kind}): the shortest run ({len(shown)} steps)"
+            " to a state from which the goal is unreachable"
+        )
+        failing = violating_step(kind, len(shown))
+    return ShownViolation(
+        drawn, initial, shown, kind, property_name, detail, shape, failing, cycle_start
+    )
+
+
+def first_violation(
+    model: Any, result: SearchResult[Any], liveness: Sequence[LivenessResult] = ()
+) -> ShownViolation | None:
+    """The violation a check shows first (None when all held): the shortest safety violation,
+    else the first liveness violation (its stem, then its cycle)."""
+    examples = counterexamples(model, result)
+    if examples:
+        example = min(examples, key=lambda item: len(item.steps))
+        return shown_violation(
+            model,
+            example.initial,
+            example.steps,
+            example.kind,
+            example.property_name,
+            example.detail,
+        )
+    for item in liveness:
+        for violation in item.violations:
+            lasso = reconstruct_lasso(model, violation)
+            return shown_violation(
+                model,
+                lasso.initial,
+                (*lasso.stem, *lasso.cycle),
+                violation.kind,
+                item.property_name,
+                violation.detail,
+                len(lasso.stem) + 1 if lasso.cycle else None,
+            )
+    return None
+
+
+def violation_diagram(shown: ShownViolation, *, title: str) -> SequenceDiagram:
+    """A violation as a sequence diagram: its failing step marked, the state its property reads
+    drawn below (`with_failure`), and for a lasso the cycle below a red rule."""
+    diagram = run_sequence(
+        shown.model,
+        shown.initial,
+        shown.steps,
+        title=title,
+        subtitle=[shown.shape],
+        outcome=shown.outcome,
+        cycle_start=None if shown.cycle_start is None else shown.cycle_start - 1,
+    )
+    return with_failure(
+        diagram,
+        shown.model,
+        shown.initial,
+        shown.steps,
+        shown.kind,
+        shown.property_name,
+        shown.failing,
+    )
+
+
 def counterexample_diagram(
     model: Any,
     result: SearchResult[Any],
@@ -221,45 +377,11 @@ def counterexample_diagram(
     title: str,
 ) -> SequenceDiagram | None:
     """The shortest counterexample of a check as a sequence diagram (None when all held), drawn
-    with the member ids a coordinator would hand out (`member_names`).
+    with the member ids a coordinator would hand out (`member_names`), its failing step marked
+    and the state the violated property reads drawn below it (`with_failure`).
 
     A safety violation is preferred (the shortest of them); otherwise the first liveness
     violation is drawn as its stem followed by the cycle that repeats forever.
     """
-    examples = counterexamples(model, result)
-    if examples:
-        example = min(examples, key=lambda item: len(item.steps))
-        drawn, steps = as_people_see_it(model, example.initial, example.steps)
-        detail = concrete_detail(
-            drawn, example.kind, example.property_name, example.detail, example.initial, steps
-        )
-        outcome = f"{example.kind} {example.property_name} violated: {detail}"
-        return run_sequence(
-            drawn,
-            example.initial,
-            steps,
-            title=title,
-            subtitle=[f"shortest counterexample: {len(example.steps)} steps"],
-            outcome=outcome,
-        )
-    for item in liveness:
-        for violation in item.violations:
-            lasso = reconstruct_lasso(model, violation)
-            if lasso.cycle:
-                shape = (
-                    f"{len(lasso.stem)} steps, then a cycle of {len(lasso.cycle)} steps that "
-                    "repeats forever without reaching the goal"
-                )
-            else:
-                shape = f"the shortest run ({len(lasso.stem)} steps) to a state from which the goal is unreachable"
-            drawn, steps = as_people_see_it(model, lasso.initial, (*lasso.stem, *lasso.cycle))
-            return run_sequence(
-                drawn,
-                lasso.initial,
-                steps,
-                title=title,
-                subtitle=[f"liveness {item.property_name} violated ({violation.kind}): {shape}"],
-                outcome=f"liveness {item.property_name} violated: {violation.detail}",
-                cycle_start=len(lasso.stem) if lasso.cycle else None,
-            )
-    return None
+    shown = first_violation(model, result, liveness)
+    return None if shown is None else violation_diagram(shown, title=title)

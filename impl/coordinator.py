@@ -52,7 +52,8 @@ from .sync import sync_group
 from .timer_heap import HEARTBEAT, JOIN, PENDING, RETENTION, SYNC, Entry
 from .timers import on_heartbeat_expired, on_join_timer_expired, on_sync_timer_expired
 
-_HANDLERS: dict[type, Callable[[Runtime, Ref, Any], None]] = {
+# Every request type, and the handler that serves it.
+REQUEST_HANDLERS: dict[type, Callable[[Runtime, Ref, Any], None]] = {
     HeartbeatRequest: heartbeat,
     OffsetCommitRequest: offset_commit,
     OffsetFetchRequest: offset_fetch,
@@ -142,7 +143,7 @@ class Coordinator:
 
     def handle(self, ref: Ref, request: Request) -> None:
         """Serve `request`; responses go to the `respond` callback (now or when unparked)."""
-        handler = _HANDLERS.get(request.__class__)
+        handler = REQUEST_HANDLERS.get(request.__class__)
         if handler is None:
             raise UnknownRequestError(f"not a request this coordinator serves: {request!r}")
         rt = self._rt

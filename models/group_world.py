@@ -145,6 +145,7 @@ from .foreign_answers import failed_by_foreign_answer, foreign_answers
 from .memo import Memo
 from .memo_specs import MemoConsumerSpec, MemoCoordinatorSpec
 from .misbehaving_client import MISBEHAVING_CONNECTION, misbehaving_requests
+from .world_describe import describe_world_state
 from .world_params import (
     ASSIGNOR_SEPARATOR,
     WorldParameters,
@@ -396,6 +397,10 @@ class GroupWorld:
         return (
             WorldState(self.coordinator.initial_state(), clients, self.initial_cluster, budgets),
         )
+
+    def describe_state(self, state: WorldState) -> dict[str, Any]:
+        """The state as people read it, one section per slot (see models/world_describe.py)."""
+        return describe_world_state(self, state)
 
     def initial_components(self) -> tuple[tuple[object, ...], ...]:
         """The initial state's components."""

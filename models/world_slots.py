@@ -330,15 +330,18 @@ def declared_properties(world: GroupWorld) -> tuple[Property, ...]:
         for p in consumer_properties.CONSUMER_INVARIANTS
     ]
     declared += [_invariant(world, p) for p in world_invariants if not p.checked_first]
+    # What each action property's judgement is about, for counterexamples (`reads`): the
+    # coordinator's own, a client's own, or (the world's) the coordinator and its clients.
     declared += [
-        ActionProperty(p.name, p.description) for p in coordinator_properties.ACTION_PROPERTIES
+        ActionProperty(p.name, p.description, reads=(0,))
+        for p in coordinator_properties.ACTION_PROPERTIES
     ]
     declared += [
-        ActionProperty(p.name, p.description)
+        ActionProperty(p.name, p.description, reads=layout.clients)
         for p in consumer_properties.CONSUMER_ACTION_PROPERTIES
     ]
     declared += [
-        ActionProperty(p.name, p.description)
+        ActionProperty(p.name, p.description, reads=(0, *layout.clients))
         for p in registry
         if isinstance(p, WorldActionProperty)
     ]

@@ -1,14 +1,15 @@
-"""DescribeGroups, ListGroups and DeleteGroups (reference §2.8)."""
+"""FindCoordinator (reference §6), DescribeGroups, ListGroups and DeleteGroups (§2.8)."""
 
 from __future__ import annotations
 
 from groupspec.vocabulary.errors import ErrorCode, append_error_to_response
 from groupspec.vocabulary.group_state import DEAD, EMPTY, STABLE
-from groupspec.vocabulary.requests import ListGroupsRequest
+from groupspec.vocabulary.requests import FindCoordinatorRequest, ListGroupsRequest
 from groupspec.vocabulary.responses import (
     DeleteGroupsResult,
     DescribedGroup,
     DescribedMember,
+    FindCoordinatorResponse,
     ListedGroup,
 )
 
@@ -21,12 +22,25 @@ from .rules import (
     DESCRIBE_STABLE_GROUP,
     DESCRIBE_UNKNOWN_GROUP,
     DESCRIBE_UNSTABLE_GROUP,
+    FIND_COORDINATOR_FOUND,
+    FIND_COORDINATOR_NOT_AVAILABLE,
     LIST_GROUPS,
 )
 from .state import CoordinatorState, Group
 from .step import Step
 
 CLASSIC_GROUP_TYPE = "classic"
+
+
+def find_coordinator(
+    step: Step, request: FindCoordinatorRequest, leads_partition: bool, broker_id: int
+) -> FindCoordinatorResponse:
+    """This broker, if it leads the key's offsets partition (loading or not)."""
+    if not leads_partition:
+        step.fire(FIND_COORDINATOR_NOT_AVAILABLE)
+        return FindCoordinatorResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE, request.key)
+    step.fire(FIND_COORDINATOR_FOUND)
+    return FindCoordinatorResponse(ErrorCode.NONE, request.key, broker_id)
 
 
 def describe_group(step: Step, state: CoordinatorState, group_id: str) -> DescribedGroup:

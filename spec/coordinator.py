@@ -32,7 +32,6 @@ from groupspec.vocabulary.responses import (
     DeleteGroupsResult,
     DescribedGroup,
     DescribeGroupsResponse,
-    FindCoordinatorResponse,
     HeartbeatResponse,
     JoinGroupResponse,
     LeaveGroupResponse,
@@ -42,7 +41,7 @@ from groupspec.vocabulary.responses import (
     SyncGroupResponse,
 )
 
-from .admin import delete_group, describe_group, list_groups
+from .admin import delete_group, describe_group, find_coordinator, list_groups
 from .config import CoordinatorConfig
 from .errors import UnknownApiError
 from .events import (
@@ -61,12 +60,7 @@ from .join import join_group
 from .leave import leave_group
 from .loading import on_finish_loading, on_start_loading, on_unload
 from .offsets import commit_error_response, offset_commit, offset_fetch
-from .rules import (
-    COORDINATOR_CHECK_FAILED,
-    COORDINATOR_INVALID_GROUP_ID,
-    FIND_COORDINATOR_FOUND,
-    FIND_COORDINATOR_NOT_AVAILABLE,
-)
+from .rules import COORDINATOR_CHECK_FAILED, COORDINATOR_INVALID_GROUP_ID
 from .state import CoordinatorState
 from .step import Outcome, Step, all_outcomes
 from .sync import sync_group
@@ -151,29 +145,23 @@ class GroupCoordinatorSpec:
     ) -> CoordinatorState:
         request = received.request
         ref = received.ref
-        if isinstance(request, FindCoordinatorRequest):
-            step.respond(ref, self._find_coordinator(step, state, request))
-            return state
-        if isinstance(request, ListGroupsRequest):
-            return self._list_groups(step, state, received)
-        if isinstance(request, DescribeGroupsRequest):
-            described = tuple(self._describe_one(step, state, gid) for gid in request.group_ids)
-            step.respond(ref, DescribeGroupsResponse(described))
-            return state
-        if isinstance(request, DeleteGroupsRequest):
-            results = []
-            for group_id in request.group_ids:
-                error = self._coordinator_error(state, group_id)
-                if error is not None:
-                    step.fire(COORDINATOR_CHECK_FAILED)
-                    results.append(DeleteGroupsResult(group_id, error))
-                    continue
-                state, result = delete_group(step, state, group_id)
-                results.append(result)
-            step.respond(ref, DeleteGroupsResponse(tuple(results)))
-            return state
-        if not isinstance(request, _GROUP_REQUESTS):
+        serve = COORDINATOR_LEVEL_HANDLERS.get(type(request))
+        if serve is not None:
+            return serve(self, step, state, ref, request)
+        handler = GROUP_HANDLERS.get(type(request))
+        if handler is None:
             raise UnknownApiError(f"not a request the spec models: {request!r}")
+        return self._on_group_request(step, state, ref, request, handler)
+
+    def _on_group_request(
+        self,
+        step: Step,
+        state: CoordinatorState,
+        ref: RequestRef,
+        request: Any,
+        handler: _RequestHandler,
+    ) -> CoordinatorState:
+        """A request for one group (`request.group_id`): the coordinator checks, then `handler`."""
         if isinstance(request, _NEEDS_NON_EMPTY_GROUP_ID) and request.group_id == "":
             step.fire(COORDINATOR_INVALID_GROUP_ID)
             step.respond(ref, _error_response(request, ErrorCode.INVALID_GROUP_ID))
@@ -183,15 +171,7 @@ class GroupCoordinatorSpec:
             step.fire(COORDINATOR_CHECK_FAILED)
             step.respond(ref, _error_response(request, remap_coordinator_error(request, error)))
             return state
-        handlers: dict[type, _RequestHandler] = {
-            JoinGroupRequest: join_group,
-            SyncGroupRequest: sync_group,
-            HeartbeatRequest: heartbeat,
-            LeaveGroupRequest: leave_group,
-            OffsetCommitRequest: offset_commit,
-            OffsetFetchRequest: offset_fetch,
-        }
-        return handlers[type(request)](step, state, ref, request)
+        return handler(step, state, ref, request)
 
     def _coordinator_error(self, state: CoordinatorState, group_id: str) -> ErrorCode | None:
         """NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS for the group's partition, if any."""
@@ -203,13 +183,18 @@ class GroupCoordinatorSpec:
         return None
 
     def _find_coordinator(
-        self, step: Step, state: CoordinatorState, request: FindCoordinatorRequest
-    ) -> FindCoordinatorResponse:
-        if self.partition_for(request.key) in state.unowned_partitions:
-            step.fire(FIND_COORDINATOR_NOT_AVAILABLE)
-            return FindCoordinatorResponse(ErrorCode.COORDINATOR_NOT_AVAILABLE, request.key)
-        step.fire(FIND_COORDINATOR_FOUND)
-        return FindCoordinatorResponse(ErrorCode.NONE, request.key, self.config.broker_id)
+        self, step: Step, state: CoordinatorState, ref: RequestRef, request: FindCoordinatorRequest
+    ) -> CoordinatorState:
+        leads = self.partition_for(request.key) not in state.unowned_partitions
+        step.respond(ref, find_coordinator(step, request, leads, self.config.broker_id))
+        return state
+
+    def _describe_groups(
+        self, step: Step, state: CoordinatorState, ref: RequestRef, request: DescribeGroupsRequest
+    ) -> CoordinatorState:
+        described = tuple(self._describe_one(step, state, gid) for gid in request.group_ids)
+        step.respond(ref, DescribeGroupsResponse(described))
+        return state
 
     def _describe_one(self, step: Step, state: CoordinatorState, group_id: str) -> DescribedGroup:
         error = self._coordinator_error(state, group_id)
@@ -218,29 +203,64 @@ class GroupCoordinatorSpec:
             return DescribedGroup(error, group_id, "", "", "")
         return describe_group(step, state, group_id)
 
-    def _list_groups(
-        self, step: Step, state: CoordinatorState, received: Received
+    def _delete_groups(
+        self, step: Step, state: CoordinatorState, ref: RequestRef, request: DeleteGroupsRequest
     ) -> CoordinatorState:
-        request = received.request
-        assert isinstance(request, ListGroupsRequest)
+        results = []
+        for group_id in request.group_ids:
+            error = self._coordinator_error(state, group_id)
+            if error is not None:
+                step.fire(COORDINATOR_CHECK_FAILED)
+                results.append(DeleteGroupsResult(group_id, error))
+                continue
+            state, result = delete_group(step, state, group_id)
+            results.append(result)
+        step.respond(ref, DeleteGroupsResponse(tuple(results)))
+        return state
+
+    def _list_groups(
+        self, step: Step, state: CoordinatorState, ref: RequestRef, request: ListGroupsRequest
+    ) -> CoordinatorState:
         visible = tuple(
             g for g in state.groups if self._coordinator_error(state, g.group_id) is None
         )
         error = (
             ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if state.loading_partitions else ErrorCode.NONE
         )
-        step.respond(received.ref, ListGroupsResponse(error, list_groups(step, request, visible)))
+        step.respond(ref, ListGroupsResponse(error, list_groups(step, request, visible)))
         return state
 
 
-_GROUP_REQUESTS = (
-    JoinGroupRequest,
-    SyncGroupRequest,
-    HeartbeatRequest,
-    LeaveGroupRequest,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-)
+# The requests dispatched on their type. Coordinator-level ones are served by the spec itself
+# (they look at several groups, or none, and check each group's partition where they need to);
+# a group request first passes the coordinator checks of reference §2.0 (a non-empty group id
+# where `_NEEDS_NON_EMPTY_GROUP_ID` asks for one, this broker leading the group's partition and
+# not loading it), failing with its `ERROR_RESPONSES` shape, and then goes to its handler.
+_CoordinatorLevelHandler = Callable[
+    [GroupCoordinatorSpec, Step, CoordinatorState, RequestRef, Any], CoordinatorState
+]
+COORDINATOR_LEVEL_HANDLERS: dict[type, _CoordinatorLevelHandler] = {
+    FindCoordinatorRequest: GroupCoordinatorSpec._find_coordinator,
+    ListGroupsRequest: GroupCoordinatorSpec._list_groups,
+    DescribeGroupsRequest: GroupCoordinatorSpec._describe_groups,
+    DeleteGroupsRequest: GroupCoordinatorSpec._delete_groups,
+}
+GROUP_HANDLERS: dict[type, _RequestHandler] = {
+    JoinGroupRequest: join_group,
+    SyncGroupRequest: sync_group,
+    HeartbeatRequest: heartbeat,
+    LeaveGroupRequest: leave_group,
+    OffsetCommitRequest: offset_commit,
+    OffsetFetchRequest: offset_fetch,
+}
+ERROR_RESPONSES: dict[type, Callable[[Any, ErrorCode], ResponseBody]] = {
+    JoinGroupRequest: lambda request, error: JoinGroupResponse(error, member_id=request.member_id),
+    SyncGroupRequest: lambda request, error: SyncGroupResponse(error),
+    HeartbeatRequest: lambda request, error: HeartbeatResponse(error),
+    LeaveGroupRequest: lambda request, error: LeaveGroupResponse(error),
+    OffsetCommitRequest: commit_error_response,
+    OffsetFetchRequest: lambda request, error: OffsetFetchResponse(error),
+}
 
 
 def remap_coordinator_error(request: Request, error: ErrorCode) -> ErrorCode:
@@ -255,16 +275,7 @@ def remap_coordinator_error(request: Request, error: ErrorCode) -> ErrorCode:
 
 def _error_response(request: Request, error: ErrorCode) -> ResponseBody:
     """The response a group request gets when it fails before reaching group logic."""
-    if isinstance(request, JoinGroupRequest):
-        return JoinGroupResponse(error, member_id=request.member_id)
-    if isinstance(request, SyncGroupRequest):
-        return SyncGroupResponse(error)
-    if isinstance(request, HeartbeatRequest):
-        return HeartbeatResponse(error)
-    if isinstance(request, LeaveGroupRequest):
-        return LeaveGroupResponse(error)
-    if isinstance(request, OffsetCommitRequest):
-        return commit_error_response(request, error)
-    if isinstance(request, OffsetFetchRequest):
-        return OffsetFetchResponse(error)
-    raise UnknownApiError(f"no error response shape for {type(request).__name__}")
+    shape = ERROR_RESPONSES.get(type(request))
+    if shape is None:
+        raise UnknownApiError(f"no error response shape for {type(request).__name__}")
+    return shape(request, error)

@@ -62,7 +62,12 @@ LAYERS: tuple[Layer, ...] = (
     ),
     _layer("spec", 1, "the specification", "vocabulary", standard_library_only=True),
     _layer("checker", 1, "the generic exploration engine (and its Spark engine)"),
-    _layer("wire", 1, "Kafka codec helpers and the trace format"),
+    _layer(
+        "wire",
+        1,
+        "Kafka codec helpers, the group APIs' message fields, the trace format",
+        "vocabulary",
+    ),
     _layer(
         "models",
         2,

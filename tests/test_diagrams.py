@@ -29,6 +29,7 @@ from groupspec.diagrams.sequence_diagram import (
     LOCAL,
     MESSAGE,
     Lane,
+    PanelSection,
     SequenceDiagram,
     SequenceEvent,
     render_svg,
@@ -380,6 +381,28 @@ def test_check_draws_a_group_world_counterexample_with_lifelines(tmp_path):
         assert f">{lane}</text>" in svg
     assert "CooperativeRevokeBeforeAssign violated" in svg
     assert svg.count("<circle") >= 5  # client-local steps (polls, heartbeats)
+    # The failing step is marked, and the state the property judges is drawn below: the
+    # members' claims, which no message label shows.
+    assert ">✗ 26</text>" in svg
+    assert "what CooperativeRevokeBeforeAssign judges, after step 26" in svg
+    assert ">claims: t-0, t-1</text>" in svg
+
+
+def test_a_failing_step_and_the_state_read_are_drawn():
+    panel = (PanelSection("c1", ((0, "owned: t-0", True), (0, "generation: 2", False))),)
+    diagram = _diagram(failing_step=2, panel_title="what X reads, after step 2:", panel=panel)
+    svg = render_svg(diagram)
+    assert ">✗ 2</text>" in svg and ">1</text>" in svg
+    assert 'fill="#c0392b" font-weight="bold">owned: t-0</text>' in svg  # changed: bold red
+    assert 'fill="#222222" font-weight="normal">generation: 2</text>' in svg
+    with pytest.raises(ValueError, match="failing step 3"):
+        validate(_diagram(failing_step=3))
+
+
+def test_an_interactive_diagram_has_a_clickable_group_per_step():
+    svg = render_svg(_diagram(), interactive=True)
+    assert re.findall(r'<g class="step" data-step="(\d+)">', svg) == ["0", "1", "2"]
+    assert 'class="step"' not in render_svg(_diagram())
 
 
 def test_check_draws_a_liveness_counterexample(tmp_path):

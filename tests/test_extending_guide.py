@@ -10,10 +10,12 @@ attribute of a class, such as a dataclass field or a method).
 from __future__ import annotations
 
 import argparse
+import builtins
 import importlib
 import inspect
 import pkgutil
 import re
+import types
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,8 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(\(
 _PATH_SUFFIXES = (".py", ".md", ".toml", ".svg", ".gz", ".json", ".jsonl", ".yml")
 # Words in backquotes that are values of the protocol or of TOML, not code names.
 _VALUES = {"true", "false", "None", "True", "False"}
+# Names of other software the guide's recipes build on (kafka-python's message base class).
+_FOREIGN = {"ApiMessage"} | set(dir(builtins))
 
 
 def spans(text: str) -> list[str]:
@@ -51,7 +55,7 @@ def _package_names() -> set[str]:
         names.add(info.name.rsplit(".", 1)[-1])
         for name, value in vars(module).items():
             if getattr(value, "__module__", info.name) != info.name and not (
-                name.isupper() or isinstance(value, (int, str, tuple, frozenset))
+                name.isupper() or isinstance(value, (int, str, tuple, frozenset, types.UnionType))
             ):
                 continue
             names.add(name)
@@ -102,13 +106,15 @@ def problems(text: str) -> list[str]:
                     found.append(f"`{span}`: {words[1]} has no option {option}")
             continue
         path = span.split()[0] if " " not in span.strip() else ""
+        # A placeholder in angle brackets (spec/<module>.py) stands for any name.
+        path = re.sub(r"<[a-z_]+>", "*", path)
         if path and ("/" in path or path.endswith(_PATH_SUFFIXES)) and not path.startswith("-"):
             # A placeholder in capitals (NAME, PRESET) stands for any name.
             pattern = re.sub(r"[A-Z][A-Z_]{2,}", "*", path.rstrip("/"))
             if not any(ROOT.glob(pattern)) and not (ROOT / "docs" / pattern).exists():
                 found.append(f"`{span}`: no such file")
             continue
-        if span in _VALUES or not _IDENTIFIER.match(span):
+        if span in _VALUES or span in _FOREIGN or not _IDENTIFIER.match(span):
             continue
         head = span.split("(")[0]
         for part in head.split("."):

@@ -15,12 +15,12 @@ from test_impl_conformance import MUTATIONS
 
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
-from groupspec.oracle.trace.kafka_shape import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, b64
 from groupspec.oracle.trace.oracle import Oracle
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer_protocol import encode_subscription_v0
+from groupspec.wire.group_apis import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, b64
 
 MINUTES = 60_000
 SUBSCRIPTION = b64(encode_subscription_v0(("events",)))
@@ -191,6 +191,42 @@ def test_requests_racing_on_two_connections_may_take_effect_in_either_order():
     divergence.request("a", 3, HEARTBEAT, 4, heartbeat("c-a-uuid"), 102)
     # Seen after the leave was answered, the heartbeat cannot have gone first.
     assert divergence.response("a", 3, HEARTBEAT, 4, {"error_code": 0}, 103) is not None
+
+
+@pytest.mark.parametrize("leader", ["c-a-uuid", "c-b-uuid"])
+def test_a_request_seen_a_reorder_window_before_another_took_effect_first(leader):
+    # a's JoinGroup is seen at 0 and b's at 3,000, a reorder window (1 s) apart and more: a's
+    # took effect by 1,000, before b's could, so a is the group's first member and leads it.
+    # (Taken after b's, a's join would make b the leader, with the 5 s initial delay counted
+    # from 3,000: the answers at 8,500 fit that order too.)
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=5_000))
+    body = {**join_body(), "rebalance_timeout_ms": 5_000}  # no time left to extend the delay
+    oracle.request("a", 1, JOIN_GROUP, 3, body, 0, client_id="c")
+    oracle.request("b", 1, JOIN_GROUP, 3, body, 3_000, client_id="c")
+    everyone = ["c-a-uuid", "c-b-uuid"]
+    for conn, member in (("a", "c-a-uuid"), ("b", "c-b-uuid")):
+        answer = joined(member, leader, everyone if member == leader else [])
+        oracle.response(conn, 1, JOIN_GROUP, 3, answer, 8_500)
+    assert (not oracle.divergences) == (leader == "c-a-uuid")
+
+
+@pytest.mark.parametrize(("third_join_at", "passes"), [(2_400, True), (2_800, False)])
+def test_a_timer_fired_late_arms_the_next_from_when_it_fired(third_join_at, passes):
+    # A 500 ms initial delay: a joins at 0, b at 1,200 (the delay, due at 500, may fire up to
+    # the 1 s slack later: after b, which extends it). Kafka re-arms the delay from when it
+    # fired, 1,200 at the earliest: due at 1,700, it fires by 2,700, after a third join at
+    # 2,400 but not one at 2,800 (then the three join in one generation only if it fired
+    # late twice over the slack). Counted from the first deadline instead, the extension
+    # would be due at 1,000 and fire by 2,000, before either. (Kafka 4.4.0 under load.)
+    oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=500))
+    members = [("a", "c-a-uuid", 0), ("b", "c-b-uuid", 1_200), ("c", "c-c-uuid", third_join_at)]
+    for conn, _, at in members:
+        oracle.request(conn, 1, JOIN_GROUP, 3, join_body(), at, client_id="c")
+    everyone = [member for _, member, _ in members]
+    for conn, member, _ in members:
+        answer = joined(member, "c-a-uuid", everyone if member == "c-a-uuid" else [])
+        oracle.response(conn, 1, JOIN_GROUP, 3, answer, 3_400)
+    assert (not oracle.divergences) == passes
 
 
 def test_a_session_must_expire_once_its_deadline_and_the_slack_have_passed():

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -23,13 +22,11 @@ from groupspec.conformance.impl_traces import (
     STATIC_RESTART_COMPLETING,
     write_impl_trace,
 )
-from groupspec.coverage.presets import known_coordinator_rules
 from groupspec.impl import admin as impl_admin
 from groupspec.impl import coordinator as impl_coordinator
 from groupspec.impl import join as impl_join
 from groupspec.impl import rebalance as impl_rebalance
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
-from groupspec.spec.config import KAFKA_3X, KAFKA_4X
 from groupspec.vocabulary.errors import ErrorCode as ImplErrorCode
 
 MINUTES = 60_000
@@ -84,18 +81,6 @@ def test_validate_coverage_reports_each_traces_rules_and_their_union(tmp_path, c
     assert f"rules reached: {len(rules[str(steady)])}/" in text
     assert f"rules reached: {len(union)}/" in text and "by the 2 traces together" in text
     assert "timer.pending_member_expired" not in text.split("never reached")[1]
-
-
-def test_validate_coverage_counts_the_rules_of_the_profile_that_judged_the_trace(tmp_path, capsys):
-    steady = tmp_path / "steady.jsonl"
-    with steady.open("w") as out:
-        write_impl_trace(out, seed=0, duration_ms=MINUTES, consumers=2, churn=False)
-    main(["validate", str(steady), "--coverage", "--kafka-version", "3.x"])
-    text = capsys.readouterr().out
-    scala = known_coordinator_rules([KAFKA_3X])
-    assert len(scala) != len(known_coordinator_rules([KAFKA_4X]))
-    assert any(rule.endswith(".kafka_3x") for rule in scala)
-    assert re.search(rf"rules reached: \d+/{len(scala)}\n", text), text
 
 
 def test_validate_coverage_on_spark_is_refused_before_any_work(tmp_path, capsys):

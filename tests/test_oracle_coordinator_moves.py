@@ -7,13 +7,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_oracle import heartbeat, join_body, joined
 
 from groupspec.cli.main import main
 from groupspec.oracle.trace.coordinators import FOLLOW_LOAD, FOLLOW_UNLOAD
-from groupspec.oracle.trace.kafka_shape import FIND_COORDINATOR, HEARTBEAT, JOIN_GROUP, SYNC_GROUP
 from groupspec.oracle.trace.oracle import Oracle
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.wire.group_apis import (
+    DESCRIBE_GROUPS,
+    FIND_COORDINATOR,
+    HEARTBEAT,
+    JOIN_GROUP,
+    SYNC_GROUP,
+)
 
 MEMBER = "c-1-uuid"
 NOT_COORDINATOR, LOAD_IN_PROGRESS, UNKNOWN_MEMBER_ID = 16, 14, 25
@@ -197,3 +204,42 @@ def test_a_heartbeat_answered_blindly_while_loading_does_not_end_the_load():
     assert commit(oracle, "c", 8, 2_100) is None
     assert not oracle.divergences
     assert [step for step, _, _ in oracle.coordinators.moves] == [FOLLOW_UNLOAD, FOLLOW_LOAD]
+
+
+def _create_then_restart(version: str, describe_state: str, unload_at: int) -> Oracle:
+    """A JoinGroup v3 creates group g and is parked in a 6 s initial-rebalance delay; at
+    `unload_at` the broker restarts and answers it NOT_COORDINATOR (its first answer for g);
+    after the restart it describes g as `describe_state`. Kafka 4.4.0 answers Empty (the Java
+    coordinator wrote the new group's record), Kafka 3.9.2 Dead (the Scala one never did)."""
+    config = CoordinatorConfig(group_initial_rebalance_delay_ms=6_000, kafka_version=version)
+    oracle = Oracle(config)
+    oracle.request("a", 1, JOIN_GROUP, 3, join_body(), 0, client_id="a")
+    moved = {"error_code": NOT_COORDINATOR, "generation_id": -1, "protocol_name": "",
+             "leader": "", "member_id": "a-uuid", "members": []}  # fmt: skip
+    assert oracle.response("a", 1, JOIN_GROUP, 3, moved, unload_at) is None
+    oracle.request("b", 1, DESCRIBE_GROUPS, 1, {"groups": ["g"]}, 5_000, client_id="b")
+    described = {"group_id": "g", "error_code": 0, "group_state": describe_state,
+                 "protocol_type": "", "protocol_data": "", "members": []}  # fmt: skip
+    oracle.response("b", 1, DESCRIBE_GROUPS, 1, {"groups": [described]}, 5_001)
+    return oracle
+
+
+@pytest.mark.parametrize(("version", "reloaded"), [("4.x", "Empty"), ("3.x", "Dead")])
+def test_a_parked_join_answered_not_coordinator_is_an_unload_and_the_group_reloads_from_the_log(
+    version, reloaded
+):
+    # The one broker of a trace coordinates its groups from the start: a NOT_COORDINATOR to a
+    # join it parked 1.2 s earlier (past the reorder window) is the partition unloading, and
+    # DescribeGroups answered by it as coordinator is the partition loaded again. Only the Java
+    # coordinator persisted the group when the join created it.
+    for state in ("Empty", "Dead"):
+        oracle = _create_then_restart(version, state, unload_at=1_200)
+        assert [step for step, _, _ in oracle.coordinators.moves] == [FOLLOW_UNLOAD, FOLLOW_LOAD]
+        assert (not oracle.divergences) == (state == reloaded), (version, state)
+
+
+def test_a_join_seen_within_the_reorder_window_of_the_unload_may_have_come_after_it():
+    # Recorded 0.5 s before the NOT_COORDINATOR, the join may have reached the broker after the
+    # unload (answered by its coordinator check, no group created) as well as before it.
+    for state in ("Empty", "Dead"):
+        assert not _create_then_restart("4.x", state, unload_at=500).divergences

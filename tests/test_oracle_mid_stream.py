@@ -12,11 +12,11 @@ from test_impl_conformance import MUTATIONS
 
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
-from groupspec.oracle.trace.kafka_shape import HEARTBEAT, LIST_GROUPS
 from groupspec.oracle.trace.oracle import Oracle
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.wire.group_apis import HEARTBEAT, LIST_GROUPS
 
 MINUTES = 60_000
 MID_STREAM = OracleSettings(mid_stream=True)

@@ -14,12 +14,12 @@ from test_oracle import joined, only_a_joins_while_b_fetches_an_id, two_members_
 
 from groupspec.cli.main import main
 from groupspec.impl.server.server import WireServer
-from groupspec.oracle.trace.kafka_shape import JOIN_GROUP, LIST_GROUPS
 from groupspec.oracle.trace.oracle import LATE, UNANSWERED, UNDECODABLE, Oracle
 from groupspec.oracle.trace.tracker import JUDGE_FOREIGN, OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, validate_trace
 from groupspec.record.recording import ConnectionRecorder, TraceSink
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.wire.group_apis import JOIN_GROUP, LIST_GROUPS
 from groupspec.wire.trace_format import (
     RESPONSE,
     TraceHeader,

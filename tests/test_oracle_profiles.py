@@ -10,10 +10,10 @@ from test_oracle import heartbeat, join_body, joined, two_members_join
 from test_oracle_resync import first_generation_zero, impl_trace
 
 from groupspec.cli.main import main
-from groupspec.oracle.trace.kafka_shape import HEARTBEAT, JOIN_GROUP, SYNC_GROUP
 from groupspec.oracle.trace.oracle import Oracle
 from groupspec.oracle.trace.profiles import DeviationProfile
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.wire.group_apis import HEARTBEAT, JOIN_GROUP, SYNC_GROUP
 
 NO_DELAY = CoordinatorConfig(group_initial_rebalance_delay_ms=0)
 

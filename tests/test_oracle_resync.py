@@ -11,11 +11,11 @@ from test_oracle import heartbeat, join_body, joined
 
 from groupspec.cli.main import main
 from groupspec.conformance.impl_traces import write_impl_trace
-from groupspec.oracle.trace.kafka_shape import HEARTBEAT, JOIN_GROUP, SYNC_GROUP
 from groupspec.oracle.trace.oracle import EARLY, Oracle
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import DIVERGED, PASS, validate_trace
 from groupspec.spec.config import CoordinatorConfig
+from groupspec.wire.group_apis import HEARTBEAT, JOIN_GROUP, SYNC_GROUP
 
 MINUTES = 60_000
 COMMIT = "commit skips the generation check"

@@ -18,16 +18,16 @@ from test_oracle import (
 )
 
 from groupspec.cli.main import main
-from groupspec.oracle.trace.kafka_shape import (
+from groupspec.oracle.trace.oracle import Oracle
+from groupspec.spec.config import CoordinatorConfig
+from groupspec.vocabulary.errors import ErrorCode
+from groupspec.wire.group_apis import (
     DESCRIBE_GROUPS,
     HEARTBEAT,
     JOIN_GROUP,
     LEAVE_GROUP,
     SYNC_GROUP,
 )
-from groupspec.oracle.trace.oracle import Oracle
-from groupspec.spec.config import CoordinatorConfig
-from groupspec.vocabulary.errors import ErrorCode
 
 SCALA, JAVA = "3.x", "4.x"
 HEADER = '{"format":"groupspec-trace","version":1}\n'
@@ -239,3 +239,34 @@ def test_whether_a_group_a_join_created_survives_a_coordinator_move_depends_on_t
         diverged = [d.api for d in oracle.divergences]
         assert diverged == ([] if version == passes_under else ["DescribeGroups"]), version
         assert len(oracle.coordinators.moves) == 2
+
+
+def test_coverage_counts_the_rules_of_the_profile_each_trace_was_judged_under(tmp_path, capsys):
+    # A 3.x trace fires the Scala coordinator's own rules and can never fire the four rules
+    # only the Java coordinator has: its totals are over the 3.x set (92 - 4 + 5), and a
+    # campaign of both profiles counts both sets.
+    scala, java = tmp_path / "scala.jsonl", tmp_path / "java.jsonl"
+    scala.write_text(_commit_to_an_unknown_group(ErrorCode.ILLEGAL_GENERATION))
+    java.write_text(_commit_to_an_unknown_group(ErrorCode.GROUP_ID_NOT_FOUND))
+    report = tmp_path / "report.json"
+    argv = ["validate", str(scala), "--kafka-version", SCALA, "--coverage", "--no-shrink"]
+    assert main([*argv, "--json", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "  rules reached: 1/93\n" in out
+    assert "rules reached: 1/93 by the 1 traces together" in out
+    coverage = json.loads(report.read_text())["coverage"]
+    assert coverage["traces"][str(scala)] == ["commit.unknown_group_with_generation.kafka_3x"]
+    assert coverage["totals"]["coordinator"] == {"known": 93, "reached": 1}
+    never = set(coverage["never_reached"])
+    assert "join.group_created.kafka_3x" in never
+    assert not never & {"join.group_created", "commit.unknown_group_with_generation"}
+    assert main(["validate", str(java), "--coverage", "--no-shrink"]) == 0
+    assert "  rules reached: 1/92\n" in capsys.readouterr().out
+    # A 3.x trace (its header says so) and a 4.x one together: both rule sets, 92 + 5.
+    header = '{"format":"groupspec-trace","version":1,"coordinator":{"kafka_version":"3.x"}}'
+    scala.write_text(scala.read_text().replace(HEADER.strip(), header, 1))
+    argv = ["validate", str(scala), str(java), "--coverage", "--no-shrink", "--json", str(report)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "rules reached: 2/97 by the 2 traces together" in out
+    assert json.loads(report.read_text())["coverage"]["totals"]["coordinator"]["known"] == 97

@@ -9,7 +9,14 @@ import struct
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
-from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse
+from kafka.protocol.consumer.fetch import FetchRequest
+from kafka.protocol.consumer.group import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
 from kafka.protocol.consumer.group import JoinGroupResponse as JoinGroupResponseMessage
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
@@ -183,6 +190,69 @@ def test_a_bad_frame_closes_only_its_connection(quiet_server, frame):
     frame = api_versions(bystander, 3, correlation_id=9)
     assert ApiVersionsResponse.decode(frame, version=3, header=True).error_code == 0
     bystander.close()
+
+
+def null_topics_fetch() -> FetchRequest:
+    return FetchRequest(
+        replica_id=-1,
+        max_wait_ms=0,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        isolation_level=0,
+        session_id=0,
+        session_epoch=-1,
+        topics=None,
+        forgotten_topics_data=[],
+        rack_id="",
+    )
+
+
+def null_protocols_join() -> JoinGroupRequest:
+    request = join_request("g")
+    request.protocols = None
+    return request
+
+
+def null_group_id_heartbeat() -> HeartbeatRequest:
+    return HeartbeatRequest(group_id=None, generation_id=1, member_id="m", group_instance_id=None)
+
+
+@pytest.mark.parametrize(
+    ("build", "version"),
+    [
+        (null_topics_fetch, 4),
+        (null_topics_fetch, 12),
+        (null_protocols_join, 5),
+        (null_group_id_heartbeat, 3),
+    ],
+    ids=["fetch-v4-topics", "fetch-v12-topics", "join-protocols", "heartbeat-group-id"],
+)
+def test_a_null_the_schema_does_not_allow_closes_the_connection_as_kafka_does(
+    quiet_server, caplog, build, version
+):
+    """Kafka's parser refuses such a frame and closes the connection, with no answer
+    (docs/serve.md); so does this broker, as a bad frame and not an internal error (the
+    quiet_server fixture fails on any warning)."""
+    bystander = Raw(quiet_server.port)
+    raw = Raw(quiet_server.port)
+    raw.send(build(), version, correlation_id=5)
+    assert raw.closed_by_server()
+    raw.close()
+    assert any("was serialized as null" in r.getMessage() for r in caplog.records)
+    frame = api_versions(bystander, 3, correlation_id=9)
+    assert ApiVersionsResponse.decode(frame, version=3, header=True).error_code == 0
+    bystander.close()
+
+
+def test_a_null_the_schema_allows_is_answered(quiet_server):
+    raw = Raw(quiet_server.port)
+    # OffsetFetch v2+ topics may be null: every committed offset of the group.
+    raw.send(
+        OffsetFetchRequest(group_id="g", topics=None, require_stable=False), 7, correlation_id=3
+    )
+    response = OffsetFetchResponse.decode(raw.receive(), version=7, header=True)
+    assert response.error_code == 0 and response.topics == []
+    raw.close()
 
 
 def test_a_truncated_frame_then_eof_is_harmless(quiet_server):

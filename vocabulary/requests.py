@@ -8,10 +8,21 @@ does not have) raises `MalformedRequestError` when the request is built.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .errors import MalformedRequestError
+
+# Field metadata, declared once on the field and read by the tools (never behaviour here):
+# MEMBER_ID marks a field holding a member id the coordinator hands out (in a list field: each
+# entry's), which every tool that renames ids must find (the model checker's canonical forms,
+# the oracle's binding, the differential tests); UNORDERED marks a list whose order carries no
+# meaning (a response lists the group's members in whatever order its collection keeps them),
+# compared as a multiset. A list that follows the request's order is left unmarked.
+MEMBER_ID: Mapping[str, bool] = MappingProxyType({"member_id": True})
+UNORDERED: Mapping[str, bool] = MappingProxyType({"unordered": True})
 
 INT16 = (-(2**15), 2**15 - 1)
 INT32 = (-(2**31), 2**31 - 1)
@@ -103,7 +114,7 @@ class JoinGroupRequest:
     """JoinGroup v0–v9. `rebalance_timeout_ms` is -1 on v0, which has no such field."""
 
     group_id: str
-    member_id: str
+    member_id: str = field(metadata=MEMBER_ID)
     protocol_type: str
     protocols: tuple[JoinGroupProtocol, ...]
     session_timeout_ms: int
@@ -163,7 +174,7 @@ class JoinGroupRequest:
 class SyncGroupAssignment:
     """The leader's assignment for one member."""
 
-    member_id: str
+    member_id: str = field(metadata=MEMBER_ID)
     assignment: bytes
 
     def __post_init__(self) -> None:
@@ -177,7 +188,7 @@ class SyncGroupRequest:
 
     group_id: str
     generation_id: int
-    member_id: str
+    member_id: str = field(metadata=MEMBER_ID)
     group_instance_id: str | None = None
     protocol_type: str | None = None
     protocol_name: str | None = None
@@ -207,7 +218,7 @@ class HeartbeatRequest:
 
     group_id: str
     generation_id: int
-    member_id: str
+    member_id: str = field(metadata=MEMBER_ID)
     group_instance_id: str | None = None
     api_version: int = 4
 
@@ -226,7 +237,7 @@ class HeartbeatRequest:
 class MemberIdentity:
     """One member a LeaveGroup removes: by member id, or by instance id with member id ""."""
 
-    member_id: str
+    member_id: str = field(metadata=MEMBER_ID)
     group_instance_id: str | None = None
     reason: str | None = None
 
@@ -285,7 +296,7 @@ class OffsetCommitRequest:
     group_id: str
     partitions: tuple[OffsetCommitPartition, ...]
     generation_id: int = -1
-    member_id: str = ""
+    member_id: str = field(default="", metadata=MEMBER_ID)
     group_instance_id: str | None = None
     retention_time_ms: int = -1
     api_version: int = 9

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import ErrorCode
-from .requests import RequestRef
+from .requests import MEMBER_ID, UNORDERED, RequestRef
 
 UNKNOWN_MEMBER_ID = ""
 NO_GENERATION = -1
@@ -24,7 +24,7 @@ class FindCoordinatorResponse:
 class JoinGroupResponseMember:
     """A member as the leader sees it in its JoinGroup response."""
 
-    member_id: str
+    member_id: str = field(metadata=MEMBER_ID)
     group_instance_id: str | None
     metadata: bytes
 
@@ -34,13 +34,13 @@ class JoinGroupResponse:
     """The (possibly deferred) answer to a JoinGroup."""
 
     error_code: ErrorCode
-    member_id: str = UNKNOWN_MEMBER_ID
+    member_id: str = field(default=UNKNOWN_MEMBER_ID, metadata=MEMBER_ID)
     generation_id: int = NO_GENERATION
     protocol_type: str | None = None
     protocol_name: str | None = None
-    leader: str = ""
+    leader: str = field(default="", metadata=MEMBER_ID)
     skip_assignment: bool = False
-    members: tuple[JoinGroupResponseMember, ...] = ()
+    members: tuple[JoinGroupResponseMember, ...] = field(default=(), metadata=UNORDERED)
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class HeartbeatResponse:
 class LeaveGroupMemberResponse:
     """The outcome for one member of a batched LeaveGroup."""
 
-    member_id: str
+    member_id: str = field(metadata=MEMBER_ID)
     group_instance_id: str | None
     error_code: ErrorCode
 
@@ -110,14 +110,14 @@ class OffsetFetchResponse:
     """The answer to an OffsetFetch."""
 
     error_code: ErrorCode
-    partitions: tuple[OffsetFetchPartitionResponse, ...] = ()
+    partitions: tuple[OffsetFetchPartitionResponse, ...] = field(default=(), metadata=UNORDERED)
 
 
 @dataclass(frozen=True)
 class DescribedMember:
     """A member as DescribeGroups shows it."""
 
-    member_id: str
+    member_id: str = field(metadata=MEMBER_ID)
     group_instance_id: str | None
     client_id: str
     client_host: str
@@ -134,7 +134,7 @@ class DescribedGroup:
     group_state: str
     protocol_type: str
     protocol_data: str
-    members: tuple[DescribedMember, ...] = ()
+    members: tuple[DescribedMember, ...] = field(default=(), metadata=UNORDERED)
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class ListGroupsResponse:
     """The answer to a ListGroups."""
 
     error_code: ErrorCode
-    groups: tuple[ListedGroup, ...] = ()
+    groups: tuple[ListedGroup, ...] = field(default=(), metadata=UNORDERED)
 
 
 @dataclass(frozen=True)

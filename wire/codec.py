@@ -10,82 +10,51 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from kafka.protocol.admin.groups import (
-    DeleteGroupsRequest,
-    DeleteGroupsResponse,
-    DescribeGroupsRequest,
-    DescribeGroupsResponse,
-    ListGroupsRequest,
-    ListGroupsResponse,
-)
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
-from kafka.protocol.consumer.group import (
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    LeaveGroupRequest,
-    LeaveGroupResponse,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
-)
 from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
-from kafka.protocol.metadata.find_coordinator import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-)
 from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
+
+from .group_apis import DELETE_GROUPS as DELETE_GROUPS
+from .group_apis import DESCRIBE_GROUPS as DESCRIBE_GROUPS
+from .group_apis import FIND_COORDINATOR as FIND_COORDINATOR
+from .group_apis import GROUP_APIS
+from .group_apis import HEARTBEAT as HEARTBEAT
+from .group_apis import JOIN_GROUP as JOIN_GROUP
+from .group_apis import LEAVE_GROUP as LEAVE_GROUP
+from .group_apis import LIST_GROUPS as LIST_GROUPS
+from .group_apis import OFFSET_COMMIT as OFFSET_COMMIT
+from .group_apis import OFFSET_FETCH as OFFSET_FETCH
+from .group_apis import SYNC_GROUP as SYNC_GROUP
 
 PRODUCE = 0
 FETCH = 1
 LIST_OFFSETS = 2
 METADATA = 3
-OFFSET_COMMIT = 8
-OFFSET_FETCH = 9
-FIND_COORDINATOR = 10
-JOIN_GROUP = 11
-HEARTBEAT = 12
-LEAVE_GROUP = 13
-SYNC_GROUP = 14
-DESCRIBE_GROUPS = 15
-LIST_GROUPS = 16
 API_VERSIONS = 18
 CREATE_TOPICS = 19
 INIT_PRODUCER_ID = 22
-DELETE_GROUPS = 42
 
-# The versions advertised. Floors follow Kafka 4.0 where every client in
-# shared/reference/wire-and-clients.md still fits (never a minimum above a client's own);
-# ceilings stop before topic ids (Fetch 13, Metadata 13 moves to names-by-id) and before the
-# batched OffsetFetch (v8), which the coordinator answers one group at a time.
+# The versions advertised: the group APIs' come from their entries in `group_apis`. Floors
+# follow Kafka 4.0 where every client in shared/reference/wire-and-clients.md still fits (never a
+# minimum above a client's own); ceilings stop before topic ids (Fetch 13, Metadata 13 moves to
+# names-by-id) and before the batched OffsetFetch (v8), which the coordinator answers one group
+# at a time.
 SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     PRODUCE: (3, 9),
     FETCH: (4, 12),
     LIST_OFFSETS: (1, 7),
     METADATA: (0, 12),
-    OFFSET_COMMIT: (2, 8),
-    OFFSET_FETCH: (1, 7),
-    FIND_COORDINATOR: (0, 4),
-    JOIN_GROUP: (0, 9),
-    HEARTBEAT: (0, 4),
-    LEAVE_GROUP: (0, 5),
-    SYNC_GROUP: (0, 5),
-    DESCRIBE_GROUPS: (0, 5),
-    LIST_GROUPS: (0, 4),
     API_VERSIONS: (0, 3),
     CREATE_TOPICS: (2, 7),
     INIT_PRODUCER_ID: (0, 4),
-    DELETE_GROUPS: (0, 2),
+    **{api.key: api.versions for api in GROUP_APIS},
 }
 
 MESSAGES: dict[int, tuple[Any, Any]] = {
@@ -93,19 +62,10 @@ MESSAGES: dict[int, tuple[Any, Any]] = {
     FETCH: (FetchRequest, FetchResponse),
     LIST_OFFSETS: (ListOffsetsRequest, ListOffsetsResponse),
     METADATA: (MetadataRequest, MetadataResponse),
-    OFFSET_COMMIT: (OffsetCommitRequest, OffsetCommitResponse),
-    OFFSET_FETCH: (OffsetFetchRequest, OffsetFetchResponse),
-    FIND_COORDINATOR: (FindCoordinatorRequest, FindCoordinatorResponse),
-    JOIN_GROUP: (JoinGroupRequest, JoinGroupResponse),
-    HEARTBEAT: (HeartbeatRequest, HeartbeatResponse),
-    LEAVE_GROUP: (LeaveGroupRequest, LeaveGroupResponse),
-    SYNC_GROUP: (SyncGroupRequest, SyncGroupResponse),
-    DESCRIBE_GROUPS: (DescribeGroupsRequest, DescribeGroupsResponse),
-    LIST_GROUPS: (ListGroupsRequest, ListGroupsResponse),
     API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
     CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
-    DELETE_GROUPS: (DeleteGroupsRequest, DeleteGroupsResponse),
+    **{api.key: (api.request_class, api.response_class) for api in GROUP_APIS},
 }
 
 _HEAD = struct.Struct(">hhi")
@@ -168,6 +128,72 @@ def decode_request(frame: bytes, head: RequestHead) -> Decoded:
             f"api {head.api_key} v{head.api_version}: undecodable body ({type(error).__name__}: {error})"
         ) from error
     return Decoded(head, body.header.client_id, body)
+
+
+def refuse_null_fields(request: Decoded) -> None:
+    """Raise `FrameError` if the request carries null where its schema does not allow it at
+    its version (an array, string, bytes or struct field sent with length -1).
+
+    kafka-python decodes such a field to None; Kafka's generated parser refuses the frame
+    ("non-nullable field ... was serialized as null", generator/.../MessageDataGenerator.java),
+    `RequestContext.parseRequest` turns that into an InvalidRequestException, and
+    `SocketServer.processCompletedReceives` closes the connection without an answer (apache/kafka
+    3.8.0, and trunk at 1eb7644): so does a broker built on this codec.
+    """
+    body = request.body
+    message_class: type = type(body)
+    problem = _null_field(body, _null_plan(message_class, request.head.api_version), "")
+    if problem is not None:
+        raise FrameError(
+            f"api {request.head.api_key} v{request.head.api_version}: "
+            f"non-nullable field {problem} was serialized as null"
+        )
+
+
+# Per field that may be null on the wire: (name, whether null is refused, the plan of its
+# struct entries or None, whether it is an array).
+_NullPlan = tuple[tuple[str, bool, Any, bool], ...]
+_VARIABLE_LENGTH = frozenset({"string", "bytes", "records"})
+
+
+@cache
+def _null_plan(message_class: Any, version: int) -> _NullPlan:
+    return _struct_null_plan(message_class._struct._fields, version)
+
+
+def _struct_null_plan(fields: Any, version: int) -> _NullPlan:
+    plan = []
+    for field in fields:
+        if not field.for_version_q(version):
+            continue
+        kind = str(field._json["type"])
+        if not (field.is_array() or field.is_struct() or kind in _VARIABLE_LENGTH):
+            continue
+        inner = (
+            _struct_null_plan(field._fields, version)
+            if field.is_struct() or field.is_struct_array()
+            else None
+        )
+        refused = not field.nullable_for_version_q(version)
+        if refused or inner:  # a nullable field with nothing refused inside needs no look
+            plan.append((field.name, refused, inner or None, field.is_array()))
+    return tuple(plan)
+
+
+def _null_field(value: Any, plan: _NullPlan, where: str) -> str | None:
+    """The path of the first refused null in `value`, or None."""
+    for name, refused, inner, is_array in plan:
+        item = getattr(value, name)
+        if item is None:
+            if refused:
+                return where + name
+            continue
+        if inner:
+            for entry in item if is_array else (item,):
+                found = _null_field(entry, inner, f"{where}{name}.")
+                if found is not None:
+                    return found
+    return None
 
 
 def decode_response(api_key: int, version: int, frame: bytes) -> Any:

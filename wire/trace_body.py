@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 INT32_MIN = -(2**31)
@@ -21,8 +23,8 @@ _BINARY = frozenset({"bytes", "records"})
 
 def body_of(message: Any) -> dict[str, Any]:
     """The fields of a decoded request or response `message` at its version, as JSON values."""
-    version = message.API_VERSION
-    return _struct(message, message._struct._fields, version)
+    message_class: type = type(message)
+    return _apply(_plan(message_class, message.API_VERSION), message)
 
 
 def bytes_field_names(message_class: Any) -> frozenset[str]:
@@ -39,28 +41,47 @@ def bytes_field_names(message_class: Any) -> frozenset[str]:
     return frozenset(names)
 
 
-def _struct(value: Any, fields: Any, version: int) -> dict[str, Any]:
-    document: dict[str, Any] = {}
-    for field in fields:
-        if not field.for_version_q(version):
-            continue
-        document[field.name] = _value(getattr(value, field.name), field, version)
-    return document
+# How to read one struct at one version: (field name, converter of its value or None for a
+# value kept as it is), in order.
+_Plan = tuple[tuple[str, Callable[[Any], Any] | None], ...]
 
 
-def _value(value: Any, field: Any, version: int) -> Any:
-    if _kind(field) == _BITFIELD:
+@cache
+def _plan(message_class: Any, version: int) -> _Plan:
+    """The plan of a message class at a version (the schema walk done once, not per message)."""
+    return _struct_plan(message_class._struct._fields, version)
+
+
+def _struct_plan(fields: Any, version: int) -> _Plan:
+    return tuple(
+        (field.name, _converter(field, version)) for field in fields if field.for_version_q(version)
+    )
+
+
+def _apply(plan: _Plan, value: Any) -> dict[str, Any]:
+    return {
+        name: getattr(value, name) if convert is None else convert(getattr(value, name))
+        for name, convert in plan
+    }
+
+
+def _converter(field: Any, version: int) -> Callable[[Any], Any] | None:
+    kind = _kind(field)
+    if kind == _BITFIELD:
         # None is how kafka-python decodes INT32_MIN ("not requested"); the wire has the int.
-        return INT32_MIN if value is None else _int32_of_bits(value)
-    if value is None:
-        return None
+        return lambda value: INT32_MIN if value is None else _int32_of_bits(value)
     if field.is_struct_array():
-        return [_struct(item, field._fields, version) for item in value]
+        plan = _struct_plan(field._fields, version)
+        return lambda value: None if value is None else [_apply(plan, item) for item in value]
     if field.is_struct():
-        return _struct(value, field._fields, version)
+        plan = _struct_plan(field._fields, version)
+        return lambda value: None if value is None else _apply(plan, value)
+    simple = _simple_converter(kind)
     if field.is_array():
-        return [_simple(item, _kind(field)) for item in value]
-    return _simple(value, _kind(field))
+        if simple is None:
+            return lambda value: None if value is None else list(value)
+        return lambda value: None if value is None else [simple(item) for item in value]
+    return simple
 
 
 def _kind(field: Any) -> str:
@@ -68,14 +89,19 @@ def _kind(field: Any) -> str:
     return str(field._json["type"]).removeprefix("[]")
 
 
-def _simple(value: Any, kind: str) -> Any:
-    if value is None:
-        return None
+def _simple_converter(kind: str) -> Callable[[Any], Any] | None:
     if kind in _BINARY:
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    return value
+        return _as_base64
+    # Only a uuid field decodes to a UUID; every other simple value is JSON as it is.
+    return _as_text if kind == "uuid" else None
+
+
+def _as_base64(value: Any) -> str | None:
+    return None if value is None else base64.b64encode(bytes(value)).decode("ascii")
+
+
+def _as_text(value: Any) -> Any:
+    return str(value) if isinstance(value, uuid.UUID) else value
 
 
 def _int32_of_bits(bits: set[int] | frozenset[int]) -> int:

@@ -4,7 +4,7 @@ A trace is what a coordinator was seen to do: every group-API request a client s
 response it got, with when and on which connection. `groupspec record` writes one from the bytes
 on the wire; an implementation may write one from its own instrumentation; `groupspec validate`
 judges one against the specification. This module knows the format only: the standard library,
-nothing from the specification.
+and which APIs a trace carries (`group_apis`); nothing from the specification.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
+from .group_apis import GROUP_APIS
 from .json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 
 FORMAT = "groupspec-trace"
@@ -25,19 +26,9 @@ RESPONSE: Final = "response"
 CLOSE: Final = "close"
 Direction = Literal["request", "response", "close"]
 
-# The APIs a trace carries: the group coordinator's, by Kafka API key.
-API_NAMES: dict[int, str] = {
-    8: "OffsetCommit",
-    9: "OffsetFetch",
-    10: "FindCoordinator",
-    11: "JoinGroup",
-    12: "Heartbeat",
-    13: "LeaveGroup",
-    14: "SyncGroup",
-    15: "DescribeGroups",
-    16: "ListGroups",
-    42: "DeleteGroups",
-}
+# The APIs a trace carries: the group coordinator's, by Kafka API key (one entry each in
+# `group_apis`).
+API_NAMES: dict[int, str] = {api.key: api.name for api in GROUP_APIS}
 API_KEYS: dict[str, int] = {name: key for key, name in API_NAMES.items()}
 
 # A correlation id is an INT32 on the wire; a timestamp fits Kafka's INT64 milliseconds.

@@ -1,9 +1,11 @@
-"""One function per Kafka API: a decoded kafka-python request in, response fields out.
+"""The broker's request handlers: a decoded kafka-python request in, response fields out.
 
-Group APIs become `groupspec.impl` requests served by the coordinator; their answers come back
-through the coordinator's `respond` callback, possibly much later (a parked JoinGroup), so the
-group handlers return futures. The data APIs (Produce, ListOffsets, Fetch, Metadata,
-CreateTopics) are served here from the `TopicStore`.
+Every group API is served by one path over its entry in `wire.group_apis`: the request's fields
+are read into the vocabulary's request(s), the coordinator answers them through its `respond`
+callback, possibly much later (a parked JoinGroup), and the entry writes the answers as the
+response's fields. FindCoordinator alone adds something of its own: this broker's address, and
+INVALID_REQUEST for a key type other than group. The data APIs (Produce, ListOffsets, Fetch,
+Metadata, CreateTopics) are served here from the `TopicStore`.
 """
 
 from __future__ import annotations
@@ -17,8 +19,15 @@ from typing import Any
 from groupspec.impl.coordinator import Coordinator
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary.errors import ErrorCode
-from groupspec.wire import codec, group_fields
+from groupspec.wire import codec
 from groupspec.wire.codec import Decoded
+from groupspec.wire.group_apis import (
+    GROUP_APIS,
+    GroupApi,
+    UnmodelledRequest,
+    as_is,
+    read_requests,
+)
 
 from .topics import InvalidBatchError, TopicStore, split_batches
 
@@ -63,18 +72,10 @@ class Apis:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         # A handler answers None for a request that gets no response (produce with acks=0).
         self.handlers: dict[int, Callable[[Decoded, str], Reply | None]] = {
+            **{api.key: self._group_handler(api) for api in GROUP_APIS},
+            codec.FIND_COORDINATOR: self.find_coordinator,
             codec.API_VERSIONS: self.api_versions,
             codec.METADATA: self.metadata,
-            codec.FIND_COORDINATOR: self.find_coordinator,
-            codec.JOIN_GROUP: self.join_group,
-            codec.SYNC_GROUP: self.sync_group,
-            codec.HEARTBEAT: self.heartbeat,
-            codec.LEAVE_GROUP: self.leave_group,
-            codec.OFFSET_COMMIT: self.offset_commit,
-            codec.OFFSET_FETCH: self.offset_fetch,
-            codec.DESCRIBE_GROUPS: self.describe_groups,
-            codec.LIST_GROUPS: self.list_groups,
-            codec.DELETE_GROUPS: self.delete_groups,
             codec.CREATE_TOPICS: self.create_topics,
             codec.PRODUCE: self.produce,
             codec.LIST_OFFSETS: self.list_offsets,
@@ -192,19 +193,22 @@ class Apis:
         return {"throttle_time_ms": 0, "topics": results}
 
     def find_coordinator(self, request: Decoded, client_host: str) -> Reply:
-        """This broker, for group keys; other key types are not served."""
-        body = request.body
+        """This broker, for group keys; other key types are not served (INVALID_REQUEST)."""
         version = request.head.api_version
-        keys = list(body.coordinator_keys) if version >= 4 else [body.key]
-        key_type = body.key_type if version >= 1 else 0
+        body = request.body
         answers: list[tuple[str, int, str | None, int]] = []
-        for key in keys:
-            if key_type != rq.GROUP_KEY_TYPE:
-                answers.append((key, int(ErrorCode.INVALID_REQUEST), "only group keys", -1))
-                continue
-            response = _now(self.call(rq.FindCoordinatorRequest(key, api_version=min(version, 6))))
-            error = int(response.error_code)
-            answers.append((key, error, None, response.node_id))
+        try:
+            lookups = read_requests(
+                codec.FIND_COORDINATOR, version, body, request.client_id, client_host
+            )
+        except UnmodelledRequest:  # a transaction or share-group coordinator is asked for
+            keys = body.coordinator_keys if version >= 4 else [body.key]
+            answers = [(key, int(ErrorCode.INVALID_REQUEST), "only group keys", -1) for key in keys]
+        else:
+            for lookup in lookups:
+                assert isinstance(lookup, rq.FindCoordinatorRequest)
+                response = _now(self.call(lookup))
+                answers.append((lookup.key, int(response.error_code), None, response.node_id))
         if version >= 4:
             return {
                 "throttle_time_ms": 0,
@@ -220,7 +224,7 @@ class Apis:
                     for key, error, message, node in answers
                 ],
             }
-        key, error, message, node = answers[0]
+        _, error, message, node = answers[0]
         return {
             "throttle_time_ms": 0,
             "error_code": error,
@@ -232,147 +236,22 @@ class Apis:
 
     # -- groups -------------------------------------------------------------------------------
 
-    def join_group(self, request: Decoded, client_host: str) -> Reply:
-        """JoinGroup through the coordinator (answered when the rebalance completes)."""
-        body = request.body
-        version = request.head.api_version
-        join = rq.JoinGroupRequest(
-            group_id=body.group_id,
-            member_id=body.member_id,
-            protocol_type=body.protocol_type,
-            protocols=tuple(
-                rq.JoinGroupProtocol(p.name, bytes(p.metadata)) for p in body.protocols
-            ),
-            session_timeout_ms=body.session_timeout_ms,
-            rebalance_timeout_ms=body.rebalance_timeout_ms if version >= 1 else -1,
-            group_instance_id=body.group_instance_id if version >= 5 else None,
-            client_id=request.client_id or "",
-            client_host=client_host,
-            reason=body.reason if version >= 8 else None,
-            api_version=version,
-        )
-        return _then(self.call(join), lambda response: group_fields.join_fields(response, version))
+    def _group_handler(self, api: GroupApi) -> Callable[[Decoded, str], Reply]:
+        """The handler of a group API: its fields read into the vocabulary's request(s), each
+        handed to the coordinator, the answers written back as the response's fields (at once,
+        or when the last parked one comes)."""
 
-    def sync_group(self, request: Decoded, client_host: str) -> Reply:
-        """SyncGroup through the coordinator (followers wait for the leader's assignment)."""
-        body = request.body
-        version = request.head.api_version
-        sync = rq.SyncGroupRequest(
-            group_id=body.group_id,
-            generation_id=body.generation_id,
-            member_id=body.member_id,
-            group_instance_id=body.group_instance_id if version >= 3 else None,
-            protocol_type=body.protocol_type if version >= 5 else None,
-            protocol_name=body.protocol_name if version >= 5 else None,
-            assignments=tuple(
-                rq.SyncGroupAssignment(a.member_id, bytes(a.assignment)) for a in body.assignments
-            ),
-            api_version=version,
-        )
-        return _then(self.call(sync), group_fields.sync_fields)
+        def handle(request: Decoded, client_host: str) -> Reply:
+            version = request.head.api_version
+            requests = read_requests(api.key, version, request.body, request.client_id, client_host)
+            futures = [self.call(one) for one in requests]
+            for future in futures:
+                if not future.done():
+                    return _written(api, version, requests, futures)
+            answers = tuple([future.result() for future in futures])
+            return api.write_response(answers, version, requests, as_is)
 
-    def heartbeat(self, request: Decoded, client_host: str) -> Reply:
-        """Heartbeat through the coordinator."""
-        body = request.body
-        version = request.head.api_version
-        beat = rq.HeartbeatRequest(
-            body.group_id,
-            body.generation_id,
-            body.member_id,
-            body.group_instance_id if version >= 3 else None,
-            api_version=version,
-        )
-        response = _now(self.call(beat))
-        return {"throttle_time_ms": 0, "error_code": int(response.error_code)}
-
-    def leave_group(self, request: Decoded, client_host: str) -> Reply:
-        """LeaveGroup through the coordinator; v3+ carries several members."""
-        body = request.body
-        version = request.head.api_version
-        if version < 3:
-            members: tuple[rq.MemberIdentity, ...] = (rq.MemberIdentity(body.member_id),)
-        else:
-            members = tuple(
-                rq.MemberIdentity(
-                    m.member_id, m.group_instance_id, m.reason if version >= 5 else None
-                )
-                for m in body.members
-            )
-        response = _now(
-            self.call(rq.LeaveGroupRequest(body.group_id, members, api_version=version))
-        )
-        return group_fields.leave_fields(response)
-
-    def offset_commit(self, request: Decoded, client_host: str) -> Reply:
-        """OffsetCommit through the coordinator."""
-        body = request.body
-        version = request.head.api_version
-        partitions = tuple(
-            rq.OffsetCommitPartition(
-                topic.name,
-                p.partition_index,
-                p.committed_offset,
-                p.committed_leader_epoch if version >= 6 else -1,
-                p.committed_metadata,
-            )
-            for topic in body.topics
-            for p in topic.partitions
-        )
-        commit = rq.OffsetCommitRequest(
-            group_id=body.group_id,
-            partitions=partitions,
-            generation_id=body.generation_id_or_member_epoch,
-            member_id=body.member_id,
-            group_instance_id=body.group_instance_id if version >= 7 else None,
-            retention_time_ms=body.retention_time_ms if 2 <= version <= 4 else -1,
-            api_version=version,
-        )
-        return group_fields.commit_fields(_now(self.call(commit)))
-
-    def offset_fetch(self, request: Decoded, client_host: str) -> Reply:
-        """OffsetFetch (one group, v1–v7) through the coordinator."""
-        body = request.body
-        version = request.head.api_version
-        partitions = (
-            None
-            if body.topics is None
-            else tuple(
-                rq.TopicPartition(t.name, index)
-                for t in body.topics
-                for index in t.partition_indexes
-            )
-        )
-        fetch = rq.OffsetFetchRequest(
-            body.group_id,
-            partitions,
-            require_stable=bool(body.require_stable) if version >= 7 else False,
-            api_version=version,
-        )
-        return group_fields.fetch_fields(_now(self.call(fetch)), version)
-
-    def describe_groups(self, request: Decoded, client_host: str) -> Reply:
-        """DescribeGroups through the coordinator."""
-        version = request.head.api_version
-        response = _now(
-            self.call(rq.DescribeGroupsRequest(tuple(request.body.groups), api_version=version))
-        )
-        return group_fields.describe_fields(response)
-
-    def list_groups(self, request: Decoded, client_host: str) -> Reply:
-        """ListGroups through the coordinator."""
-        body = request.body
-        version = request.head.api_version
-        states = tuple(body.states_filter) if version >= 4 else ()
-        response = _now(self.call(rq.ListGroupsRequest(states, api_version=version)))
-        return group_fields.list_fields(response)
-
-    def delete_groups(self, request: Decoded, client_host: str) -> Reply:
-        """DeleteGroups through the coordinator."""
-        version = request.head.api_version
-        response = _now(
-            self.call(rq.DeleteGroupsRequest(tuple(request.body.groups_names), api_version=version))
-        )
-        return group_fields.delete_fields(response)
+        return handle
 
     # -- records ------------------------------------------------------------------------------
 
@@ -507,5 +386,12 @@ def _now(future: asyncio.Future[Any]) -> Any:
     return future.result()
 
 
-async def _then(future: asyncio.Future[Any], convert: Callable[[Any], Fields]) -> Fields:
-    return convert(await future)
+async def _written(
+    api: GroupApi,
+    version: int,
+    requests: tuple[rq.Request, ...],
+    futures: list[asyncio.Future[Any]],
+) -> Fields:
+    """The response's fields once every parked request is answered."""
+    answers = tuple([await future for future in futures])
+    return api.write_response(answers, version, requests, as_is)

@@ -6,8 +6,8 @@ parked JoinGroup holds back the responses behind it (clients match responses to 
 order) without holding back the reading and serving of the requests behind it.
 
 A frame that cannot be served (unknown api key, unsupported version other than ApiVersions,
-undecodable body, a length outside [8, max_frame_bytes]) closes that connection only, as Kafka
-does; nothing a client sends reaches another connection except through the coordinator.
+undecodable body, null where the schema allows none, a length outside [8, max_frame_bytes])
+closes that connection only, as Kafka does; nothing a client sends reaches another connection except through the coordinator.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from groupspec.impl.coordinator import Coordinator
 from groupspec.vocabulary.errors import ErrorCode, InputError
 from groupspec.wire import codec
 from groupspec.wire.codec import FrameError, RequestHead
+from groupspec.wire.group_apis import BodyError, UnmodelledRequest
 from groupspec.wire.listener_tasks import TaskSet
 
 from .apis import Apis, Fields
@@ -218,16 +219,15 @@ class WireServer:
                 return _done(loop, _unsupported_api_versions(head))
             raise FrameError(f"api key {head.api_key} v{head.api_version} is not served")
         request = codec.decode_request(frame, head)
+        # The wire lets any array or string be null (length -1); Kafka's parser refuses one
+        # where the schema does not allow it, and so does this broker, before any handler.
+        codec.refuse_null_fields(request)
         assert self.apis is not None
         try:
             reply = self.apis.handlers[head.api_key](request, client_host)
-        except InputError as error:
+        except (InputError, BodyError, UnmodelledRequest) as error:
             # Fields no real client sends (negative timeouts, duplicate protocols, ...).
             raise FrameError(f"invalid request: {error}") from error
-        except TypeError as error:
-            # The wire lets any array be null (length -1); where the message needs one, the
-            # handlers' iteration fails here, and the request is malformed, not the server.
-            raise FrameError(f"invalid request (a null array?): {error}") from error
         if reply is None:
             return _done(loop, None)
         if isinstance(reply, dict):

@@ -28,9 +28,9 @@ from typing import Any
 from groupspec.spec.state import CoordinatorState
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary.responses import JoinGroupResponse
+from groupspec.wire.group_apis import JOIN_GROUP, SYNC_GROUP
 
 from .binding import Binding
-from .kafka_shape import JOIN_GROUP, SYNC_GROUP
 from .tracker import Hypothesis
 
 ADOPT_ERROR = "adopt.error"

@@ -1,18 +1,25 @@
 """What the oracle compares in a response: the parts that carry group semantics.
 
 Both sides are Kafka-shaped bodies (a trace's, and the specification's through
-`kafka_shape.response_body`), read by the one function `comparable`, so what is compared is
+`group_apis.response_body`), read by the one function `comparable`, so what is compared is
 written once. Member ids are wrapped in `MemberId` (the sides spell them differently; the
 binder matches them) and member lists become `Bag`s (order carries no meaning).
+
+An API without a form of its own here gets the default (`default_comparable`): every field its
+response has at that version but the throttle time and error message, member ids and unordered
+lists as the vocabulary marks them. An API needs a form of its own only to leave more out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from .kafka_shape import (
+from groupspec.spec.member_ids import field_roles
+from groupspec.wire.group_apis import (
+    BY_KEY,
     DELETE_GROUPS,
     DESCRIBE_GROUPS,
     FIND_COORDINATOR,
@@ -57,8 +64,10 @@ def comparable(api_key: int, version: int, body: Body) -> Any:
     proxy's, the broker its own), and fields of error responses beyond the error code (except
     the member id MEMBER_ID_REQUIRED hands out).
     """
-    reader = _COMPARABLE[api_key]
+    reader = _COMPARABLE.get(api_key)
     try:
+        if reader is None:
+            return default_comparable(api_key, version, body)
         return reader(version, body)
     except (TypeError, KeyError, AttributeError) as error:
         raise BodyError(f"unreadable response body: {error!r}") from None
@@ -215,3 +224,82 @@ _COMPARABLE: dict[int, Callable[[int, Body], Any]] = {
     LIST_GROUPS: _cmp_list,
     DELETE_GROUPS: _cmp_delete,
 }
+
+
+# -- the default form ------------------------------------------------------------------------
+
+# Never group semantics: left out of the default form.
+_LEFT_OUT = frozenset({"throttle_time_ms", "error_message"})
+
+# Per field of a response at a version: (name, holds member ids, unordered list, the plan of
+# its struct entries or None).
+_Plan = tuple[tuple[str, bool, bool, Any], ...]
+
+
+def default_comparable(api_key: int, version: int, body: Body) -> Any:
+    """The default form of a group API's Kafka-shaped response: each field its schema has at
+    `version` (a missing one reads as null) but `_LEFT_OUT`, in schema order; member ids (by the
+    vocabulary's MEMBER_ID marks) wrapped in `MemberId`, lists it marks UNORDERED as `Bag`s."""
+    return _frozen(body, _default_plan(api_key, version))
+
+
+@cache
+def _default_plan(api_key: int, version: int) -> _Plan:
+    api = BY_KEY[api_key]
+    member_ids, unordered = _marked_names(api.response_type)
+    return _schema_plan(api.response_class._struct._fields, version, member_ids, unordered)
+
+
+def _marked_names(response_type: type) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the fields marked MEMBER_ID and UNORDERED anywhere in a response type."""
+    member_ids: set[str] = set()
+    unordered: set[str] = set()
+    pending, seen = [response_type], set()
+    while pending:
+        cls = pending.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        for role in field_roles(cls):
+            if role.member_id:
+                member_ids.add(role.name)
+            if role.unordered:
+                unordered.add(role.name)
+            if role.entry is not None:
+                pending.append(role.entry)
+    return frozenset(member_ids), frozenset(unordered)
+
+
+def _schema_plan(
+    fields: Any, version: int, member_ids: frozenset[str], unordered: frozenset[str]
+) -> _Plan:
+    return tuple(
+        (
+            field.name,
+            field.name in member_ids,
+            field.name in unordered,
+            _schema_plan(field._fields, version, member_ids, unordered)
+            if field.is_struct() or field.is_struct_array()
+            else None,
+        )
+        for field in fields
+        if field.for_version_q(version) and field.name not in _LEFT_OUT
+    )
+
+
+def _frozen(body: Body, plan: _Plan) -> tuple[Any, ...]:
+    return tuple(
+        (name, _frozen_value(body.get(name), member_id, unordered, inner))
+        for name, member_id, unordered, inner in plan
+    )
+
+
+def _frozen_value(value: Any, member_id: bool, unordered: bool, inner: Any) -> Any:
+    if isinstance(value, list):
+        items = [_frozen_value(item, member_id, False, inner) for item in value]
+        return Bag(tuple(sorted(items, key=repr))) if unordered else tuple(items)
+    if inner is not None and isinstance(value, dict):
+        return _frozen(value, inner)
+    if member_id and isinstance(value, str):
+        return MemberId(value)
+    return value

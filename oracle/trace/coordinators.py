@@ -65,10 +65,14 @@ class Coordinators:
 
     def unloaded(self, partition: int, broker: str) -> list[Unload]:
         """The events a NOT_COORDINATOR from `broker` for `partition` implies (`follow.unload`):
-        none unless `broker` coordinated it."""
-        if self.owner.get(partition) != broker or partition in self.unowned:
+        none unless `broker` coordinated it. The one broker of a trace recorded from one broker
+        (`broker` "") coordinates every group from the start, as the specification does, so
+        it coordinated `partition` even before answering for it: its first answer may be a
+        parked JoinGroup answered NOT_COORDINATOR as the partition is unloaded."""
+        owner = self.owner.get(partition, "" if broker == "" else None)
+        if owner != broker or partition in self.unowned:
             return []
-        del self.owner[partition]
+        self.owner.pop(partition, None)
         self.unowned.add(partition)
         self.moves.append((FOLLOW_UNLOAD, partition, broker))
         return [Unload(partition)]

@@ -34,9 +34,9 @@ from groupspec.spec.rebalance import compute_subscribed_topics
 from groupspec.spec.state import Group, PendingMember, SyncTimer
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary.group_state import COMPLETING_REBALANCE, PREPARING_REBALANCE
+from groupspec.wire.group_apis import JOIN_GROUP, OFFSET_FETCH
 
 from .comparison import MEMBER_ID_REQUIRED
-from .kafka_shape import JOIN_GROUP, OFFSET_FETCH
 from .tracker import Pending, Ref
 
 LEARN_GROUP = "learn.group"

@@ -22,6 +22,15 @@ from groupspec.spec.state import Group, PendingMember
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.responses import ResponseBody
+from groupspec.wire.group_apis import (
+    JOIN_GROUP,
+    LIST_GROUPS,
+    BodyError,
+    UnmodelledRequest,
+    client_host_of,
+    read_requests,
+    response_body,
+)
 from groupspec.wire.trace_format import API_NAMES, CLOSE, REQUEST, TraceEvent
 
 from .adopt import ADOPT_EARLY, ADOPT_ERROR, ADOPT_MEMBER_ID, adopt_into
@@ -29,14 +38,6 @@ from .binding import Binding
 from .comparison import MEMBER_ID_REQUIRED, comparable
 from .coordinators import Coordinators, broker_of
 from .divergence_text import error_names, first_difference, render_response, render_state
-from .kafka_shape import (
-    JOIN_GROUP,
-    LIST_GROUPS,
-    BodyError,
-    UnmodelledRequest,
-    response_body,
-    spec_requests,
-)
 from .mid_stream import MidStream
 from .profiles import ERROR_PREFIX, FIRST_GENERATION, NO_MEMBER_ID_REQUIRED, DeviationProfile
 from .tracker import IGNORE_FOREIGN, Hypothesis, OracleSettings, Pending, Ref, Tracker
@@ -273,7 +274,7 @@ class Oracle:
         self.counts.events += 1
         ref = (connection, correlation_id)
         try:
-            requests = spec_requests(api_key, version, body, client_id, connection)
+            requests = read_requests(api_key, version, body, client_id, client_host_of(connection))
         except UnmodelledRequest:
             self._skip(ref, API_NAMES.get(api_key, str(api_key)))
             return
@@ -466,10 +467,17 @@ class Oracle:
         )
 
     def _partition(self, requests: tuple[rq.Request, ...]) -> int | None:
-        """The offsets partition of the one group `requests` name, if they name one."""
-        group_id = getattr(requests[0], "group_id", None) if len(requests) == 1 else None
-        if not isinstance(group_id, str):
+        """The offsets partition of the groups `requests` name, if they are one request naming
+        groups of one partition: a group's request, or DescribeGroups or DeleteGroups."""
+        if len(requests) != 1:
             return None
+        group_id = getattr(requests[0], "group_id", None)
+        named = (group_id,) if isinstance(group_id, str) else getattr(requests[0], "group_ids", ())
+        found = {self._partition_of(name) for name in named}
+        return found.pop() if len(found) == 1 else None
+
+    def _partition_of(self, group_id: str) -> int:
+        """The offsets partition of `group_id` (remembered: asked for every request)."""
         partition = self._partitions.get(group_id)
         if partition is None:
             partition = self._partitions[group_id] = self.tracker.spec.partition_for(group_id)
@@ -493,9 +501,11 @@ class Oracle:
             self._time(ts_ms)
             return True
         loading = partition in self.tracker.hypotheses[0].state.loading_partitions
+        held: Ref | None = None  # an unload may have answered the request: it was parked
         if error == ErrorCode.NOT_COORDINATOR:
             events: list[Any] = list(self.coordinators.unloaded(partition, broker))
         else:
+            held = ref  # answered by the broker taking the partition over: after the move
             # While loading, Kafka answers some APIs otherwise than LOAD_IN_PROGRESS (a Heartbeat
             # NONE, a SyncGroup REBALANCE_IN_PROGRESS): such an answer does not end the load.
             load_in_progress = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
@@ -504,7 +514,7 @@ class Oracle:
             events = self.coordinators.loaded(partition, broker, is_loading, loading)
         now = self._time(ts_ms) if events else 0
         for event in events:
-            self.tracker.apply(event, now)
+            self.tracker.apply(event, now, held)
         self.counts.coordinator_moves += len(events)
         if elsewhere is not None:  # this broker coordinates the group now: judge it so
             self._requests[ref] = elsewhere
@@ -825,8 +835,9 @@ class Oracle:
 
 
 def _coordinator_error(body: dict[str, Any]) -> int | None:
-    """The response's top-level error code; for a response without one (OffsetCommit), the
-    first error code it carries (a coordinator that moved answers every part alike)."""
+    """The response's top-level error code; for a response without one (OffsetCommit,
+    DescribeGroups, DeleteGroups), the first error code it carries (a coordinator that moved
+    answers every part alike)."""
     code = body.get("error_code")
     if isinstance(code, int):
         return code
@@ -834,6 +845,10 @@ def _coordinator_error(body: dict[str, Any]) -> int | None:
         for part in (topic.get("partitions") or ()) if isinstance(topic, dict) else ():
             nested = part.get("error_code") if isinstance(part, dict) else None
             return nested if isinstance(nested, int) else None
+    # DescribeGroups and DeleteGroups answer each group apart.
+    for group in body.get("groups") or body.get("results") or ():
+        nested = group.get("error_code") if isinstance(group, dict) else None
+        return nested if isinstance(nested, int) else None
     return None
 
 

@@ -110,6 +110,9 @@ class Hypothesis:
     # Requests taken as a tolerated deviation makes them (`Pending.alternative`), until answered.
     deviated: tuple[Ref, ...] = ()
     fired: frozenset[str] = frozenset()
+    # The time of the latest move taken (a request acts at the time it was seen, a timer at
+    # its deadline or, fired after a later move, at that move's time): not part of `key`.
+    clock: int = 0
 
     def origin(self, ref: Ref) -> tuple[int, tuple[str, ...]] | None:
         """When, and by which specification rules, the response to `ref` was produced."""
@@ -131,6 +134,7 @@ class Hypothesis:
             self.origins,
             self.deviated,
             self.fired,
+            self.clock,
         )
 
     def answered(self, ref: Ref) -> Hypothesis:
@@ -138,7 +142,15 @@ class Hypothesis:
         if len(self.outbox) == 1 and self.outbox[0][0] == ref and not self.deviated:
             # The common case: the one response owed was this one.
             return Hypothesis(
-                self.state, self.queues, (), self.binding, self.closed, (), (), self.fired
+                self.state,
+                self.queues,
+                (),
+                self.binding,
+                self.closed,
+                (),
+                (),
+                self.fired,
+                self.clock,
             )
         return Hypothesis(
             self.state,
@@ -149,6 +161,7 @@ class Hypothesis:
             tuple(e for e in self.origins if e[0] != ref),
             tuple(r for r in self.deviated if r != ref) if self.deviated else (),
             self.fired,
+            self.clock,
         )
 
     def produced(self, ref: Ref) -> tuple[ResponseBody, ...] | None:
@@ -260,11 +273,17 @@ class Tracker:
             explored += len(frontier)
         return []
 
-    def apply(self, event: PartitionEvent, now: int) -> None:
+    def apply(self, event: PartitionEvent, now: int, held: Ref | None = None) -> None:
         """Every hypothesis after `event` (an offsets partition unloaded or loaded, as the
-        coordinators' answers showed) at time `now`; hypotheses it does not apply to stay."""
+        coordinators' answers showed) at time `now`; hypotheses it does not apply to stay.
+        What time `now` forces took effect before the event (a request seen longer than the
+        reorder window ago, a timer overdue by more than the slack); a request or timer not
+        forced yet may have taken effect before the event or after it, and both are kept (a
+        JoinGroup parked before an unload is answered NOT_COORDINATOR by it, and one arriving
+        after by the coordinator check, but only the first created its group). The request
+        `held` takes effect after it (a broker answered it as the new coordinator)."""
         updated = []
-        for hypothesis in self.hypotheses:
+        for hypothesis in self._reachable(now, held):
             try:
                 self.steps += 1
                 outcomes = self.spec.step(hypothesis.state, event, now)
@@ -281,6 +300,25 @@ class Tracker:
                     )
                 )
         self.hypotheses = self._unique(updated)
+
+    def _reachable(self, now: int, held: Ref | None = None) -> list[Hypothesis]:
+        """Every hypothesis that moves by time `now` reach with nothing overdue, the request
+        `held` not taken; deduplicated."""
+        found: list[Hypothesis] = []
+        frontier = self.hypotheses
+        explored = 0
+        while frontier:
+            found.extend(h for h in frontier if not self._overdue(h, now))
+            frontier = self._unique(
+                m for h in frontier for m in self._moves(h, now) if not _took(h, m, held)
+            )
+            explored += len(frontier)
+            if explored > self.settings.max_hypotheses:
+                raise TooAmbiguous(
+                    f"more than {self.settings.max_hypotheses} hypotheses; raise --max-hypotheses "
+                    "or lower --reorder-window-ms / --timer-slack-ms"
+                )
+        return self._unique(found)
 
     def settle(self, now: int) -> None:
         """Advance every hypothesis past what time `now` forces (overdue timers and requests)."""
@@ -306,7 +344,7 @@ class Tracker:
             return hypothesis
         h = hypothesis
         return Hypothesis(
-            h.state, h.queues, h.outbox, binding, h.closed, h.origins, h.deviated, h.fired
+            h.state, h.queues, h.outbox, binding, h.closed, h.origins, h.deviated, h.fired, h.clock
         )
 
     def abandon(self, ref: Ref) -> None:
@@ -396,6 +434,13 @@ class Tracker:
         """Every hypothesis one move later: a queued request takes effect, or a timer fires."""
         timers = self._armed(hypothesis.state)
         slack = self.settings.timer_slack_ms
+        # A request seen more than the reorder window before a timer's deadline, or before
+        # another request was seen, took effect before the timer fired or that request did.
+        window = self.settings.reorder_window_ms
+        latest = min(
+            (q[0].ts + window for c, q in hypothesis.queues if q and c not in hypothesis.closed),
+            default=None,
+        )
         for connection, queue in hypothesis.queues:
             if not queue:
                 continue
@@ -403,14 +448,9 @@ class Tracker:
             # A timer overdue when the request was seen fired before the request took effect.
             if any(deadline + slack < head.ts for deadline, _ in timers):
                 continue
+            if latest is not None and latest < head.ts:
+                continue
             yield from self._take(hypothesis, connection, head)
-        # A request seen more than the reorder window before a timer's deadline took effect
-        # before the timer fired.
-        window = self.settings.reorder_window_ms
-        latest = min(
-            (q[0].ts + window for c, q in hypothesis.queues if q and c not in hypothesis.closed),
-            default=None,
-        )
         # A timer overdue at another's deadline fired before it (timers fire within the slack):
         # without this, a later timer could release a response first, and the response would
         # look answered when that timer fired rather than when the earlier one did.
@@ -423,8 +463,9 @@ class Tracker:
 
     def _take(self, hypothesis: Hypothesis, connection: str, head: Pending) -> Iterator[Hypothesis]:
         # A request acts at the time it was seen and a timer at its deadline, whichever order
-        # they take effect in: the outcome of a move then does not depend on how late the
-        # tracker made it, so hypotheses that differ only in that coincide.
+        # they take effect in (a timer fired after a later request excepted, `_fire`): the
+        # outcome of a move then does not depend on how late the tracker made it, so
+        # hypotheses that differ only in that coincide.
         at = head.ts
         queues = tuple(
             (c, q[1:] if c == connection else q)
@@ -493,12 +534,17 @@ class Tracker:
         self, hypothesis: Hypothesis, deadline: int, event: TimerEvent
     ) -> Iterator[Hypothesis]:
         self.steps += 1
-        for outcome in self.spec.step(hypothesis.state, event, deadline):
+        # A timer that fires after a move taken past its deadline (a request seen later, which
+        # the slack let go first) fired then, not at its deadline: the timers it arms count
+        # from there, as the coordinator's do (Kafka re-arms an extended initial delay from
+        # the moment it fired).
+        at = max(deadline, hypothesis.clock)
+        for outcome in self.spec.step(hypothesis.state, event, at):
             produced = [
                 ((r.ref.connection, r.ref.correlation_id), r.body) for r in outcome.responses
             ]
             yield self._after(
-                hypothesis, outcome.state, hypothesis.queues, produced, deadline, outcome.rules
+                hypothesis, outcome.state, hypothesis.queues, produced, at, outcome.rules
             )
 
     def _after(
@@ -530,7 +576,19 @@ class Tracker:
             hypothesis.fired
             if hypothesis.fired.issuperset(rules)
             else hypothesis.fired.union(rules),
+            max(hypothesis.clock, at),
         )
+
+
+def _took(before: Hypothesis, after: Hypothesis, ref: Ref | None) -> bool:
+    """Whether the move from `before` to `after` took the request `ref` off its queue."""
+    if ref is None:
+        return False
+    queued = dict(before.queues).get(ref[0], ())
+    if not queued or queued[0].ref != ref:
+        return False
+    left = dict(after.queues).get(ref[0], ())
+    return not left or left[0].ref != ref
 
 
 def _shape(hypothesis: Hypothesis) -> tuple[Any, ...]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
 from kafka.protocol.consumer.group import (
     HeartbeatRequest,
     HeartbeatResponse,
@@ -61,6 +62,9 @@ REBALANCE_MS = 10_000
 # A consumer-protocol subscription v0 to topic "probe" (no user data).
 SUBSCRIPTION = b"\x00\x00\x00\x00\x00\x01\x00\x05probe\xff\xff\xff\xff"
 REPLY_TIMEOUT_S = 30.0
+# How long a probe waits for its topic to be created (a ceiling against a hang, not a check).
+TOPIC_WAIT_S = 30.0
+PROBE_TOPIC = "probe"
 
 
 class MalformedAnswer(Exception):
@@ -218,14 +222,35 @@ async def static_rejoin(connect: Connect, group: str) -> None:
     new.close()
 
 
-async def _create_probe_topic(client: _Client) -> None:
-    """Make topic "probe" exist: a broker answers UNKNOWN_TOPIC_OR_PARTITION about a topic it
-    does not know before its coordinator sees the request, and a Metadata request makes brokers
-    that auto-create topics create it."""
-    await client.call(
-        MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="probe")]),
-        MetadataResponse,
-        1,
+async def _create_probe_topic(client: _Client, topic: str = PROBE_TOPIC) -> None:
+    """Make `topic` ("probe") exist before a commit names it: a broker answers
+    UNKNOWN_TOPIC_OR_PARTITION about a topic it does not know before its coordinator sees the
+    request. A Metadata request makes brokers that auto-create topics create it (librdkafka's
+    mock at once; Kafka in the background, answering UNKNOWN_TOPIC_OR_PARTITION meanwhile);
+    CreateTopics creates it on brokers that do not (`groupspec serve`), and is answered
+    TOPIC_ALREADY_EXISTS where the Metadata request already did. Then Metadata is asked until
+    the topic's partition 0 has a leader, for at most TOPIC_WAIT_S."""
+    if await _has_leader(client, topic):
+        return
+    creatable = CreateTopicsRequest.CreatableTopic(
+        name=topic, num_partitions=1, replication_factor=1, assignments=[], configs=[]
+    )
+    create = CreateTopicsRequest(topics=[creatable], timeout_ms=int(TOPIC_WAIT_S * 1000))
+    await client.call(create, CreateTopicsResponse, 2)  # any answer: Metadata tells
+    deadline = time.monotonic() + TOPIC_WAIT_S
+    while not await _has_leader(client, topic) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+
+
+async def _has_leader(client: _Client, topic: str) -> bool:
+    """Whether the broker's metadata shows `topic`'s partition 0 with a leader."""
+    request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic)])
+    answer = await client.call(request, MetadataResponse, 1)
+    return any(
+        t.name == topic
+        and t.error_code == 0
+        and any(p.partition_index == 0 and p.leader_id >= 0 for p in t.partitions)
+        for t in answer.topics
     )
 
 
