@@ -57,7 +57,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         required=True,
         help=(
             "HOST:PORT of the broker, serve, mock, or kafka / kafka-3.9 (Apache Kafka's own "
-            "broker, started for each workload and probe: docs/kafka.md)"
+            "broker, started for each workload and per group of probe settings: docs/kafka.md)"
         ),
     )
     parser.add_argument(

@@ -7,10 +7,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from groupspec.cli.arguments import add_kafka_version_option, kafka_version_line, output_directory
+from groupspec.cli.arguments import (
+    add_kafka_version_option,
+    document_to_update,
+    kafka_version_line,
+    output_directory,
+)
+from groupspec.cli.output import with_generated_block, write_atomically
 from groupspec.record.kafka.broker import BrokerStartError
 from groupspec.record.kafka.install import KafkaSetupError
-from groupspec.record.workload.probes import PROBES, run_probes
+from groupspec.record.workload.probes import PROBES, run_probes_against
 from groupspec.record.workload.targets import TARGET_NAMES, make_target
 from groupspec.wire.reachability import NotABrokerError
 
@@ -35,21 +41,45 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--target",
         default="serve",
         help=(
-            "serve (default), mock, kafka or kafka-3.9 (Apache Kafka's broker, started for "
-            "each probe: docs/kafka.md), or HOST:PORT"
+            "serve (default), mock, kafka or kafka-3.9 (Apache Kafka's broker: docs/kafka.md), "
+            "or HOST:PORT; serve and Kafka are started once per group of broker settings the "
+            "probes need"
         ),
     )
-    parser.add_argument("--trace-dir", type=output_directory, required=True, metavar="DIR")
+    parser.add_argument(
+        "--trace-dir", type=output_directory, metavar="DIR", help="where the traces go (needed)"
+    )
     parser.add_argument(
         "--probe", action="append", choices=sorted(PROBES), help="a probe to run (default: all)"
     )
     parser.add_argument("--validate", action="store_true", help="validate each trace")
     add_kafka_version_option(parser)
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="run nothing: print every probe (its settings and rules) and, for every "
+        "coordinator rule, the probes that exercise it",
+    )
+    parser.add_argument(
+        "--update-doc",
+        type=document_to_update,
+        metavar="FILE",
+        help="with --list: rewrite the generated blocks in FILE (docs/record.md, "
+        "docs/coverage.md) instead of printing",
+    )
     parser.set_defaults(run=run_probe)
 
 
 def run_probe(args: argparse.Namespace) -> int:
-    """Run the probes; with --validate print each verdict."""
+    """Run the probes; with --validate print each verdict. With --list, describe them."""
+    if args.list:
+        return _list(args)
+    if args.update_doc is not None:
+        print("groupspec probe: --update-doc needs --list", file=sys.stderr)
+        return EXIT_USAGE
+    if args.trace_dir is None:
+        print("groupspec probe: --trace-dir is needed to run probes", file=sys.stderr)
+        return EXIT_USAGE
     if args.kafka_version is not None and not args.validate:
         print("groupspec probe: --kafka-version needs --validate", file=sys.stderr)
         return EXIT_USAGE
@@ -59,7 +89,7 @@ def run_probe(args: argparse.Namespace) -> int:
         print(f"groupspec probe: --target {args.target}: {error} ({TARGET_NAMES})", file=sys.stderr)
         return EXIT_USAGE
     try:
-        results = run_probes(make_target(args.target), args.trace_dir, args.probe)
+        results = run_probes_against(args.target, args.trace_dir, args.probe)
     except (NotABrokerError, KafkaSetupError) as error:
         print(f"groupspec probe: target: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -73,6 +103,28 @@ def run_probe(args: argparse.Namespace) -> int:
         if args.validate:
             code = max(code, _judge(result.trace, args.kafka_version))
     return code
+
+
+def _list(args: argparse.Namespace) -> int:
+    """Print the probe and rule tables, or rewrite the generated blocks of --update-doc."""
+    from groupspec.cli.probe_tables import BLOCKS, END
+
+    if args.update_doc is None:
+        sys.stdout.write("\n".join(make() for _, make in BLOCKS))
+        return EXIT_OK
+    try:
+        document = args.update_doc.read_text(encoding="utf-8")
+        blocks = [(begin, make) for begin, make in BLOCKS if begin in document]
+        if not blocks:
+            raise ValueError("no generated probe block in it (see docs/record.md)")
+        for begin, make in blocks:
+            document = with_generated_block(document, begin, END, make())
+        write_atomically(args.update_doc, document)
+    except (OSError, ValueError) as error:
+        print(f"groupspec probe: {args.update_doc}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"updated the probe tables in {args.update_doc}")
+    return EXIT_OK
 
 
 def _judge(trace: Path, kafka_version: str | None) -> int:

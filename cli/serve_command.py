@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import sys
+from typing import Any
 
 from groupspec.cli.arguments import output_directory, port_number
+from groupspec.cli.record_options import add_coordinator_setting_option, coordinator_settings
 from groupspec.cli.service_runtime import configure_logging, until_stopped
 from groupspec.impl.config import CoordinatorConfig
 from groupspec.impl.server import ServeConfig, WireServer, parse_topics
@@ -67,6 +70,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=6000,
         help="group.min.session.timeout.ms (default 6000, as Kafka)",
     )
+    add_coordinator_setting_option(
+        parser,
+        "a coordinator setting in the specification's CoordinatorConfig names "
+        "(group_max_size=2, offsets_retention_check_interval_ms=500, ...); repeatable; it "
+        "overrides the two options above",
+    )
     parser.add_argument(
         "--max-frame-bytes",
         type=int,
@@ -91,10 +100,7 @@ def run(args: argparse.Namespace) -> int:
             topics=topics,
             fsync_interval_ms=args.fsync_interval_ms,
             max_frame_bytes=args.max_frame_bytes,
-            coordinator=CoordinatorConfig(
-                group_initial_rebalance_delay_ms=args.initial_rebalance_delay_ms,
-                group_min_session_timeout_ms=args.min_session_timeout_ms,
-            ),
+            coordinator=coordinator_config(args),
         )
     except ValueError as error:
         print(f"groupspec serve: {error}", file=sys.stderr)
@@ -117,6 +123,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"groupspec serve: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def coordinator_config(args: argparse.Namespace) -> CoordinatorConfig:
+    """The coordinator's configuration from the options; ValueError names a setting that is not
+    one or a value it cannot take."""
+    settings: dict[str, Any] = {
+        "group_initial_rebalance_delay_ms": args.initial_rebalance_delay_ms,
+        "group_min_session_timeout_ms": args.min_session_timeout_ms,
+    }
+    settings.update(coordinator_settings(args.coordinator_setting))
+    known = {field.name for field in dataclasses.fields(CoordinatorConfig)}
+    for name in settings:
+        if name not in known:
+            raise ValueError(
+                f"--coordinator-setting {name}: not a coordinator setting; known: "
+                + ", ".join(sorted(known))
+            )
+    return CoordinatorConfig(**settings)
 
 
 async def _serve(config: ServeConfig) -> None:

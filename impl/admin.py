@@ -41,12 +41,20 @@ def find_coordinator(rt: Runtime, ref: Ref, request: FindCoordinatorRequest) -> 
 def describe_groups(rt: Runtime, ref: Ref, request: DescribeGroupsRequest) -> None:
     """Describe each group: Stable shows metadata and assignments, other states do not."""
     rt.respond(
-        ref, DescribeGroupsResponse(tuple(describe_group(rt, gid) for gid in request.group_ids))
+        ref,
+        DescribeGroupsResponse(
+            tuple(describe_group(rt, gid, request.api_version) for gid in request.group_ids)
+        ),
     )
 
 
-def describe_group(rt: Runtime, group_id: str) -> DescribedGroup:
-    """One group as DescribeGroups reports it, after the coordinator check."""
+# From this DescribeGroups version on, a group the coordinator does not hold is an error.
+DESCRIBE_NOT_FOUND_SINCE = 6
+
+
+def describe_group(rt: Runtime, group_id: str, api_version: int = 5) -> DescribedGroup:
+    """One group as DescribeGroups (at `api_version`) reports it, after the coordinator
+    check."""
     error = rt.coordinator_error(group_id)
     if error is not None:
         # rule: coordinator.check_failed
@@ -54,7 +62,12 @@ def describe_group(rt: Runtime, group_id: str) -> DescribedGroup:
     group = rt.groups.get(group_id)
     if group is None:
         # rule: describe.unknown_group
-        return DescribedGroup(ErrorCode.NONE, group_id, DEAD.value, "", "")
+        error = (
+            ErrorCode.GROUP_ID_NOT_FOUND
+            if api_version >= DESCRIBE_NOT_FOUND_SINCE
+            else ErrorCode.NONE
+        )
+        return DescribedGroup(error, group_id, DEAD.value, "", "")
     if group.state is STABLE:
         # rule: describe.stable_group
         protocol = group.protocol_name or ""

@@ -43,12 +43,26 @@ def find_coordinator(
     return FindCoordinatorResponse(ErrorCode.NONE, request.key, broker_id)
 
 
-def describe_group(step: Step, state: CoordinatorState, group_id: str) -> DescribedGroup:
-    """One group as DescribeGroups reports it; the coordinator checks were done by the caller."""
+# From this DescribeGroups version on, a group the coordinator does not hold is an error.
+DESCRIBE_NOT_FOUND_SINCE = 6
+
+
+def describe_group(
+    step: Step, state: CoordinatorState, group_id: str, api_version: int = 5
+) -> DescribedGroup:
+    """One group as DescribeGroups (at `api_version`) reports it; the coordinator checks were
+    done by the caller."""
     group = state.group(group_id)
     if group is None or group.state is DEAD:
         step.fire(DESCRIBE_UNKNOWN_GROUP)
-        return DescribedGroup(ErrorCode.NONE, group_id, DEAD.value, "", "")
+        # Kafka 4.x, GroupMetadataManager.describeGroups: GROUP_ID_NOT_FOUND from v6 (which
+        # added the group's error message), a Dead group without error before.
+        error = (
+            ErrorCode.GROUP_ID_NOT_FOUND
+            if api_version >= DESCRIBE_NOT_FOUND_SINCE
+            else ErrorCode.NONE
+        )
+        return DescribedGroup(error, group_id, DEAD.value, "", "")
     if group.state is STABLE:
         step.fire(DESCRIBE_STABLE_GROUP)
         protocol = group.protocol_name or ""

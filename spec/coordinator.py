@@ -192,16 +192,20 @@ class GroupCoordinatorSpec:
     def _describe_groups(
         self, step: Step, state: CoordinatorState, ref: RequestRef, request: DescribeGroupsRequest
     ) -> CoordinatorState:
-        described = tuple(self._describe_one(step, state, gid) for gid in request.group_ids)
+        described = tuple(
+            self._describe_one(step, state, gid, request.api_version) for gid in request.group_ids
+        )
         step.respond(ref, DescribeGroupsResponse(described))
         return state
 
-    def _describe_one(self, step: Step, state: CoordinatorState, group_id: str) -> DescribedGroup:
+    def _describe_one(
+        self, step: Step, state: CoordinatorState, group_id: str, api_version: int
+    ) -> DescribedGroup:
         error = self._coordinator_error(state, group_id)
         if error is not None:
             step.fire(COORDINATOR_CHECK_FAILED)
             return DescribedGroup(error, group_id, "", "", "")
-        return describe_group(step, state, group_id)
+        return describe_group(step, state, group_id, api_version)
 
     def _delete_groups(
         self, step: Step, state: CoordinatorState, ref: RequestRef, request: DeleteGroupsRequest

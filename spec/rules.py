@@ -451,7 +451,9 @@ RETENTION_WRITE_FAILED = Rule(
 
 # Admin
 DESCRIBE_UNKNOWN_GROUP = Rule(
-    "describe.unknown_group", "§2.8", 'Unknown group: state "Dead", NONE, no members.'
+    "describe.unknown_group",
+    "§2.8",
+    'Unknown group: state "Dead", no members; error NONE, GROUP_ID_NOT_FOUND from v6.',
 )
 DESCRIBE_STABLE_GROUP = Rule(
     "describe.stable_group",

@@ -29,20 +29,14 @@ from kafka.protocol.consumer.group import (
     LeaveGroupResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    SyncGroupRequest,
     SyncGroupResponse,
 )
 
 from groupspec.record.kafka.broker import KafkaBroker
 from groupspec.record.proxy import ProxyConfig
 from groupspec.record.proxy_thread import RecorderThread
-from groupspec.record.workload.probes import (
-    SUBSCRIPTION,
-    Connect,
-    _Client,
-    _create_probe_topic,
-    _find,
-    _sync,
-)
+from groupspec.record.workload.probe_client import SUBSCRIPTION, Connect, ProbeClient
 from groupspec.wire.address import Address
 from groupspec.wire.trace_format import TraceHeader
 
@@ -58,6 +52,20 @@ REBALANCE_MS = 20_000
 Driver = Callable[[Connect, str], Coroutine[Any, Any, None]]
 
 
+def _sync(group: str, generation: int, member_id: str, assignments: list[str]) -> SyncGroupRequest:
+    """A SyncGroup with empty assignments for `assignments` (the leader's) or none."""
+    return SyncGroupRequest(
+        group_id=group,
+        generation_id=generation,
+        member_id=member_id,
+        group_instance_id=None,
+        assignments=[
+            SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=b"")
+            for m in assignments
+        ],
+    )
+
+
 def _join(group: str, member_id: str = "", session_ms: int = SESSION_MS) -> JoinGroupRequest:
     return JoinGroupRequest(
         group_id=group,
@@ -70,12 +78,12 @@ def _join(group: str, member_id: str = "", session_ms: int = SESSION_MS) -> Join
     )
 
 
-async def _describe(client: _Client, group: str) -> None:
+async def _describe(client: ProbeClient, group: str) -> None:
     request = DescribeGroupsRequest(groups=[group], include_authorized_operations=False)
     await client.call(request, DescribeGroupsResponse, 1)
 
 
-async def _join_and_sync(client: _Client, group: str) -> Any:
+async def _join_and_sync(client: ProbeClient, group: str) -> Any:
     """JoinGroup v3 (no MEMBER_ID_REQUIRED round), then SyncGroup v2 as the leader (with every
     member's empty assignment) or as a follower; the join's answer."""
     joined = await client.call(_join(group), JoinGroupResponse, 3)
@@ -93,7 +101,7 @@ async def sync_in_stable(connect: Connect, group: str) -> None:
     its session at that SyncGroup (the heartbeat is answered NONE); the Java one did not, so the
     session ran out 6 s into Stable (UNKNOWN_MEMBER_ID)."""
     client = await connect("profile-a")
-    await _find(client, group)
+    await client.find_coordinator(group)
     joined = await _join_and_sync(client, group)
     await asyncio.sleep(4.0)
     await client.call(
@@ -114,8 +122,8 @@ async def commit_to_unknown_group(connect: Connect, group: str) -> None:
     """`commit.unknown_group_with_generation`: OffsetCommit v9 with generation 1 to a group
     nobody created. Java: GROUP_ID_NOT_FOUND (from v9); Scala: ILLEGAL_GENERATION."""
     client = await connect("profile-a")
-    await _create_probe_topic(client)
-    await _find(client, group)
+    await client.create_topic()
+    await client.find_coordinator(group)
     partition = OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
         partition_index=0, committed_offset=7, committed_leader_epoch=-1, committed_metadata=""
     )
@@ -187,7 +195,7 @@ def created_then_restarted(restart: Callable[[], None]) -> Driver:
 
     async def driver(connect: Connect, group: str) -> None:
         client = await connect("profile-a")
-        await _find(client, group)
+        await client.find_coordinator(group)
         parked = asyncio.ensure_future(client.call(_join(group), JoinGroupResponse, 3))
         await asyncio.sleep(1.5)
         await asyncio.to_thread(restart)
@@ -225,9 +233,9 @@ def record(broker: KafkaBroker, name: str, driver: Driver, trace_dir: Path) -> P
     )
     with RecorderThread(config, path, header) as recorder:
 
-        async def connect(client_id: str, port: int = recorder.port) -> _Client:
+        async def connect(client_id: str, port: int = recorder.port) -> ProbeClient:
             reader, writer = await asyncio.open_connection(LOOPBACK, port)
-            return _Client(reader, writer, client_id)
+            return ProbeClient(reader, writer, client_id)
 
         asyncio.run(driver(connect, f"{name}-{uuid.uuid4().hex[:12]}"))
         time.sleep(0.2)  # the recorder sees the last frames

@@ -336,3 +336,23 @@ def test_the_same_seed_writes_the_same_trace():
     write_impl_trace(first, seed=5, duration_ms=2 * MINUTES)
     write_impl_trace(second, seed=5, duration_ms=2 * MINUTES)
     assert first.getvalue() == second.getvalue()
+
+
+def test_a_request_seen_a_reorder_window_after_another_took_effect_after_it():
+    """b's LeaveGroup is seen at 100 ms and answered late; a's heartbeat is seen more than the
+    reorder window (1 s) later: the leave had taken effect by then, so the heartbeat is told a
+    rebalance is under way, and NONE is a divergence."""
+    leave = {"group_id": "g", "members": [{"member_id": "c-b-uuid", "group_instance_id": None}]}
+    left = {
+        "error_code": 0,
+        "members": [{"member_id": "c-b-uuid", "group_instance_id": None, "error_code": 0}],
+    }
+    seen = 100 + OracleSettings().reorder_window_ms + 1
+    for answer, allowed in ((27, True), (0, False)):
+        oracle = Oracle(CoordinatorConfig(group_initial_rebalance_delay_ms=0))
+        two_members_join(oracle, "c-a-uuid")
+        oracle.request("b", 3, LEAVE_GROUP, 4, leave, 100)
+        oracle.request("a", 3, HEARTBEAT, 4, heartbeat("c-a-uuid"), seen)
+        divergence = oracle.response("a", 3, HEARTBEAT, 4, {"error_code": answer}, seen + 1)
+        assert (divergence is None) is allowed, answer
+        oracle.response("b", 3, LEAVE_GROUP, 4, left, seen + 2)

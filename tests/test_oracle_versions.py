@@ -270,3 +270,27 @@ def test_coverage_counts_the_rules_of_the_profile_each_trace_was_judged_under(tm
     out = capsys.readouterr().out
     assert "rules reached: 2/97 by the 2 traces together" in out
     assert json.loads(report.read_text())["coverage"]["totals"]["coordinator"]["known"] == 97
+
+
+@pytest.mark.parametrize("api_version", [5, 6])
+def test_describe_groups_of_a_group_nobody_holds_answers_by_api_version(api_version):
+    """Before v6 a group the coordinator does not hold is described Dead without error; from v6
+    (Kafka 4.0+) with GROUP_ID_NOT_FOUND and a message, as Kafka 4.4.0 answered the
+    describe-groups probe. The other version's answer diverges."""
+    for error in (ErrorCode.NONE, ErrorCode.GROUP_ID_NOT_FOUND):
+        oracle = Oracle(CoordinatorConfig())
+        describe = {"groups": ["gone"], "include_authorized_operations": False}
+        oracle.request("admin", 1, DESCRIBE_GROUPS, api_version, describe, 1_000, client_id="a")
+        group = {
+            "error_code": int(error),
+            "error_message": "Group gone not found." if error else None,
+            "group_id": "gone",
+            "group_state": "Dead",
+            "protocol_type": "",
+            "protocol_data": "",
+            "members": [],
+        }
+        answer = {"throttle_time_ms": 0, "groups": [group]}
+        divergence = oracle.response("admin", 1, DESCRIBE_GROUPS, api_version, answer, 1_001)
+        expected = ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 6 else ErrorCode.NONE
+        assert (divergence is None) == (error is expected), (api_version, error)

@@ -170,8 +170,8 @@ def fetch_all(group=G):
     return OffsetFetchRequest(group, None)
 
 
-def describe(*group_ids):
-    return DescribeGroupsRequest(group_ids or (G,))
+def describe(*group_ids, version=5):
+    return DescribeGroupsRequest(group_ids or (G,), api_version=version)
 
 
 def list_groups(states=(), types=()):
@@ -1746,6 +1746,16 @@ ADMIN_ROWS = [
     # Describe
     row("describe-unknown-group", no_group, describe(), E.NONE, described_dead),
     row("describe-dead", dead, describe(), E.NONE, described_dead),
+    # v6 reports a group the coordinator does not hold as GROUP_ID_NOT_FOUND (Kafka 4.4.0,
+    # GroupMetadataManager.describeGroups; observed by the describe-groups probe).
+    row(
+        "describe-unknown-group-v6",
+        no_group,
+        describe(version=6),
+        E.GROUP_ID_NOT_FOUND,
+        described_dead,
+    ),
+    row("describe-dead-v6", dead, describe(version=6), E.GROUP_ID_NOT_FOUND, described_dead),
     row(
         "describe-stable",
         stable,

@@ -143,3 +143,31 @@ def test_serve_advertises_the_port_it_is_told(tmp_path):
         process.terminate()
         process.communicate(timeout=30)
     assert main(["serve", "--advertised-port", "70000"]) == 2
+
+
+def test_serve_takes_coordinator_settings_in_the_specifications_names():
+    from groupspec.cli.main import build_parser
+    from groupspec.cli.serve_command import coordinator_config
+
+    argv = ["serve", "--min-session-timeout-ms", "700", "--coordinator-setting", "group_max_size=2"]
+    config = coordinator_config(build_parser().parse_args(argv))
+    assert (config.group_max_size, config.group_min_session_timeout_ms) == (2, 700)
+    overridden = [*argv, "--coordinator-setting", "group_min_session_timeout_ms=500"]
+    assert (
+        coordinator_config(build_parser().parse_args(overridden)).group_min_session_timeout_ms
+        == 500
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("group_max_sise=2", "group_max_sise: not a coordinator setting"),
+        ("group_max_size=0", "group_max_size must be a positive integer"),
+        ("group_max_size", "expected KEY=VALUE"),
+    ],
+)
+def test_serve_refuses_a_bad_coordinator_setting(setting, message, capsys):
+    assert main(["serve", "--coordinator-setting", setting]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("groupspec serve: ") and message in err

@@ -365,13 +365,14 @@ class OffsetFetchRequest:
 
 @dataclass(frozen=True)
 class DescribeGroupsRequest:
-    """DescribeGroups for several groups."""
+    """DescribeGroups v0–v6 for several groups (v6 answers a group it does not hold with
+    GROUP_ID_NOT_FOUND)."""
 
     group_ids: tuple[str, ...]
     api_version: int = 5
 
     def __post_init__(self) -> None:
-        _check_version("DescribeGroups", self.api_version, 5)
+        _check_version("DescribeGroups", self.api_version, 6)
         _check_tuple("DescribeGroups", "groups", self.group_ids, str)
 
 

@@ -320,13 +320,7 @@ def _read_offset_fetch(
 def _read_describe_groups(
     version: int, body: Fields, client_id: str, client_host: str
 ) -> tuple[rq.Request, ...]:
-    return (
-        rq.DescribeGroupsRequest(
-            tuple(_need(body, "groups")),
-            # v6 only adds an error message per group: read as v5; beyond it, refused.
-            api_version=5 if version == 6 else version,
-        ),
-    )
+    return (rq.DescribeGroupsRequest(tuple(_need(body, "groups")), api_version=version),)
 
 
 def _read_list_groups(

@@ -1,303 +1,351 @@
-"""Probes: short scripted group exchanges, each isolating one rule of the protocol.
+"""Probes: short scripted group exchanges, each isolating a rule (or a few) of the protocol.
 
 A real client's run stops being judged at the first divergence, and a coordinator that departs
 early (say, on the first JoinGroup) hides everything after. A probe speaks the protocol
 directly, at API versions chosen so that it steps around the other probes' rules (JoinGroup v3
 has no MEMBER_ID_REQUIRED round), through the recording proxy; each writes its own trace, for
-`groupspec validate` to judge. The rules, as the specification states them (reference
-docs/protocol.md):
+`groupspec validate` to judge, and names the specification rules (`spec/rules.py`) it is
+written to exercise: `tests/test_probes*.py` check that its trace does exercise them.
 
-- `member-id-required`: a dynamic member's first JoinGroup v4+ is answered MEMBER_ID_REQUIRED
-  with an id (KIP-394);
-- `first-generation`: a lone member's join completes generation 1;
-- `initial-delay`: members joining during the initial rebalance delay extend it;
-- `sync-follower-after-leader`: a follower whose SyncGroup arrives after the leader's gets its
-  assignment;
-- `static-rejoin`: a static member rejoining with its instance id replaces its old member id,
-  which is then fenced (FENCED_INSTANCE_ID);
-- `offset-fetch-all`: OffsetFetch with `topics: null` returns every committed offset;
-- `offset-fetch-uncommitted`: OffsetFetch (v5, which carries leader epochs) of a partition nobody
-  committed returns offset -1, leader epoch -1 and metadata "".
+Some probes need broker settings Kafka's defaults do not have (sessions of a second, a small
+group.max.size, a short retention check interval). The probes are grouped by the settings they
+need (`PROBE_SETTINGS`); a target that starts its own broker (serve, Kafka) is started once
+per group with that group's settings, a broker that runs already is probed as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
-import struct
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
-from kafka.protocol.consumer.group import (
-    HeartbeatRequest,
-    HeartbeatResponse,
-    JoinGroupRequest,
-    JoinGroupResponse,
-    OffsetCommitRequest,
-    OffsetCommitResponse,
-    OffsetFetchRequest,
-    OffsetFetchResponse,
-    SyncGroupRequest,
-    SyncGroupResponse,
-)
-from kafka.protocol.metadata.find_coordinator import (
-    FindCoordinatorRequest,
-    FindCoordinatorResponse,
-)
-from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
 
 from groupspec.record.proxy import ProxyConfig
 from groupspec.record.proxy_thread import RecorderThread
 from groupspec.wire.address import Address
 from groupspec.wire.trace_format import TraceHeader
 
-from .targets import Target
+from . import probes_membership as membership
+from . import probes_offsets as offsets
+from . import probes_timers as timers
+from .probe_client import Connect, MalformedAnswer, ProbeClient, ProbeStopped
+from .targets import Target, configures_broker, make_target
 
 LOOPBACK = "127.0.0.1"
-SESSION_MS = 10_000
-REBALANCE_MS = 10_000
-# A consumer-protocol subscription v0 to topic "probe" (no user data).
-SUBSCRIPTION = b"\x00\x00\x00\x00\x00\x01\x00\x05probe\xff\xff\xff\xff"
-REPLY_TIMEOUT_S = 30.0
-# How long a probe waits for its topic to be created (a ceiling against a hang, not a check).
-TOPIC_WAIT_S = 30.0
-PROBE_TOPIC = "probe"
+# The broker settings each group of probes runs with (the specification's names). Sessions of
+# a second need a lower minimum session timeout than Kafka's 6 s; a retention check every
+# half second and a group.max.size of 2 would disturb other probes (a check deletes any Empty
+# group without offsets), so they have a broker of their own.
+SHORT_SESSIONS = "short-sessions"
+LIMITS = "limits"
+PROBE_SETTINGS: dict[str, dict[str, int]] = {
+    SHORT_SESSIONS: {"group_min_session_timeout_ms": 500},
+    LIMITS: {
+        "group_min_session_timeout_ms": 500,
+        "group_max_size": 2,
+        "offsets_retention_check_interval_ms": offsets.RETENTION_CHECK_INTERVAL_MS,
+    },
+}
+
+ProbeFunction = Callable[[Connect, str], Coroutine[Any, Any, None]]
 
 
-class MalformedAnswer(Exception):
-    """The peer's answer does not decode as the response to the request sent."""
+@dataclass(frozen=True)
+class Probe:
+    """A scripted exchange: what it runs, the rules it is written to exercise (under Kafka
+    4.x's profile), and the broker settings it needs (a key of PROBE_SETTINGS)."""
+
+    name: str
+    run: ProbeFunction
+    rules: tuple[str, ...]
+    settings: str = SHORT_SESSIONS
 
 
-class _Client:
-    """One connection: a request, then its response (one at a time, as a consumer does)."""
-
-    def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, name: str
-    ) -> None:
-        self.reader, self.writer, self.name = reader, writer, name
-        self.correlation_id = 0
-
-    async def call(self, request: Any, response_class: Any, version: int) -> Any:
-        self.correlation_id += 1
-        request.with_header(correlation_id=self.correlation_id, client_id=self.name)
-        self.writer.write(bytes(request.encode(version=version, header=True, framed=True)))
-        (length,) = struct.unpack(
-            ">i", await asyncio.wait_for(self.reader.readexactly(4), REPLY_TIMEOUT_S)
-        )
-        frame = await self.reader.readexactly(length)
-        try:
-            return response_class.decode(frame, version=version, header=True)
-        except Exception as error:  # kafka-python raises whatever its reader hits
-            raise MalformedAnswer(
-                f"{response_class.__name__} v{version} does not decode: "
-                f"{type(error).__name__}: {error}"
-            ) from None
-
-    def close(self) -> None:
-        self.writer.close()
+def _probe(name: str, run: ProbeFunction, *rules: str, settings: str = SHORT_SESSIONS) -> Probe:
+    return Probe(name, run, rules, settings)
 
 
-Connect = Callable[[str], Awaitable[_Client]]
-
-
-def _join(group: str, member_id: str = "", instance: str | None = None) -> JoinGroupRequest:
-    return JoinGroupRequest(
-        group_id=group,
-        session_timeout_ms=SESSION_MS,
-        rebalance_timeout_ms=REBALANCE_MS,
-        member_id=member_id,
-        group_instance_id=instance,
-        protocol_type="consumer",
-        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=SUBSCRIPTION)],
-    )
-
-
-def _sync(
-    group: str, generation: int, member_id: str, assignments: list[str], instance: str | None = None
-) -> SyncGroupRequest:
-    return SyncGroupRequest(
-        group_id=group,
-        generation_id=generation,
-        member_id=member_id,
-        group_instance_id=instance,
-        assignments=[
-            SyncGroupRequest.SyncGroupRequestAssignment(member_id=m, assignment=b"")
-            for m in assignments
-        ],
-    )
-
-
-async def _find(client: _Client, group: str) -> None:
-    await client.call(FindCoordinatorRequest(key=group, key_type=0), FindCoordinatorResponse, 2)
-
-
-async def member_id_required(connect: Connect, group: str) -> None:
-    """A dynamic member's first JoinGroup v4."""
-    client = await connect("probe-a")
-    await _find(client, group)
-    await client.call(_join(group), JoinGroupResponse, 4)
-    client.close()
-
-
-async def first_generation(connect: Connect, group: str) -> None:
-    """One member joins (v3) and syncs: the generation it gets."""
-    client = await connect("probe-a")
-    await _find(client, group)
-    joined = await client.call(_join(group), JoinGroupResponse, 3)
-    if joined.error_code == 0:
-        await client.call(
-            _sync(group, joined.generation_id, joined.member_id, [joined.member_id]),
-            SyncGroupResponse,
-            2,
-        )
-    client.close()
-
-
-async def initial_delay(connect: Connect, group: str) -> None:
-    """Two members join (v3) 200 ms apart, within the initial rebalance delay."""
-    first, second = await connect("probe-a"), await connect("probe-b")
-    parked = asyncio.ensure_future(first.call(_join(group), JoinGroupResponse, 3))
-    await asyncio.sleep(0.2)
-    await asyncio.gather(parked, second.call(_join(group), JoinGroupResponse, 3))
-    first.close()
-    second.close()
-
-
-async def sync_follower_after_leader(connect: Connect, group: str) -> None:
-    """Two members join (v3); the leader syncs, then the follower does."""
-    first, second = await connect("probe-a"), await connect("probe-b")
-    answers = await asyncio.gather(
-        first.call(_join(group), JoinGroupResponse, 3),
-        second.call(_join(group), JoinGroupResponse, 3),
-    )
-    by_role = sorted(
-        zip(answers, (first, second), strict=True), key=lambda a: a[0].leader != a[0].member_id
-    )
-    (leader_answer, leader), (follower_answer, follower) = by_role
-    members = [m.member_id for m in leader_answer.members]
-    await leader.call(
-        _sync(group, leader_answer.generation_id, leader_answer.member_id, members),
-        SyncGroupResponse,
-        2,
-    )
-    await asyncio.sleep(0.2)
-    await follower.call(
-        _sync(group, follower_answer.generation_id, follower_answer.member_id, []),
-        SyncGroupResponse,
-        2,
-    )
-    first.close()
-    second.close()
-
-
-async def static_rejoin(connect: Connect, group: str) -> None:
-    """A static member joins and syncs (JoinGroup v5), rejoins from a new connection with its
-    instance id, and its old incarnation heartbeats."""
-    old = await connect("probe-static")
-    joined = await old.call(_join(group, instance="instance-0"), JoinGroupResponse, 5)
-    if joined.error_code != 0:
-        old.close()
-        return
-    await old.call(
-        _sync(group, joined.generation_id, joined.member_id, [joined.member_id], "instance-0"),
-        SyncGroupResponse,
-        3,
-    )
-    new = await connect("probe-static")
-    await new.call(_join(group, instance="instance-0"), JoinGroupResponse, 5)
-    await old.call(
-        HeartbeatRequest(
-            group_id=group,
-            generation_id=joined.generation_id,
-            member_id=joined.member_id,
-            group_instance_id="instance-0",
+PROBES: dict[str, Probe] = {
+    probe.name: probe
+    for probe in (
+        _probe(
+            "member-id-required",
+            membership.member_id_required,
+            "find_coordinator.found",
+            "join.group_created",
+            "join.new_dynamic_member.member_id_required",
         ),
-        HeartbeatResponse,
-        3,
+        _probe(
+            "first-generation",
+            membership.first_generation,
+            "join.new_dynamic_member_added_v0_to_v3",
+            "rebalance.prepare",
+            "rebalance.initial_delay_armed",
+            "timer.initial_rebalance_delay_expired",
+            "rebalance.completed_to_completing",
+            "sync.leader_assignment_stored_group_stable",
+        ),
+        _probe("initial-delay", membership.initial_delay, "rebalance.initial_delay_extended"),
+        _probe(
+            "sync-follower-after-leader",
+            membership.sync_follower_after_leader,
+            "sync.stable_returns_assignment",
+        ),
+        _probe(
+            "follower-syncs-first",
+            membership.follower_syncs_first,
+            "sync.completing_follower_parked",
+        ),
+        _probe(
+            "pending-member-joins",
+            membership.pending_member_joins,
+            "join.pending_member_joined",
+            "leave.member_removed",
+            "rebalance.completed_to_empty",
+        ),
+        _probe(
+            "pending-member-with-instance-id",
+            membership.pending_member_with_instance_id,
+            "join.pending_member_with_instance_id",
+        ),
+        _probe(
+            "leave-pending-member",
+            membership.leave_pending_member,
+            "leave.pending_member_removed",
+            "join.existing_member.invalid_member",
+        ),
+        _probe(
+            "new-member-protocol-mismatch",
+            membership.new_member_protocol_mismatch,
+            "join.new_member.inconsistent_protocol",
+        ),
+        _probe(
+            "member-protocol-mismatch",
+            membership.member_protocol_mismatch,
+            "join.existing_member.inconsistent_protocol",
+            "sync.inconsistent_protocol",
+        ),
+        _probe(
+            "leader-rejoins",
+            membership.leader_rejoins,
+            "join.existing_member.stable_leader_rebalances",
+            "rebalance.join_timer_armed",
+            "heartbeat.preparing_rebalance_in_progress",
+            "sync.preparing_rebalance_in_progress",
+            "join.existing_member.preparing_parked",
+            "rebalance.join_completed_early",
+        ),
+        _probe(
+            "follower-rejoins-unchanged",
+            membership.follower_rejoins_unchanged,
+            "join.existing_member.stable_follower_unchanged",
+            "heartbeat.accepted",
+        ),
+        _probe(
+            "follower-rejoins-changed",
+            membership.follower_rejoins_changed,
+            "join.existing_member.stable_follower_changed_protocols",
+        ),
+        _probe(
+            "rejoin-while-completing",
+            membership.rejoin_while_completing,
+            "join.existing_member.completing_same_protocols",
+            "join.existing_member.completing_changed_protocols",
+        ),
+        _probe(
+            "sync-parked-then-rebalance",
+            membership.sync_parked_then_rebalance,
+            "sync.parked_answered_with_error",
+        ),
+        _probe(
+            "static-rejoin",
+            membership.static_rejoin,
+            "join.new_static_member_added",
+            "join.static_member_replaced",
+            "join.static_replacement.stable_no_rebalance",
+            "heartbeat.invalid_member_or_generation",
+        ),
+        _probe(
+            "static-replaced-while-joining",
+            membership.static_replaced_while_joining,
+            "join.static_replacement.preparing",
+        ),
+        _probe(
+            "static-replaced-while-completing",
+            membership.static_replaced_while_completing,
+            "join.static_replacement.completing_rebalances",
+            "sync.invalid_member_or_generation",
+        ),
+        _probe(
+            "static-replaced-protocol-changed",
+            membership.static_replaced_protocol_changed,
+            "join.static_replacement.protocol_changed_rebalance",
+        ),
+        _probe(
+            "static-leader-replaced",
+            membership.static_leader_replaced,
+            "join.static_replacement.stable_no_rebalance",
+        ),
+        _probe(
+            "fenced-instance",
+            membership.fenced_instance,
+            "heartbeat.invalid_member_or_generation",
+            "sync.invalid_member_or_generation",
+            "commit.rejected_by_fencing",
+            "join.existing_member.invalid_member",
+            "leave.invalid_member",
+        ),
+        _probe(
+            "leave-in-batch",
+            membership.leave_in_batch,
+            "leave.member_removed",
+            "leave.removed_by_instance_id",
+            "leave.no_member_id_unknown_instance",
+            "leave.invalid_member",
+        ),
+        _probe(
+            "session-expiry",
+            timers.session_expiry,
+            "timer.heartbeat_expired_member_removed",
+        ),
+        _probe(
+            "expiry-completes-join",
+            timers.expiry_completes_join,
+            "rebalance.join_completed_after_removal",
+        ),
+        _probe(
+            "pending-member-expiry",
+            timers.pending_member_expiry,
+            "timer.pending_member_expired",
+        ),
+        _probe(
+            "rebalance-timeout",
+            timers.rebalance_timeout,
+            "timer.rebalance_timeout_expired",
+            "rebalance.dynamic_member_not_rejoined_removed",
+            "timer.heartbeat_expired_but_satisfied",
+        ),
+        _probe(
+            "leader-not-rejoined",
+            timers.leader_not_rejoined,
+            "rebalance.leader_reelected",
+        ),
+        _probe(
+            "no-member-rejoined",
+            timers.no_member_rejoined,
+            "rebalance.no_member_rejoined_join_timer_rearmed",
+        ),
+        _probe("sync-timeout", timers.sync_timeout, "timer.sync_expired_members_removed"),
+        _probe(
+            "offset-fetch-all",
+            offsets.offset_fetch_all,
+            "commit.simple_group_created",
+            "commit.accepted",
+            "fetch.all_offsets",
+        ),
+        _probe(
+            "offset-fetch-uncommitted",
+            offsets.offset_fetch_uncommitted,
+            "fetch.unknown_group",
+        ),
+        _probe("offset-fetch-stable", offsets.offset_fetch_stable, "fetch.offsets"),
+        _probe(
+            "commit-metadata-too-large",
+            offsets.commit_metadata_too_large,
+            "commit.metadata_too_large",
+        ),
+        _probe(
+            "commit-generations",
+            offsets.commit_generations,
+            "commit.rejected_by_fencing",
+            "commit.accepted",
+        ),
+        _probe(
+            "offsets-retention",
+            offsets.offsets_retention,
+            "retention.check",
+            "retention.offsets_expired",
+            "retention.empty_group_deleted",
+            settings=LIMITS,
+        ),
+        _probe(
+            "unknown-group",
+            offsets.unknown_group,
+            "join.unknown_group_with_member_id",
+            "sync.unknown_or_empty_group",
+            "heartbeat.unknown_group",
+            "leave.unknown_group",
+            "commit.unknown_group_with_generation",
+            "fetch.unknown_group",
+            "describe.unknown_group",
+            "delete.unknown_group",
+        ),
+        _probe("invalid-group-id", offsets.invalid_group_id, "coordinator.invalid_group_id"),
+        _probe(
+            "invalid-session-timeout",
+            offsets.invalid_session_timeout,
+            "join.invalid_session_timeout",
+        ),
+        _probe(
+            "group-max-size",
+            offsets.group_max_size,
+            "join.group_max_size_reached",
+            settings=LIMITS,
+        ),
+        _probe(
+            "describe-groups",
+            offsets.describe_groups,
+            "describe.unstable_group",
+            "describe.stable_group",
+            "describe.unknown_group",
+        ),
+        _probe("list-groups", offsets.list_groups, "list.groups"),
+        _probe(
+            "delete-groups",
+            offsets.delete_groups,
+            "delete.non_empty_group",
+            "delete.empty_group_deleted",
+            "delete.unknown_group",
+        ),
     )
-    old.close()
-    new.close()
+}
 
 
-async def _create_probe_topic(client: _Client, topic: str = PROBE_TOPIC) -> None:
-    """Make `topic` ("probe") exist before a commit names it: a broker answers
-    UNKNOWN_TOPIC_OR_PARTITION about a topic it does not know before its coordinator sees the
-    request. A Metadata request makes brokers that auto-create topics create it (librdkafka's
-    mock at once; Kafka in the background, answering UNKNOWN_TOPIC_OR_PARTITION meanwhile);
-    CreateTopics creates it on brokers that do not (`groupspec serve`), and is answered
-    TOPIC_ALREADY_EXISTS where the Metadata request already did. Then Metadata is asked until
-    the topic's partition 0 has a leader, for at most TOPIC_WAIT_S."""
-    if await _has_leader(client, topic):
-        return
-    creatable = CreateTopicsRequest.CreatableTopic(
-        name=topic, num_partitions=1, replication_factor=1, assignments=[], configs=[]
-    )
-    create = CreateTopicsRequest(topics=[creatable], timeout_ms=int(TOPIC_WAIT_S * 1000))
-    await client.call(create, CreateTopicsResponse, 2)  # any answer: Metadata tells
-    deadline = time.monotonic() + TOPIC_WAIT_S
-    while not await _has_leader(client, topic) and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-
-
-async def _has_leader(client: _Client, topic: str) -> bool:
-    """Whether the broker's metadata shows `topic`'s partition 0 with a leader."""
-    request = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name=topic)])
-    answer = await client.call(request, MetadataResponse, 1)
-    return any(
-        t.name == topic
-        and t.error_code == 0
-        and any(p.partition_index == 0 and p.leader_id >= 0 for p in t.partitions)
-        for t in answer.topics
-    )
-
-
-async def offset_fetch_all(connect: Connect, group: str) -> None:
-    """Commit an offset without group management, then fetch every offset (topics null)."""
-    client = await connect("probe-a")
-    await _create_probe_topic(client)
-    await _find(client, group)
-    commit = OffsetCommitRequest(
-        group_id=group,
-        generation_id_or_member_epoch=-1,
-        member_id="",
-        retention_time_ms=-1,
-        topics=[
-            OffsetCommitRequest.OffsetCommitRequestTopic(
-                name="probe",
-                partitions=[
-                    OffsetCommitRequest.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
-                        partition_index=0, committed_offset=42, committed_metadata=""
-                    )
-                ],
-            )
-        ],
-    )
-    await client.call(commit, OffsetCommitResponse, 2)
-    await client.call(OffsetFetchRequest(group_id=group, topics=None), OffsetFetchResponse, 2)
-    client.close()
-
-
-async def offset_fetch_uncommitted(connect: Connect, group: str) -> None:
-    """Fetch, at v5, the offset of a partition of an existing topic that nobody committed."""
-    client = await connect("probe-a")
-    await _create_probe_topic(client)
-    await _find(client, group)
-    topic = OffsetFetchRequest.OffsetFetchRequestTopic(name="probe", partition_indexes=[0])
-    await client.call(OffsetFetchRequest(group_id=group, topics=[topic]), OffsetFetchResponse, 5)
-    client.close()
-
-
-PROBES: dict[str, Callable[[Connect, str], Coroutine[Any, Any, None]]] = {
-    "member-id-required": member_id_required,
-    "first-generation": first_generation,
-    "initial-delay": initial_delay,
-    "sync-follower-after-leader": sync_follower_after_leader,
-    "static-rejoin": static_rejoin,
-    "offset-fetch-all": offset_fetch_all,
-    "offset-fetch-uncommitted": offset_fetch_uncommitted,
+# The coordinator rules (non-defensive, Kafka 4.x) that no client can drive against one real
+# broker, and why; every other such rule is exercised by a probe above (tests/test_probes.py).
+_APPEND_FAILS = (
+    "needs an append to __consumer_offsets to fail: a healthy one-node broker's appends "
+    "succeed, and a trace header cannot tell the oracle that appends may fail "
+    "(write_failures is no header setting)"
+)
+_PARTITION_MOVES = (
+    "needs the group's offsets partition to move between brokers (failover, reassignment): "
+    "with one broker it never moves, and a restart of that broker shows the recorder "
+    "connections closing, not the partition unloaded and loaded again"
+)
+NOT_DRIVABLE: dict[str, str] = {
+    "coordinator.check_failed": (
+        "needs the group's offsets partition led by another broker (NOT_COORDINATOR) or still "
+        "loading (COORDINATOR_LOAD_IN_PROGRESS): one broker leads every partition, and "
+        "groupspec uses it only once its partition is loaded (record/kafka/readiness.py)"
+    ),
+    "find_coordinator.not_available": (
+        "needs a group whose offsets partition this broker does not lead: one broker leads them all"
+    ),
+    "join.new_group_write_failed": _APPEND_FAILS,
+    "join.static_replacement.write_failed_reverted": _APPEND_FAILS,
+    "sync.leader_assignment_write_failed": _APPEND_FAILS,
+    "commit.write_failed": _APPEND_FAILS,
+    "retention.write_failed": _APPEND_FAILS,
+    "delete.write_failed": _APPEND_FAILS,
+    "partition.unloaded": _PARTITION_MOVES,
+    "partition.unloaded_parked_join_answered": _PARTITION_MOVES,
+    "partition.unloaded_parked_sync_answered": _PARTITION_MOVES,
+    "partition.loading_started": _PARTITION_MOVES,
+    "partition.loaded": _PARTITION_MOVES,
+    "partition.loaded_group_over_max_size_rebalances": _PARTITION_MOVES,
 }
 
 
@@ -310,42 +358,82 @@ class ProbeResult:
     error: str | None = None
 
 
-def run_probes(
-    target: Target, trace_dir: Path, names: list[str] | None = None
+def probe_batches(
+    names: Sequence[str] | None = None, registry: dict[str, Probe] = PROBES
+) -> list[tuple[str, list[str]]]:
+    """The probes `names` (default: all of `registry`) grouped by the settings they need: (a
+    key of PROBE_SETTINGS, the probes' names), in PROBE_SETTINGS order."""
+    wanted = list(names) if names else list(registry)
+    return [
+        (settings, [name for name in wanted if registry[name].settings == settings])
+        for settings in PROBE_SETTINGS
+        if any(registry[name].settings == settings for name in wanted)
+    ]
+
+
+def run_probes_against(
+    spec: str,
+    trace_dir: Path,
+    names: Sequence[str] | None = None,
+    registry: dict[str, Probe] = PROBES,
 ) -> list[ProbeResult]:
-    """Run each probe against a fresh `target` behind the recorder; one trace per probe."""
+    """Run the probes `names` (default: all of `registry`) against target `spec` (see
+    `make_target`): serve and Kafka are started once per group of settings the probes need,
+    with those settings; any other broker is probed once, as it is."""
+    if not configures_broker(spec):
+        target = make_target(spec, several_recordings=True)
+        return run_probes(target, trace_dir, names or list(registry), registry)
     results = []
+    for settings, batch in probe_batches(names, registry):
+        target = make_target(spec, PROBE_SETTINGS[settings], several_recordings=True)
+        results += run_probes(target, trace_dir, batch, registry)
+    # In the order asked for, whatever the batches.
+    order = {name: index for index, name in enumerate(names or registry)}
+    return sorted(results, key=lambda result: order[result.name])
+
+
+def run_probes(
+    target: Target,
+    trace_dir: Path,
+    names: Sequence[str] | None = None,
+    registry: dict[str, Probe] = PROBES,
+) -> list[ProbeResult]:
+    """Run each probe (of `registry`, default the shipped ones) against `target`, opened once
+    for them all, behind a recorder of its own: one trace per probe, each on groups named
+    afresh."""
     trace_dir.mkdir(parents=True, exist_ok=True)
-    for name in names or list(PROBES):
-        target.open()
-        path = trace_dir / f"probe-{name}.jsonl"
+    target.open()
+    try:
+        return [_run_one(target, registry[name], trace_dir) for name in names or list(registry)]
+    finally:
+        target.close()
+
+
+def _run_one(target: Target, probe: Probe, trace_dir: Path) -> ProbeResult:
+    name = probe.name
+    path = trace_dir / f"probe-{name}.jsonl"
+    config = ProxyConfig(
+        Address(LOOPBACK, 0), target.upstream, advertise_self=target.advertise_self
+    )
+    header = TraceHeader(f"{target.describe()}, groupspec probe {name!r}", target.coordinator)
+    with RecorderThread(config, path, header) as recorder:
+        target.attach(Address(LOOPBACK, recorder.port))
+
+        async def connect(client_id: str, port: int = recorder.port) -> ProbeClient:
+            reader, writer = await asyncio.open_connection(LOOPBACK, port)
+            return ProbeClient(reader, writer, client_id)
+
+        result = ProbeResult(name, path)
         try:
-            config = ProxyConfig(
-                Address(LOOPBACK, 0), target.upstream, advertise_self=target.advertise_self
-            )
-            header = TraceHeader(
-                f"{target.describe()}, groupspec probe {name!r}", target.coordinator
-            )
-            with RecorderThread(config, path, header) as recorder:
-                target.attach(Address(LOOPBACK, recorder.port))
-
-                async def connect(client_id: str, port: int = recorder.port) -> _Client:
-                    reader, writer = await asyncio.open_connection(LOOPBACK, port)
-                    return _Client(reader, writer, client_id)
-
-                result = ProbeResult(name, path)
-                try:
-                    asyncio.run(PROBES[name](connect, f"probe-{name}-{int(time.time() * 1000)}"))
-                except (
-                    TimeoutError,
-                    OSError,
-                    asyncio.IncompleteReadError,
-                    MalformedAnswer,
-                ) as error:
-                    result.error = f"{type(error).__name__}: {error}"
-                # Let the recorder see the last frames before it stops.
-                time.sleep(0.2)
-        finally:
-            target.close()
-        results.append(result)
-    return results
+            asyncio.run(probe.run(connect, f"probe-{name}-{int(time.time() * 1000)}"))
+        except (
+            TimeoutError,
+            OSError,
+            asyncio.IncompleteReadError,
+            MalformedAnswer,
+            ProbeStopped,
+        ) as error:
+            result.error = f"{type(error).__name__}: {error}"
+        # Let the recorder see the last frames before it stops.
+        time.sleep(0.2)
+    return result

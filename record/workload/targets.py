@@ -82,22 +82,38 @@ class ServeTarget(Target):
     kind = "serve"
     advertise_self = False
 
-    def __init__(self) -> None:
+    def __init__(
+        self, settings: dict[str, Any] | None = None, *, several_recordings: bool = False
+    ) -> None:
         super().__init__(
             Address("127.0.0.1", free_port()),
             {
                 "group_initial_rebalance_delay_ms": SERVE_INITIAL_REBALANCE_DELAY_MS,
                 "group_min_session_timeout_ms": SERVE_MIN_SESSION_TIMEOUT_MS,
+                **(settings or {}),
             },
         )
+        # One server for several recordings advertises itself, and each recorder rewrites it.
+        self.advertise_self = several_recordings
         self._process: subprocess.Popen[str] | None = None
         self._log: IO[str] | None = None
 
     def open(self) -> None:
-        """Nothing yet: the server starts once it knows the proxy's port."""
+        """Start the server now if it serves several recordings; otherwise it starts once it
+        knows the proxy's port."""
+        if self.advertise_self:
+            self._start(self.upstream)
 
     def attach(self, proxy: Address) -> None:
-        """Start the server on `upstream`, advertising `proxy`; wait until it listens."""
+        """Start the server on `upstream`, advertising `proxy`, unless it runs already."""
+        if not self.advertise_self:
+            self._start(proxy)
+
+    def _start(self, advertised: Address) -> None:
+        """Start the server on `upstream`, advertising `advertised`; wait until it listens."""
+        settings = [
+            f"--coordinator-setting={name}={value}" for name, value in self.coordinator.items()
+        ]
         # Closed in close(): it must outlive this call, as the server does.
         self._log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
         self._process = subprocess.Popen(
@@ -111,13 +127,10 @@ class ServeTarget(Target):
                 "--port",
                 str(self.upstream.port),
                 "--advertised-host",
-                proxy.host,
+                advertised.host,
                 "--advertised-port",
-                str(proxy.port),
-                "--initial-rebalance-delay-ms",
-                str(SERVE_INITIAL_REBALANCE_DELAY_MS),
-                "--min-session-timeout-ms",
-                str(SERVE_MIN_SESSION_TIMEOUT_MS),
+                str(advertised.port),
+                *settings,
             ],
             stdout=subprocess.PIPE,
             stderr=self._log,
@@ -245,12 +258,22 @@ class KafkaTarget(Target):
         return self.broker.describe()
 
 
-def make_target(spec: str, coordinator: dict[str, Any] | None = None) -> Target:
+def configures_broker(spec: str) -> bool:
+    """Whether target `spec` starts its own broker with the settings it is given (serve and
+    Kafka), rather than describing one that runs (mock, HOST:PORT)."""
+    return spec == "serve" or spec in KAFKA_TARGETS
+
+
+def make_target(
+    spec: str, coordinator: dict[str, Any] | None = None, *, several_recordings: bool = False
+) -> Target:
     """`serve`, `mock`, `kafka` (Apache Kafka 4.x), `kafka-3.9`, or `HOST:PORT` of a running
     broker (ValueError if none of those). `coordinator` describes a running broker's settings
-    for the trace header; a Kafka target starts its broker with them."""
+    for the trace header; serve and Kafka targets start their broker with them. With
+    `several_recordings`, the broker serves several recorders in turn between `open` and
+    `close` (it advertises itself, and each recorder rewrites its address)."""
     if spec == "serve":
-        return ServeTarget()
+        return ServeTarget(coordinator, several_recordings=several_recordings)
     if spec == "mock":
         return MockTarget()
     if spec in KAFKA_TARGETS:
