@@ -16,15 +16,17 @@ from groupspec.cli.record_options import (
     format_counts,
 )
 from groupspec.record.kafka.broker import BrokerStartError
-from groupspec.record.kafka.install import KafkaSetupError
+from groupspec.record.kafka.install import KafkaSetupError, install, java_executable
+from groupspec.record.kafka.settings import KAFKA_4X
 from groupspec.record.workload.client_scenarios import SCENARIOS
 from groupspec.record.workload.runner import WorkloadResult, run_workload
 from groupspec.record.workload.targets import TARGET_NAMES, make_target
 from groupspec.wire.reachability import NotABrokerError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-CLIENTS = ("kafka-python", "aiokafka", "confluent")
-# The import each client library (and the mock cluster) needs, for a clear error up front.
+CLIENTS = ("kafka-python", "aiokafka", "confluent", "java")
+# The import each Python client library (and the mock cluster) needs, for a clear error up
+# front; `java` (Kafka's own consumer) needs Java and Kafka's jars instead.
 MODULES = {"kafka-python": "kafka", "aiokafka": "aiokafka", "confluent": "confluent_kafka"}
 
 
@@ -37,7 +39,8 @@ def register(commands: argparse._SubParsersAction) -> None:
             "Start the target (a `groupspec serve`, librdkafka's mock cluster, Apache Kafka's "
             "broker, or a broker at HOST:PORT), put the recording proxy in front of it, and run "
             "a consumer-group "
-            "scenario with real consumer processes of each client library; one trace per "
+            "scenario with real consumer processes of each client library (java: Apache "
+            "Kafka's own KafkaConsumer); one trace per "
             "client library and scenario goes to --trace-dir. Scenarios: "
             + "; ".join(f"{s.name}: {s.summary}" for s in SCENARIOS.values())
             + ". See docs/record.md."
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     clients = list(CLIENTS) if args.client == "all" else [args.client]
     scenarios = list(SCENARIOS.values()) if args.scenario == "all" else [SCENARIOS[args.scenario]]
-    needed = {MODULES[c] for c in clients} | (
+    needed = {MODULES[c] for c in clients if c in MODULES} | (
         {"confluent_kafka"} if args.target == "mock" else set()
     )
     missing = sorted(m for m in needed if importlib.util.find_spec(m) is None)
@@ -80,6 +83,12 @@ def run(args: argparse.Namespace) -> int:
         make_target(args.target, settings)
     except ValueError as error:
         return _usage(f"--target {args.target}: {error} ({TARGET_NAMES})")
+    if "java" in clients:
+        try:  # Java and the jars of Kafka's client, before any workload starts
+            java_executable()
+            install(KAFKA_4X, lambda line: print(f"groupspec: {line}", file=sys.stderr))
+        except KafkaSetupError as error:
+            return _usage(f"--client java: {error}")
     args.trace_dir.mkdir(parents=True, exist_ok=True)
     failed = False
     for scenario in scenarios:

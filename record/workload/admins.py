@@ -9,6 +9,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from .java_client import JavaAdmin
+
 ADMIN_TIMEOUT_S = 20.0
 
 
@@ -162,11 +164,13 @@ class ConfluentAdmin:
 
 
 def open_admin(client: str, bootstrap: str, kafka_python_options: dict[str, Any]) -> GroupAdmin:
-    """The admin client of library `client` (kafka-python, aiokafka, confluent)."""
+    """The admin client of library `client` (kafka-python, aiokafka, confluent, java)."""
     if client == "kafka-python":
         return KafkaPythonAdmin(bootstrap, **kafka_python_options)
     if client == "aiokafka":
         return AiokafkaAdmin(bootstrap)
     if client == "confluent":
         return ConfluentAdmin(bootstrap)
+    if client == "java":
+        return JavaAdmin(bootstrap)
     raise ValueError(f"unknown client {client!r}")

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .admins import GroupAdmin, admin_step
-from .members import Member, python_member
+from .members import Member, java_member, python_member
 from .steps import produce, wait_balanced, wait_committed, wait_consumed
 
-ALL_CLIENTS = frozenset({"kafka-python", "aiokafka", "confluent"})
+ALL_CLIENTS = frozenset({"kafka-python", "aiokafka", "confluent", "java"})
 RECORDS_PER_PARTITION = 6  # each batch: this many records on every partition (first: twice)
 
 
@@ -50,7 +50,7 @@ SCENARIOS: dict[str, Scenario] = {
             "cooperative",
             "dynamic, with the cooperative-sticky assignor",
             assignor="cooperative-sticky",
-            clients=frozenset({"kafka-python", "confluent"}),  # aiokafka has no cooperative
+            clients=ALL_CLIENTS - {"aiokafka"},  # aiokafka has no cooperative assignor
         ),
     )
 }
@@ -74,10 +74,16 @@ class GroupRun:
 
     def join(self, name: str, instance_id: str = "") -> Member:
         """Start a consumer process named `name` (a static member if `instance_id`)."""
-        options = {"assignor": self.scenario.assignor, **self.consumer_options}
+        options = {"assignor": self.scenario.assignor}
         if instance_id:
             options["instance_id"] = instance_id
-        member = python_member(name, self.client, self.bootstrap, self.group, self.topic, **options)
+        if self.client == "java":  # Kafka's own consumer needs none of kafka-python's options
+            member = java_member(name, self.bootstrap, self.group, self.topic, **options)
+        else:
+            options.update(self.consumer_options)
+            member = python_member(
+                name, self.client, self.bootstrap, self.group, self.topic, **options
+            )
         self.members.append(member)
         self.everyone.append(member)
         return member

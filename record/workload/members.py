@@ -1,7 +1,8 @@
 """Consumers as processes: start one, read what it reports, stop it gracefully or kill it.
 
-A `Member` runs a consumer process (`consumer.py` for the Python clients, or kcat) and reads its
-stdout in a thread: the assignment it reports, the records it read, the offsets it committed.
+A `Member` runs a consumer process (`consumer.py` for the Python clients, `JavaClient.java` for
+Kafka's own Java consumer, or kcat) and reads its stdout in a thread: the assignment it reports,
+the records it read, the offsets it committed.
 `wait_until` polls a condition with a ceiling that only guards against hangs.
 """
 
@@ -15,6 +16,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+
+from .java_client import java_client_command
 
 WAIT_S = 60.0  # a generous ceiling on waiting for a client; never a pass/fail timing
 STOP_WAIT_S = 60.0
@@ -141,6 +144,15 @@ def python_member(
     for key, value in options.items():
         argv.append(f"--{key.replace('_', '-')}={value}")
     return Member(name, argv, parse_json_line)
+
+
+def java_member(name: str, bootstrap: str, group: str, topic: str, **options: str) -> Member:
+    """A `JavaClient.java consume` process (Kafka's own KafkaConsumer); `options` become its
+    `--key=value` flags (assignor, instance_id)."""
+    flags = [f"--{key.replace('_', '-')}={value}" for key, value in options.items()]
+    return Member(
+        name, java_client_command("consume", bootstrap, group, topic, *flags), parse_json_line
+    )
 
 
 def parse_kcat_line(line: str) -> Event | None:
