@@ -1,4 +1,5 @@
-"""`groupspec coverage`: which coordinator and consumer rules the reference presets reach."""
+"""`groupspec coverage`: which coordinator and consumer rules the reference presets reach, profile
+by profile (each preset checks one Kafka version profile's coordinator)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import sys
 
 from groupspec.cli.arguments import WorkerCount, document_to_update
 from groupspec.coverage.presets import measured, recorded
-from groupspec.coverage.reached import Matrix
+from groupspec.coverage.profiles import ProfileCoverage
 from groupspec.models.preset_models import ModelLoadError, group_preset_names, load_model
 from groupspec.models.presets import PresetError, record_rules_reached
 
@@ -25,8 +26,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="which rules the reference presets' exhaustive checks reach (rule x preset)",
         description=(
             "Check each group-world preset exhaustively (safety only) and report which "
-            "coordinator and consumer rules its steps fire: a table of rule families x presets, "
-            "the union's totals and the rules no preset reaches. Each preset's [expected] "
+            "coordinator and consumer rules its steps fire, for each Kafka version profile "
+            "(the coordinator its presets check): a table of rule families x presets, the "
+            "union's totals with the defensive rules apart, and the rules no preset reaches; "
+            "then one line counting every rule of both profiles. Each preset's [expected] "
             "table records its rules (rules_reached); exit 1 when a check reaches other rules "
             "than its preset records (a lost rule is a regression), unless --record rewrites "
             "the records."
@@ -52,14 +55,18 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write each check's rules into its preset's [expected] rules_reached",
     )
-    add_json_option(parser, "the matrix")
+    add_json_option(parser, "each profile's coverage")
     parser.add_argument(
         "--update-doc",
         type=document_to_update,
         metavar="FILE",
         help="rewrite the rule x preset table between the markers in FILE (docs/coverage.md)",
     )
-    parser.add_argument("--verbose", action="store_true", help="list every rule never reached")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list every rule never reached, and the defensive ones",
+    )
     parser.set_defaults(run=run_coverage)
 
 
@@ -72,31 +79,31 @@ def run_coverage(args: argparse.Namespace) -> int:
     presets = args.presets or list(group_preset_names())
     try:
         if args.recorded:
-            matrix = recorded(presets)
+            coverage = recorded(presets)
         else:
-            matrix = measured(presets, workers=args.workers, progress=_progress)
+            coverage = measured(presets, workers=args.workers, progress=_progress)
     except (ModelLoadError, ValueError, RuntimeError) as error:
         print(f"groupspec coverage: {error}", file=sys.stderr)
         return EXIT_USAGE
-    for line in matrix.text_lines(verbose=args.verbose):
+    for line in coverage.text_lines(verbose=args.verbose):
         print(line)
     try:
         if args.json is not None:
-            write_json(args, matrix.as_json())
+            write_json(args, coverage.as_json())
         if args.update_doc is not None:
             document = args.update_doc.read_text(encoding="utf-8")
-            body = matrix.markdown()
+            body = coverage.markdown()
             write_atomically(args.update_doc, with_generated_block(document, BEGIN, END, body))
             print(f"updated the rule x preset table in {args.update_doc}")
         if args.record:
-            for name, rules in matrix.reached.items():
+            for name, rules in coverage.reached.items():
                 record_rules_reached(load_model(name).path, rules)
-            print(f"recorded the rules of {len(matrix.reached)} presets")
+            print(f"recorded the rules of {len(coverage.reached)} presets")
             return EXIT_OK
     except (OSError, ValueError, PresetError) as error:
         print(f"groupspec coverage: {error}", file=sys.stderr)
         return EXIT_USAGE
-    return EXIT_OK if args.recorded else _compare_with_records(matrix)
+    return EXIT_OK if args.recorded else _compare_with_records(coverage)
 
 
 def _refused(args: argparse.Namespace) -> str | None:
@@ -110,10 +117,10 @@ def _progress(name: str, states: int, rules: int, seconds: float) -> None:
     print(f"{name}: {states:,} states, {rules} rules, {seconds:.1f} s", file=sys.stderr)
 
 
-def _compare_with_records(matrix: Matrix) -> int:
+def _compare_with_records(coverage: ProfileCoverage) -> int:
     """Exit 1, naming the rules, when a preset reached other rules than it records."""
     changed = False
-    for name, rules in matrix.reached.items():
+    for name, rules in coverage.reached.items():
         expected = load_model(name).expected
         if expected is None or expected.rules_reached is None:
             continue

@@ -226,6 +226,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _print(path: Path, report: VectorReport) -> None:
+    if report.refused is not None:
+        print(f"{path}: NOT RUN: the adapter refused its configuration: {report.refused}")
+        return
     verdict = "pass" if report.passed else "FAIL"
     print(
         f"{path}: {verdict}: {report.vectors:,} vectors, {report.steps:,} steps, "
@@ -253,6 +256,7 @@ def _document(report: VectorReport) -> dict[str, Any]:
         "diverged": report.diverged,
         "timers_and_groups_checked": report.state_not_checked is None,
         "timers_and_groups_not_checked_because": report.state_not_checked,
+        "refused": report.refused,
         "failures": [
             {
                 "node": f.node,

@@ -39,6 +39,7 @@ from groupspec.impl.coordinator import Coordinator
 from groupspec.impl.policy import Policy
 from groupspec.impl.state import Group as ImplGroup
 from groupspec.spec import events as spec_events
+from groupspec.spec.config import KAFKA_4X
 from groupspec.spec.config import CoordinatorConfig as SpecConfig
 from groupspec.spec.coordinator import GroupCoordinatorSpec
 from groupspec.spec.log import GroupMetadataKey, GroupMetadataValue, OffsetCommitValue
@@ -51,7 +52,7 @@ from groupspec.spec.member_ids import (
 from groupspec.spec.state import CoordinatorState
 from groupspec.spec.step import Outcome
 from groupspec.vocabulary import requests
-from groupspec.vocabulary.errors import InputError
+from groupspec.vocabulary.errors import InputError, InvalidConfigError
 
 Name = Callable[[str], str]
 
@@ -64,7 +65,13 @@ class ConformanceError(AssertionError):
 
 
 def to_impl_config(config: SpecConfig) -> ImplConfig:
-    """The impl's configuration for the spec's (append failures are the policy's business)."""
+    """The impl's configuration for the spec's (append failures are the policy's business);
+    InvalidConfigError for a Kafka version profile the impl does not follow (it follows 4.x)."""
+    if config.kafka_version != KAFKA_4X:
+        raise InvalidConfigError(
+            f"kafka_version {config.kafka_version}: the optimized coordinator (impl/) follows "
+            f"the Kafka {KAFKA_4X} profile only"
+        )
     return ImplConfig(**{f.name: getattr(config, f.name) for f in dataclasses.fields(ImplConfig)})
 
 

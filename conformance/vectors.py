@@ -36,6 +36,7 @@ from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.events import HeartbeatExpired, JoinTimerExpired, SyncTimerExpired, TimerEvent
 from groupspec.spec.state import CoordinatorState
 from groupspec.spec.step import Choice, Outcome
+from groupspec.vocabulary.errors import InvalidConfigError
 from groupspec.vocabulary.responses import Response
 from groupspec.wire.json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 
@@ -358,7 +359,9 @@ class CoordinatorAdapter(Protocol):
     """What a Python implementation provides to be run against the vectors."""
 
     def reset(self, config: CoordinatorConfig) -> None:
-        """Start again from a fresh coordinator with `config` that leads every partition."""
+        """Start again from a fresh coordinator with `config` that leads every partition;
+        InvalidConfigError for a configuration it cannot take (a Kafka version profile it does
+        not follow): the file is then refused, not run."""
         ...
 
     def apply(self, event: CoordinatorInput, hints: tuple[Choice, ...]) -> Sequence[Response]:
@@ -492,6 +495,8 @@ class VectorReport:
     failures: list[VectorFailure] = field(default_factory=list)
     # Why the timers and group projections were not checked (None: checked after every step).
     state_not_checked: str | None = None
+    # Why the adapter refused the file's configuration (None: it took it); nothing was run.
+    refused: str | None = None
 
     @property
     def covered_transitions(self) -> int:
@@ -500,8 +505,12 @@ class VectorReport:
 
     @property
     def passed(self) -> bool:
-        """No failure and every transition covered."""
-        return not self.failures and self.covered_transitions == self.transitions
+        """Run, with no failure and every transition covered."""
+        return (
+            self.refused is None
+            and not self.failures
+            and self.covered_transitions == self.transitions
+        )
 
 
 def run_vectors(
@@ -518,6 +527,12 @@ def run_vectors(
         report.state_not_checked = "a version-1 file records no timers or group states"
     elif missing:
         report.state_not_checked = f"the adapter has no {' or '.join(missing)}"
+    for config in _configs(vectors):
+        try:
+            adapter.reset(config)
+        except InvalidConfigError as error:
+            report.refused = str(error)
+            return report
     for count, leaf in enumerate(vectors.leaves(), start=1):
         report.vectors += 1
         _run_path(vectors, adapter, vectors.steps_to(leaf), report)
@@ -526,6 +541,16 @@ def run_vectors(
         if progress is not None:
             progress(count)
     return report
+
+
+def _configs(vectors: VectorFile) -> list[CoordinatorConfig]:
+    """Every coordinator configuration the file's steps are taken with: its own, then those of
+    steps taken by a coordinator configured otherwise."""
+    configs = [vectors.config]
+    for step in vectors.steps:
+        if step is not None and step.config is not None and step.config not in configs:
+            configs.append(step.config)
+    return configs
 
 
 def _run_path(

@@ -3,23 +3,31 @@
 Each group-world preset's `[expected]` table records the rules its exhaustive check fires
 (`rules_reached`); a test keeps the record true, so a rule that stops being reached fails CI.
 `measured` runs the checks; `recorded` reads the records (what docs/coverage.md is made of).
+Both count each preset against the rules of the Kafka version profile it checks
+(`profiles.ProfileCoverage`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from groupspec.checker.bfs import search
-from groupspec.models.preset_models import group_preset_names, load_model
-from groupspec.spec.config import KAFKA_4X
+from groupspec.models.preset_models import (
+    LoadedModel,
+    group_preset_names,
+    group_world_rules,
+    load_model,
+)
+from groupspec.spec.config import KAFKA_4X, KAFKA_VERSIONS
 from groupspec.spec.rules import reachable_rule_ids
 
+from .profiles import ProfileCoverage, defensive_rules
 from .reached import Matrix
 
 
-def known_group_rules() -> tuple[str, ...]:
-    """The rules a group world can be expected to reach (the same for every preset)."""
-    return load_model(group_preset_names()[0]).known_rules
+def known_group_rules(kafka_version: str = KAFKA_4X) -> tuple[str, ...]:
+    """The rules a group world of the `kafka_version` profile can be expected to reach."""
+    return group_world_rules(kafka_version)
 
 
 def known_coordinator_rules(*kafka_versions: str) -> tuple[str, ...]:
@@ -30,35 +38,54 @@ def known_coordinator_rules(*kafka_versions: str) -> tuple[str, ...]:
     return tuple(sorted(rules))
 
 
+def profile_of(loaded: LoadedModel) -> str:
+    """The Kafka version profile a loaded group-world preset checks."""
+    return str(loaded.parameters.get("kafka_version", KAFKA_4X))
+
+
+def by_profile(reached: Mapping[str, tuple[str, frozenset[str]]]) -> ProfileCoverage:
+    """The coverage of presets given as name -> (profile, rules reached): one matrix per profile,
+    its presets in the given order, against that profile's rules with its defensive ones apart."""
+    return ProfileCoverage(
+        {
+            version: Matrix(
+                known_group_rules(version),
+                {name: rules for name, (profile, rules) in reached.items() if profile == version},
+                defensive_rules(version),
+            )
+            for version in KAFKA_VERSIONS
+        }
+    )
+
+
 def measured(
     presets: Sequence[str],
     *,
     workers: int = 1,
     progress: Callable[[str, int, int, float], None] | None = None,
-) -> Matrix:
+) -> ProfileCoverage:
     """Check each preset exhaustively (safety only) and collect the rules it fired;
     `progress(preset, states, rules, seconds)` after each."""
-    reached: dict[str, frozenset[str]] = {}
-    known: tuple[str, ...] = ()
+    reached: dict[str, tuple[str, frozenset[str]]] = {}
     for name in presets:
         loaded = load_model(name)
-        known = known or loaded.known_rules
         result = search(loaded.model, workers=workers)
         if not result.complete:
             raise RuntimeError(f"{name}: the search stopped early ({result.stopped_by})")
-        reached[name] = frozenset(result.rule_counts)
+        reached[name] = (profile_of(loaded), frozenset(result.rule_counts))
         if progress is not None:
-            progress(name, result.distinct_states, len(reached[name]), result.elapsed_s)
-    return Matrix(known or known_group_rules(), reached)
+            progress(name, result.distinct_states, len(reached[name][1]), result.elapsed_s)
+    return by_profile(reached)
 
 
-def recorded(presets: Sequence[str] | None = None) -> Matrix:
+def recorded(presets: Sequence[str] | None = None) -> ProfileCoverage:
     """The rules each preset's `[expected] rules_reached` records (every group preset by
     default); ValueError naming a preset that records none."""
-    reached: dict[str, frozenset[str]] = {}
+    reached: dict[str, tuple[str, frozenset[str]]] = {}
     for name in presets or group_preset_names():
-        expected = load_model(name).expected
+        loaded = load_model(name)
+        expected = loaded.expected
         if expected is None or expected.rules_reached is None:
             raise ValueError(f"{name}: its [expected] table records no rules_reached")
-        reached[name] = frozenset(expected.rules_reached)
-    return Matrix(known_group_rules(), reached)
+        reached[name] = (profile_of(loaded), frozenset(expected.rules_reached))
+    return by_profile(reached)

@@ -6,7 +6,8 @@ Rules come from two sides: the coordinator's (`spec/rules.py`, ids such as
 (`spec/consumer/rules.py`, ids such as `client.discovery.found`; its family is the first two
 words). Defensive coordinator rules, which guard states no request can reach (a Dead group
 answering a request, for instance), are left out of the totals: a check that never reaches
-them has nothing missing.
+them has nothing missing. A matrix may still list them apart (`Matrix.apart`): its table has a
+row for them and its totals line says how many were reached.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 
 COORDINATOR, CONSUMER = "coordinator", "consumer"
 _WIDTH = 100  # the summary's lines, in characters
+_APART_ROW = "(defensive)"  # the table row of the rules apart
 
 
 def side_of(rule_id: str) -> str:
@@ -102,12 +104,22 @@ def never_lines(known: Sequence[str], reached: Iterable[str], *, verbose: bool) 
     return lines
 
 
+def apart_line(apart: Sequence[str], reached: Iterable[str]) -> str:
+    """`defensive rules, apart: 0/9 reached`: the rules a report lists but does not count."""
+    hit = set(reached)
+    return (
+        f"defensive rules, apart: {sum(rule_id in hit for rule_id in apart)}/{len(apart)} reached"
+    )
+
+
 @dataclass(frozen=True)
 class Matrix:
-    """Which rules each of several runs (by preset name) reached."""
+    """Which rules each of several runs (by preset name) reached, of the `known` rules they can
+    be expected to reach; `apart` are rules listed but not counted (the defensive ones)."""
 
     known: tuple[str, ...]
     reached: Mapping[str, frozenset[str]]
+    apart: tuple[str, ...] = ()
 
     @property
     def union(self) -> frozenset[str]:
@@ -136,44 +148,52 @@ class Matrix:
                 for side in (COORDINATOR, CONSUMER)
             },
             "never_reached": list(self.unreached()),
+            **(
+                {
+                    "defensive": {
+                        "known": len(self.apart),
+                        "reached": sum(rule_id in union for rule_id in self.apart),
+                    },
+                    "defensive_never_reached": [r for r in self.apart if r not in union],
+                }
+                if self.apart
+                else {}
+            ),
         }
 
     def text_lines(self, *, verbose: bool, runs: str = "presets") -> list[str]:
-        """A table of families × presets (rules reached of the family's size), the union's
-        totals, and what no preset reached; `runs` names the columns in the totals line."""
+        """A table of families × presets (rules reached of the family's size; the rules apart on
+        a row of their own), the union's totals, and what no preset reached; `runs` names the
+        columns in the totals line."""
         names = list(self.reached)
-        width = max([len(family.name) for family in families(self.known, ())] + [6])
+        labels = [family.name for family in families(self.known, ())]
+        width = max([len(label) for label in labels] + [len(_APART_ROW) if self.apart else 6])
         columns = [max(len(name), 7) for name in names]
         header = f"{'family':<{width}}  " + "  ".join(
             f"{name:>{column}}" for name, column in zip(names, columns, strict=True)
         )
         lines = [header + f"  {'union':>7}"]
         union = self.union
-        for family in families(self.known, union):
-            cells = []
-            for name, column in zip(names, columns, strict=True):
-                count = sum(rule_id in self.reached[name] for rule_id in family.reached)
-                cells.append(f"{count:>{column - 3}}/{family.size:<2}")
-            row = f"{family.name:<{width}}  " + "  ".join(cells)
-            lines.append((row + f"  {len(family.reached):>4}/{family.size:<2}").rstrip())
-        lines.append(totals_line(self.known, union) + f" by the union of {len(names)} {runs}")
-        lines.extend(never_lines(self.known, union, verbose=verbose))
-        return lines
-
-    def markdown(self) -> str:
-        """The rule × preset table of docs/coverage.md: every known rule, a mark where a preset
-        reached it."""
-        names = list(self.reached)
-        union = self.union
-        lines = [
-            totals_line(self.known, union) + f", by the union of {len(names)} presets.",
-            "",
-            "| rule | " + " | ".join(names) + " |",
-            "|---|" + "---|" * len(names),
+        rows = [
+            (family.name, (*family.reached, *family.never))
+            for family in families(self.known, union)
         ]
-        for family in families(self.known, union):
-            for rule_id in (*family.reached, *family.never):
-                marks = ["✓" if rule_id in self.reached[name] else "" for name in names]
-                shown = rule_id if rule_id in union else f"**{rule_id}**"
-                lines.append(f"| {shown} | " + " | ".join(marks) + " |")
-        return "\n".join(lines) + "\n"
+        if self.apart:
+            rows.append((_APART_ROW, self.apart))
+        for label, ids in rows:
+            cells = [
+                f"{sum(rule_id in self.reached[name] for rule_id in ids):>{column - 3}}/{len(ids):<2}"
+                for name, column in zip(names, columns, strict=True)
+            ]
+            hit = sum(rule_id in union for rule_id in ids)
+            row = f"{label:<{width}}  " + "  ".join(cells)
+            lines.append((row + f"  {hit:>4}/{len(ids):<2}").rstrip())
+        totals = totals_line(self.known, union) + f" by the union of {len(names)} {runs}"
+        lines.append(f"{totals}; {apart_line(self.apart, union)}" if self.apart else totals)
+        lines.extend(never_lines(self.known, union, verbose=verbose))
+        if verbose and self.apart:
+            lines.append("defensive, apart (no request reaches them; docs/coverage.md):")
+            lines.extend(
+                f"  {rule_id}{' (reached)' if rule_id in union else ''}" for rule_id in self.apart
+            )
+        return lines

@@ -120,6 +120,12 @@ def random_clients_preset_names() -> tuple[str, ...]:
     return preset_names(CLIENTS_KIND)
 
 
+def group_world_rules(kafka_version: str = KAFKA_4X) -> tuple[str, ...]:
+    """The rules a group world of the `kafka_version` coordinator can be expected to reach, sorted:
+    that release's coordinator rules, defensive ones excepted, and every consumer rule."""
+    return tuple(sorted(reachable_rule_ids(kafka_version) | CONSUMER_RULE_IDS))
+
+
 def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = None) -> LoadedModel:
     """The model of a preset (by name or path) with `--set` overrides applied."""
     overrides = dict(overrides or {})
@@ -136,10 +142,7 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
         actions = ()
     else:
         # A world of another Kafka release counts the rules of that release's coordinator.
-        coordinator_rules = reachable_rule_ids(
-            getattr(preset.parameters, "kafka_version", KAFKA_4X)
-        )
-        rules = tuple(sorted(coordinator_rules | CONSUMER_RULE_IDS))
+        rules = group_world_rules(getattr(preset.parameters, "kafka_version", KAFKA_4X))
         actions = tuple(getattr(model, "action_kinds", ()))
     return LoadedModel(
         preset.name,

@@ -9,27 +9,71 @@ from pathlib import Path
 import pytest
 
 from groupspec.cli.main import main
-from groupspec.coverage.presets import recorded
-from groupspec.models.preset_models import load_model
+from groupspec.coverage.presets import known_group_rules, recorded
+from groupspec.coverage.profiles import BOTH, DEFENSIVE, every_rule, profile_title
+from groupspec.models.preset_models import group_preset_names, load_model
 from groupspec.models.presets import PresetError, record_rules_reached
+from groupspec.spec.config import KAFKA_3X, KAFKA_VERSIONS
+from groupspec.spec.rules import RULES
 
 
 def test_recorded_report_lists_families_totals_and_what_no_preset_reaches(tmp_path, capsys):
     out = tmp_path / "coverage.json"
     assert main(["coverage", "--recorded", "--json", str(out)]) == 0
     printed = capsys.readouterr().out
-    matrix = recorded()
-    assert printed.splitlines()[0].split() == ["family", *matrix.reached, "union"]
-    assert f"coordinator {matrix.as_json()['totals']['coordinator']['reached']}/" in printed  # type: ignore[index]
+    coverage = recorded()
+    lines = printed.splitlines()
+    for version, matrix in coverage.profiles.items():
+        title = lines.index(f"{profile_title(version)}: {len(matrix.reached)} presets")
+        assert lines[title + 1].split() == ["family", *matrix.reached, "union"]
     assert "never reached, per family" in printed
     document = json.loads(out.read_text())
-    assert document["format"] == 1
-    assert set(document["presets"]) == set(matrix.reached)
-    assert document["never_reached"] == list(matrix.unreached())
+    assert document["format"] == 2
+    assert set(document["presets"]) == set(coverage.reached) == set(group_preset_names())
+    assert document["never_reached"] == list(coverage.unreached())
     # every rule is either reached by some preset or listed as never reached
     reached = set().union(*map(set, document["presets"].values()))
     assert reached.isdisjoint(document["never_reached"])
-    assert len(reached) + len(document["never_reached"]) == len(matrix.known)
+    assert len(reached) + len(document["never_reached"]) == len(every_rule())
+
+
+def test_every_rule_is_counted_once_profile_by_profile_with_the_defensive_ones_apart(capsys):
+    assert main(["coverage", "--recorded"]) == 0
+    printed = capsys.readouterr().out
+    coverage = recorded()
+    # Every coordinator rule of `groupspec rules` is counted in the last line, by kind.
+    kinds = coverage.kinds()
+    assert sum(known for _, known in kinds.values()) == len(RULES)
+    assert set(kinds) == {BOTH, "4.x only", "3.x only", DEFENSIVE}
+    # Every profile has a preset, and each profile's own rules are reached by one of them.
+    for version, matrix in coverage.profiles.items():
+        assert matrix.reached, f"no preset checks the Kafka {version} profile"
+        own = {r.rule_id for r in RULES if r.kafka_versions == (version,) and not r.defensive}
+        assert own and own <= matrix.union, sorted(own - matrix.union)
+        assert matrix.known == known_group_rules(version)
+        assert set(matrix.apart) == {r.rule_id for r in RULES if r.defensive}
+    assert all(hit == known for kind, (hit, known) in kinds.items() if kind != DEFENSIVE)
+    assert coverage.every_rule_line() in printed
+    assert f"coordinator {sum(hit for hit, _ in kinds.values())}/{len(RULES)}:" in printed
+    assert printed.count("(defensive)") == len(KAFKA_VERSIONS)
+
+
+def test_a_profile_no_preset_checks_is_said_so(capsys):
+    assert main(["coverage", "--recorded", "--preset", "static-2"]) == 0
+    printed = capsys.readouterr().out
+    assert f"{profile_title(KAFKA_3X)}: 0 presets" in printed
+    assert "no preset checks this profile: none of its rules is reached" in printed
+    assert "3.x only 0/5" in printed
+
+
+def test_the_markdown_table_marks_the_rules_of_another_profile(capsys):
+    table = recorded().markdown()
+    (row,) = [line for line in table.splitlines() if line.startswith("| join.group_created |")]
+    marks = [cell.strip() for cell in row.split("|")[2:-1]]
+    names = list(recorded().reached)
+    assert marks[names.index("scale-down-kafka-3x")] == "—"
+    assert marks[names.index("scale-down")] == "✓"
+    assert "| *defensive, apart: not counted* |" in table
 
 
 def test_verbose_names_every_unreached_rule(capsys):

@@ -2,18 +2,25 @@
 coordinator transition the model checker explores in the reference presets, with the timers it
 has armed and its groups checked after every step."""
 
+import json
 from pathlib import Path
 
 import pytest
 from test_impl_conformance import MUTATIONS
 
+from groupspec.cli.main import main
 from groupspec.conformance.impl_adapter import ImplAdapter
 from groupspec.conformance.vectors import read_vectors, run_vectors
 from groupspec.impl.runtime import Runtime
 from groupspec.impl.state import SyncTimer
+from groupspec.spec.config import KAFKA_3X, KAFKA_4X
 
 COMMITTED = Path(__file__).resolve().parent / "vectors"
-FILES = sorted(path.name for path in COMMITTED.glob("*.jsonl.gz"))
+ALL_FILES = sorted(path.name for path in COMMITTED.glob("*.jsonl.gz"))
+# The impl follows the Kafka 4.x profile only: the files of presets that check the Scala
+# coordinator (kafka_version 3.x) are refused, not run (test below).
+SCALA_FILES = [name for name in ALL_FILES if name.endswith("-kafka-3x.jsonl.gz")]
+FILES = [name for name in ALL_FILES if name not in SCALA_FILES]
 
 
 @pytest.fixture(scope="module")
@@ -23,11 +30,35 @@ def vector_files():
 
 @pytest.mark.parametrize("name", FILES)
 def test_impl_replays_every_explored_coordinator_transition(name, vector_files):
+    assert vector_files[name].config.kafka_version == KAFKA_4X
     report = run_vectors(vector_files[name], ImplAdapter())
     assert report.failures == [], report.failures[0].detail
     assert report.state_not_checked is None
     assert report.diverged == 0
     assert report.covered_transitions == report.transitions > 0
+
+
+@pytest.mark.parametrize("name", SCALA_FILES)
+def test_impl_refuses_the_files_of_the_scala_coordinator_naming_the_profile(name):
+    vectors = read_vectors(COMMITTED / name)
+    assert vectors.config.kafka_version == KAFKA_3X
+    report = run_vectors(vectors, ImplAdapter())
+    assert report.refused is not None and "kafka_version 3.x" in report.refused
+    assert "4.x profile only" in report.refused
+    assert not report.passed and report.vectors == report.steps == 0
+    # The specification runs them all (test_vectors.py: every committed vector passes on it).
+
+
+def test_the_cli_says_not_run_for_a_refused_file_and_does_not_pass(tmp_path, capsys):
+    path = COMMITTED / "scale-down-kafka-3x.jsonl.gz"
+    report_path = tmp_path / "report.json"
+    args = ["vectors", "--run", str(path), "--adapter", "impl", "--quiet"]
+    assert main([*args, "--json", str(report_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}: NOT RUN: the adapter refused its configuration: kafka_version 3.x" in out
+    (document,) = json.loads(report_path.read_text())
+    assert document["passed"] is False and document["vectors"] == 0
+    assert "4.x profile only" in document["refused"]
 
 
 # The differential test catches all of MUTATIONS. Of them, the reference presets reach the
