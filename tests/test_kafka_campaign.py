@@ -77,7 +77,7 @@ def campaign(kafka_broker: KafkaBroker, tmp_path_factory) -> list[Recorded]:
 
 
 def test_every_workload_passes_with_every_event_judged(campaign, kafka_broker):
-    assert len(campaign) == len(RUNS) == 8
+    assert len(campaign) == len(RUNS) == 11
     assert [(r.name, r.error) for r in campaign if r.error] == []
     for recorded in campaign:
         verdict = recorded.verdict

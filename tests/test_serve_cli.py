@@ -85,7 +85,7 @@ def test_bench_serve_reports_its_figures_and_the_targets(tmp_path, capsys):
     ours, theirs, ratios = capsys.readouterr().out.splitlines()
     assert ours.startswith("serve: groupspec serve: 2 groups × 2 members") and "requests/s" in ours
     assert theirs.startswith("serve: librdkafka ") and "mock cluster at 127.0.0.1:" in theirs
-    assert " ÷ groupspec serve: requests/s " in ratios
+    assert " ÷ groupspec serve: formation of " in ratios and ", requests/s " in ratios
     figures = json.loads(path.read_text())
     assert figures["bench"] == "serve"
     assert figures["groups"] == 2 and figures["members_per_group"] == 2
