@@ -59,7 +59,7 @@ from .rules import (
     CG_HEARTBEAT_UNSUPPORTED_ASSIGNOR,
     CG_RECONCILE_REBALANCE_TIMEOUT_ARMED,
     CG_RECONCILE_REBALANCE_TIMEOUT_CANCELLED,
-    Rule,
+
 )
 from .state import (
     NO_PARTITIONS,
@@ -78,9 +78,8 @@ CLIENT_GENERATED_MEMBER_ID_VERSION = 1
 class Refused(Exception):
     """An answer with an error code, as Kafka's handler throws it: the state does not change."""
 
-    def __init__(self, rule: Rule, error: ErrorCode) -> None:
-        super().__init__(rule.rule_id)
-        self.rule = rule
+    def __init__(self, error: ErrorCode) -> None:
+        super().__init__(error.name)
         self.error = error
 
 
@@ -95,15 +94,16 @@ def consumer_group_heartbeat(
         )
     try:
         if invalid_request_reason(request):
-            raise Refused(CG_HEARTBEAT_INVALID_REQUEST, ErrorCode.INVALID_REQUEST)
+            step.fire(CG_HEARTBEAT_INVALID_REQUEST)
+            raise Refused(ErrorCode.INVALID_REQUEST)
         assignor = request.server_assignor
         if assignor is not None and assignor not in step.config.assignors:
-            raise Refused(CG_HEARTBEAT_UNSUPPORTED_ASSIGNOR, ErrorCode.UNSUPPORTED_ASSIGNOR)
+            step.fire(CG_HEARTBEAT_UNSUPPORTED_ASSIGNOR)
+            raise Refused(ErrorCode.UNSUPPORTED_ASSIGNOR)
         if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return _leave(step, state, ref, request)
         return _heartbeat(step, state, ref, request)
     except Refused as refused:
-        step.fire(refused.rule)
         step.respond(ref, ConsumerGroupHeartbeatResponse(refused.error))
         return state
 
@@ -160,14 +160,16 @@ def _heartbeat(
     group = state.group(request.group_id)
     if group is None:
         if not joining:
-            raise Refused(CG_HEARTBEAT_UNKNOWN_GROUP, ErrorCode.GROUP_ID_NOT_FOUND)
+            step.fire(CG_HEARTBEAT_UNKNOWN_GROUP)
+            raise Refused(ErrorCode.GROUP_ID_NOT_FOUND)
         step.fire(CG_HEARTBEAT_GROUP_CREATED)
         group = ConsumerGroup(request.group_id)
     members = group.members
     if len(members) >= config.max_size and (
         request.member_id == "" or request.member_id not in members
     ):
-        raise Refused(CG_HEARTBEAT_GROUP_MAX_SIZE_REACHED, ErrorCode.GROUP_MAX_SIZE_REACHED)
+        step.fire(CG_HEARTBEAT_GROUP_MAX_SIZE_REACHED)
+        raise Refused(ErrorCode.GROUP_MAX_SIZE_REACHED)
     member_id = request.member_id
     if member_id == "":
         step.fire(CG_HEARTBEAT_JOIN_COORDINATOR_MEMBER_ID)
@@ -217,7 +219,8 @@ def _heartbeat(
     try:
         reconciled = _maybe_reconcile(step, group, updated, subscription_changed, owned, owners)
     except MemberFencedError:
-        raise Refused(CG_HEARTBEAT_FENCED_MEMBER_EPOCH, ErrorCode.FENCED_MEMBER_EPOCH) from None
+        step.fire(CG_HEARTBEAT_FENCED_MEMBER_EPOCH)
+        raise Refused(ErrorCode.FENCED_MEMBER_EPOCH) from None
     group = group.with_member(reconciled)
     if reconciled != updated:
         if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
@@ -269,7 +272,8 @@ def _dynamic_member(
     existing = group.member(member_id)
     if existing is None:
         if request.member_epoch != JOIN_GROUP_MEMBER_EPOCH:
-            raise Refused(CG_HEARTBEAT_UNKNOWN_MEMBER_ID, ErrorCode.UNKNOWN_MEMBER_ID)
+            step.fire(CG_HEARTBEAT_UNKNOWN_MEMBER_ID)
+            raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
         if request.member_id != "":
             step.fire(CG_HEARTBEAT_JOIN_CLIENT_MEMBER_ID)
         return ConsumerGroupMember(member_id)
@@ -293,7 +297,8 @@ def _static_member(
             step.fire(CG_HEARTBEAT_NEW_STATIC_MEMBER)
             return group.member(member_id) or ConsumerGroupMember(member_id), group
         if incumbent.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            raise Refused(CG_HEARTBEAT_UNRELEASED_INSTANCE_ID, ErrorCode.UNRELEASED_INSTANCE_ID)
+            step.fire(CG_HEARTBEAT_UNRELEASED_INSTANCE_ID)
+            raise Refused(ErrorCode.UNRELEASED_INSTANCE_ID)
         step.fire(CG_HEARTBEAT_STATIC_MEMBER_REPLACED)
         successor = replace(incumbent, member_id=member_id, member_epoch=0, previous_member_epoch=0)
         # replaceMember: the old id leaves with its target (its timers stay armed, and find no
@@ -311,9 +316,11 @@ def _static_member(
         new_target[member_id] = target
         return successor, group.with_member(successor).with_target(new_target)
     if incumbent is None:
-        raise Refused(CG_HEARTBEAT_UNKNOWN_STATIC_MEMBER, ErrorCode.UNKNOWN_MEMBER_ID)
+        step.fire(CG_HEARTBEAT_UNKNOWN_STATIC_MEMBER)
+        raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
     if incumbent.member_id != member_id:
-        raise Refused(CG_HEARTBEAT_FENCED_INSTANCE_ID, ErrorCode.FENCED_INSTANCE_ID)
+        step.fire(CG_HEARTBEAT_FENCED_INSTANCE_ID)
+        raise Refused(ErrorCode.FENCED_INSTANCE_ID)
     _check_member_epoch(step, incumbent, request.member_epoch, owned)
     return incumbent, group
 
@@ -325,10 +332,12 @@ def _check_member_epoch(step: Step, member: ConsumerGroupMember, epoch: int, own
         step.fire(CG_HEARTBEAT_REJOIN_KNOWN_MEMBER)
         return
     if epoch > member.member_epoch:
-        raise Refused(CG_HEARTBEAT_FENCED_MEMBER_EPOCH, ErrorCode.FENCED_MEMBER_EPOCH)
+        step.fire(CG_HEARTBEAT_FENCED_MEMBER_EPOCH)
+        raise Refused(ErrorCode.FENCED_MEMBER_EPOCH)
     if epoch < member.member_epoch:
         if epoch != member.previous_member_epoch or not within(owned, member.assigned):
-            raise Refused(CG_HEARTBEAT_FENCED_MEMBER_EPOCH, ErrorCode.FENCED_MEMBER_EPOCH)
+            step.fire(CG_HEARTBEAT_FENCED_MEMBER_EPOCH)
+            raise Refused(ErrorCode.FENCED_MEMBER_EPOCH)
         step.fire(CG_HEARTBEAT_PREVIOUS_EPOCH_ACCEPTED)
 
 
@@ -411,17 +420,21 @@ def _leave(
     expires or a new member takes its instance id."""
     group = state.group(request.group_id)
     if group is None:
-        raise Refused(CG_HEARTBEAT_UNKNOWN_GROUP, ErrorCode.GROUP_ID_NOT_FOUND)
+        step.fire(CG_HEARTBEAT_UNKNOWN_GROUP)
+        raise Refused(ErrorCode.GROUP_ID_NOT_FOUND)
     if request.instance_id is None:
         member = group.member(request.member_id)
         if member is None:
-            raise Refused(CG_HEARTBEAT_UNKNOWN_MEMBER_ID, ErrorCode.UNKNOWN_MEMBER_ID)
+            step.fire(CG_HEARTBEAT_UNKNOWN_MEMBER_ID)
+            raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
     else:
         member = group.static_member(request.instance_id)
         if member is None:
-            raise Refused(CG_HEARTBEAT_UNKNOWN_STATIC_MEMBER, ErrorCode.UNKNOWN_MEMBER_ID)
+            step.fire(CG_HEARTBEAT_UNKNOWN_STATIC_MEMBER)
+            raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
         if member.member_id != request.member_id:
-            raise Refused(CG_HEARTBEAT_FENCED_INSTANCE_ID, ErrorCode.FENCED_INSTANCE_ID)
+            step.fire(CG_HEARTBEAT_FENCED_INSTANCE_ID)
+            raise Refused(ErrorCode.FENCED_INSTANCE_ID)
         if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             step.fire(CG_HEARTBEAT_STATIC_MEMBER_TEMPORARILY_LEFT)
             # Kafka keeps the member's state (KAFKA-20641): one in UnrevokedPartitions stays

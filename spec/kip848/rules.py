@@ -4,17 +4,17 @@ The same `Rule` shape as the classic catalog (`spec/rules.py`), in a catalog of 
 `groupspec rules --side kip848` lists it and docs/kip-848.md indexes it. The classic presets
 never send KIP-848 requests, so these rules are outside their coverage figures
 (docs/coverage.md). Sections (§12.x) are those of docs/protocol.md's KIP-848 chapter; every rule
-is marked as the Kafka 4.x profile's, the only coordinator with this protocol.
+belongs to the Java group coordinator of Kafka 4.x, the only one with this protocol (the 3.x
+profile never receives these requests).
 """
 
 from __future__ import annotations
 
-from ..config import KAFKA_4X
 from ..rules import Rule
 
 
 def _rule(rule_id: str, section: str, summary: str, *, defensive: bool = False) -> Rule:
-    return Rule(rule_id, section, summary, defensive=defensive, kafka_versions=(KAFKA_4X,))
+    return Rule(rule_id, section, summary, defensive=defensive)
 
 
 # ConsumerGroupHeartbeat: validation and the group
