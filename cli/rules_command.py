@@ -23,8 +23,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "rules",
         help="list every rule of the specification and where it is implemented",
         description=(
-            "List one side's rules (the coordinator's spec/rules.py or the consumer's "
-            "spec/consumer/rules.py) with the functions that apply each rule."
+            "List one side's rules (the coordinator's spec/rules.py, the consumer's "
+            "spec/consumer/rules.py or the KIP-848 coordinator's spec/kip848/rules.py) with "
+            "the functions that apply each rule."
         ),
     )
     rules.add_argument(
@@ -44,7 +45,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--update-doc",
         type=document_to_update,
         metavar="FILE",
-        help="rewrite every generated rule index between markers in FILE (docs/spec.md, docs/consumer.md)",
+        help=(
+            "rewrite every generated rule index between markers in FILE "
+            "(docs/spec.md, docs/consumer.md, docs/kip-848.md)"
+        ),
     )
     rules.set_defaults(run=run_rules)
 

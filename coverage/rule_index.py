@@ -3,9 +3,10 @@
 Every `<x>.fire(RULE_CONSTANT)` call is located with `ast`, so the rule → function indexes in the
 docs are generated and cannot drift from the code. A handler fires a rule constant
 (`step.fire(JOIN_STATIC_MEMBER_REPLACED)`, or `fire(A if c else B)`); the constant's name is
-looked up in its side's rules module, which gives the rule id. There are two sides: the
-coordinator's rules (`spec/rules.py`, indexed in docs/spec.md) and the consumer's
-(`spec/consumer/rules.py`, indexed in docs/consumer.md).
+looked up in its side's rules module, which gives the rule id. There are three sides: the
+classic coordinator's rules (`spec/rules.py`, indexed in docs/spec.md), the consumer's
+(`spec/consumer/rules.py`, indexed in docs/consumer.md) and the KIP-848 coordinator's
+(`spec/kip848/rules.py`, indexed in docs/kip-848.md).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from types import ModuleType
 
 import groupspec.spec as spec_package
 import groupspec.spec.consumer.rules as consumer_rules_module
+import groupspec.spec.kip848.rules as kip848_rules_module
 import groupspec.spec.rules as rules_module
 from groupspec.spec.consumer.rules import CONSUMER_RULES, ConsumerRule
+from groupspec.spec.kip848.rules import KIP848_RULES
 from groupspec.spec.rules import RULES, Rule
 
 SPEC_DIR = Path(spec_package.__file__).parent
@@ -76,7 +79,16 @@ CONSUMER_SIDE = RuleSide(
     CONSUMER_RULES,
     "<!-- BEGIN GENERATED consumer rules by `groupspec rules --update-doc docs/consumer.md` -->",
 )
-SIDES = (COORDINATOR_SIDE, CONSUMER_SIDE)
+# The coordinator of KIP-848's consumer group protocol (spec/kip848/, indexed in docs/kip-848.md).
+# No preset sends its requests, so no coverage figure counts its rules (docs/coverage.md).
+KIP848_SIDE = RuleSide(
+    "kip848",
+    SPEC_DIR / "kip848",
+    kip848_rules_module,
+    KIP848_RULES,
+    "<!-- BEGIN GENERATED kip848 rules by `groupspec rules --update-doc docs/kip-848.md` -->",
+)
+SIDES = (COORDINATOR_SIDE, CONSUMER_SIDE, KIP848_SIDE)
 GENERATED_BEGIN = COORDINATOR_SIDE.begin_marker
 
 

@@ -37,6 +37,23 @@ def test_consumer_rule_index_in_docs_is_current():
     )
 
 
+KIP848_DOC = SPEC_DOC.parent / "kip-848.md"
+
+
+def test_kip848_rule_index_in_docs_is_current():
+    text = KIP848_DOC.read_text(encoding="utf-8")
+    assert text == with_generated_index(text), (
+        "docs/kip-848.md is stale: run `groupspec rules --update-doc docs/kip-848.md`"
+    )
+
+
+def test_the_kip848_example_runs():
+    """The first Python block of docs/kip-848.md runs, and its asserts hold."""
+    text = KIP848_DOC.read_text(encoding="utf-8")
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(block, str(KIP848_DOC), "exec"), {})
+
+
 CLI_DOC = SPEC_DOC.parent / "cli.md"
 
 

@@ -40,6 +40,10 @@ class ErrorCode(IntEnum):
     FENCED_INSTANCE_ID = 82
     GROUP_SUBSCRIBED_TO_TOPIC = 86
     UNSTABLE_OFFSET_COMMIT = 88
+    # KIP-848's ConsumerGroupHeartbeat (groupspec.vocabulary.consumer_groups)
+    FENCED_MEMBER_EPOCH = 110
+    UNRELEASED_INSTANCE_ID = 111
+    UNSUPPORTED_ASSIGNOR = 112
 
 
 # How a failed append to __consumer_offsets is reported to the client (reference §2.0,

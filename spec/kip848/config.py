@@ -1,0 +1,78 @@
+"""The broker settings a consumer-protocol group obeys (docs/protocol.md §12.1), and the topics
+the cluster holds, validated up front. Every default is Kafka 4.3.0's
+(`group-coordinator/.../GroupCoordinatorConfig.java`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groupspec.vocabulary.errors import InvalidConfigError
+
+from ..config import INT32_MAX
+
+UNIFORM_ASSIGNOR = "uniform"
+RANGE_ASSIGNOR = "range"
+SERVER_ASSIGNORS = (UNIFORM_ASSIGNOR, RANGE_ASSIGNOR)
+
+
+@dataclass(frozen=True, order=True)
+class TopicMetadata:
+    """A topic of the cluster's metadata image: its name, its id and its partition count."""
+
+    name: str
+    topic_id: str
+    partitions: int
+
+
+DEFAULT_TOPICS = (TopicMetadata("t0", "t0-id", 2), TopicMetadata("t1", "t1-id", 1))
+
+
+@dataclass(frozen=True)
+class ConsumerGroupConfig:
+    """The coordinator's consumer-group settings (`group.consumer.*`) and the topic metadata."""
+
+    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 5_000
+    max_size: int = INT32_MAX
+    # group.consumer.assignors: the first is the default when no member names one.
+    assignors: tuple[str, ...] = SERVER_ASSIGNORS
+    # group.consumer.assignment.interval.ms (KIP-1263, Kafka 4.3): the least time between two
+    # target-assignment computations. 0 recomputes at every epoch bump, as 4.0-4.2 did.
+    assignment_interval_ms: int = 1_000
+    topics: tuple[TopicMetadata, ...] = DEFAULT_TOPICS
+
+    def __post_init__(self) -> None:
+        for name in ("session_timeout_ms", "heartbeat_interval_ms", "max_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise InvalidConfigError(f"{name} must be a positive integer, got {value!r}")
+        interval = self.assignment_interval_ms
+        if not isinstance(interval, int) or isinstance(interval, bool) or interval < 0:
+            raise InvalidConfigError(
+                f"assignment_interval_ms must be a non-negative integer, got {interval!r}"
+            )
+        if not self.assignors or any(a not in SERVER_ASSIGNORS for a in self.assignors):
+            raise InvalidConfigError(
+                f"assignors must be a non-empty selection of {list(SERVER_ASSIGNORS)}, "
+                f"got {list(self.assignors)}"
+            )
+        names = [topic.name for topic in self.topics]
+        ids = [topic.topic_id for topic in self.topics]
+        if len(set(names)) != len(names) or len(set(ids)) != len(ids):
+            raise InvalidConfigError(f"topic names and ids must be unique, got {self.topics}")
+        for topic in self.topics:
+            if topic.partitions <= 0:
+                raise InvalidConfigError(f"topic {topic.name} must have partitions, got {topic}")
+
+    @property
+    def default_assignor(self) -> str:
+        """The assignor a group uses when no member names one."""
+        return self.assignors[0]
+
+    def topic_named(self, name: str) -> TopicMetadata | None:
+        """The topic called `name`, or None when the cluster has none."""
+        return next((topic for topic in self.topics if topic.name == name), None)
+
+    def topic_with_id(self, topic_id: str) -> TopicMetadata | None:
+        """The topic whose id is `topic_id`, or None when the cluster has none."""
+        return next((topic for topic in self.topics if topic.topic_id == topic_id), None)

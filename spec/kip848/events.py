@@ -1,0 +1,43 @@
+"""The inputs of the consumer-protocol coordinator: a request arriving, and its two timers
+(docs/protocol.md §12.10).
+
+As in the classic spec (`spec/events.py`), timers are state and the driver decides when one
+fires; firing one that is not armed raises `EventNotEnabledError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groupspec.vocabulary.consumer_groups import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+)
+from groupspec.vocabulary.requests import RequestRef
+
+
+@dataclass(frozen=True)
+class RequestArrived:
+    """A KIP-848 request arriving from a client connection."""
+
+    ref: RequestRef
+    request: ConsumerGroupHeartbeatRequest | ConsumerGroupDescribeRequest
+
+
+@dataclass(frozen=True)
+class SessionTimeoutExpired:
+    """A member's session timeout fired (no heartbeat within group.consumer.session.timeout.ms)."""
+
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class RebalanceTimeoutExpired:
+    """A member's rebalance timeout fired (armed while it revokes partitions)."""
+
+    group_id: str
+    member_id: str
+
+
+ConsumerGroupInput = RequestArrived | SessionTimeoutExpired | RebalanceTimeoutExpired

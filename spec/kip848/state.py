@@ -1,0 +1,215 @@
+"""The state of consumer-protocol groups as the coordinator holds it (docs/protocol.md §12.1).
+
+Immutable and hashable, like the classic spec's state: a step returns a new state. Names follow
+Kafka 4.3.0's `group-coordinator` module: `ConsumerGroup` (`modern/consumer/ConsumerGroup.java`,
+`modern/ModernGroup.java`), `ConsumerGroupMember` (`modern/consumer/ConsumerGroupMember.java`)
+and `MemberState` (`modern/MemberState.java`). Partitions are kept by topic name; the messages
+carry topic ids, which the handler translates with the cluster's metadata (`config.topics`).
+
+Not kept, because no rule of this slice reads them: the client id and host, the subscribed
+regular expression, the per-partition assignment epochs of KIP-1251 (read only by OffsetCommit
+validation), the metadata hash and the classic-member metadata of mixed groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import TypeVar
+
+from groupspec.vocabulary.consumer_groups import ConsumerGroupState
+from groupspec.vocabulary.requests import TopicPartition
+
+T = TypeVar("T")
+Partitions = frozenset[TopicPartition]
+NO_PARTITIONS: Partitions = frozenset()
+
+# A new group's epochs: ModernGroup sets the group epoch to 1 and TargetAssignmentMetadata.INITIAL
+# is (epoch 1, timestamp 0) in Kafka 4.3.0.
+INITIAL_GROUP_EPOCH = 1
+INITIAL_ASSIGNMENT_EPOCH = 1
+# No target assignment computed yet (or its time unknown): the next one may be computed at once.
+NO_ASSIGNMENT_TIMESTAMP = 0
+
+
+class MemberState(Enum):
+    """Where a member is in its reconciliation towards the target assignment."""
+
+    STABLE = "Stable"
+    UNREVOKED_PARTITIONS = "UnrevokedPartitions"
+    UNRELEASED_PARTITIONS = "UnreleasedPartitions"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMember:
+    """A member: what it subscribes to, the epoch of the assignment it runs, its partitions.
+
+    `assigned` is what the member may consume now; `pending_revocation` what it must give up
+    before it may move to the next epoch. Both count as owned by it.
+    """
+
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    subscribed_topic_names: frozenset[str] = frozenset()
+    server_assignor: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: MemberState = MemberState.STABLE
+    assigned: Partitions = NO_PARTITIONS
+    pending_revocation: Partitions = NO_PARTITIONS
+
+    def is_reconciled_to(self, epoch: int) -> bool:
+        """Whether the member runs the target assignment of `epoch` in full."""
+        return self.state is MemberState.STABLE and self.member_epoch == epoch
+
+    def moved_to_epoch(self, epoch: int) -> ConsumerGroupMember:
+        """The member at `epoch`, its current epoch becoming the previous one (updateMemberEpoch)."""
+        return replace(self, member_epoch=epoch, previous_member_epoch=self.member_epoch)
+
+    @property
+    def owned(self) -> Partitions:
+        """The partitions the coordinator counts as the member's: assigned or pending revocation."""
+        return self.assigned | self.pending_revocation
+
+
+def _sorted_items(mapping: Mapping[str, T]) -> tuple[tuple[str, T], ...]:
+    return tuple(sorted(mapping.items(), key=lambda item: item[0]))
+
+
+@dataclass(frozen=True)
+class ConsumerGroup:
+    """One consumer-protocol group: its epochs, its members, its target assignment, its timers.
+
+    Mappings are kept as tuples sorted by member id so that the state is hashable; read them
+    through the methods. `session_deadlines` holds each member's session-timeout deadline,
+    `rebalance_deadlines` the rebalance timeout armed while a member revokes, with the epoch it
+    was armed at.
+    """
+
+    group_id: str
+    group_epoch: int = INITIAL_GROUP_EPOCH
+    assignment_epoch: int = INITIAL_ASSIGNMENT_EPOCH
+    assignment_timestamp_ms: int = NO_ASSIGNMENT_TIMESTAMP
+    members_by_id: tuple[tuple[str, ConsumerGroupMember], ...] = ()
+    target_by_id: tuple[tuple[str, Partitions], ...] = ()
+    session_deadlines: tuple[tuple[str, int], ...] = ()
+    rebalance_deadlines: tuple[tuple[str, tuple[int, int]], ...] = field(default=())
+
+    # Reading
+    @property
+    def members(self) -> dict[str, ConsumerGroupMember]:
+        """The members by member id."""
+        return dict(self.members_by_id)
+
+    @property
+    def target(self) -> dict[str, Partitions]:
+        """The target assignment by member id."""
+        return dict(self.target_by_id)
+
+    def member(self, member_id: str) -> ConsumerGroupMember | None:
+        """The member with `member_id`, or None."""
+        return self.members.get(member_id)
+
+    def static_member(self, instance_id: str) -> ConsumerGroupMember | None:
+        """The member holding `instance_id`, or None."""
+        return next((m for m in self.iter_members() if m.instance_id == instance_id), None)
+
+    def iter_members(self) -> Iterator[ConsumerGroupMember]:
+        """The members in member-id order."""
+        return (member for _, member in self.members_by_id)
+
+    def target_of(self, member_id: str) -> Partitions:
+        """The member's target partitions (none when it has no entry)."""
+        return self.target.get(member_id, NO_PARTITIONS)
+
+    def owner_of(self, partition: TopicPartition) -> str | None:
+        """Which member owns `partition` (assigned or pending revocation): Kafka's
+        currentPartitionEpoch is that member's epoch, and -1 when this is None."""
+        return next((m.member_id for m in self.iter_members() if partition in m.owned), None)
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        """The group state, derived as ConsumerGroup.maybeUpdateGroupState derives it."""
+        if not self.members_by_id:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        if all(m.is_reconciled_to(self.assignment_epoch) for m in self.iter_members()):
+            return ConsumerGroupState.STABLE
+        return ConsumerGroupState.RECONCILING
+
+    # Writing
+    def with_member(self, member: ConsumerGroupMember) -> ConsumerGroup:
+        """The group with `member` added or replaced."""
+        members = self.members
+        members[member.member_id] = member
+        return replace(self, members_by_id=_sorted_items(members))
+
+    def without_member(self, member_id: str) -> ConsumerGroup:
+        """The group without the member, its target entry and its timers."""
+        members = self.members
+        members.pop(member_id, None)
+        target = self.target
+        target.pop(member_id, None)
+        return replace(
+            self,
+            members_by_id=_sorted_items(members),
+            target_by_id=_sorted_items(target),
+            session_deadlines=tuple(e for e in self.session_deadlines if e[0] != member_id),
+            rebalance_deadlines=tuple(e for e in self.rebalance_deadlines if e[0] != member_id),
+        )
+
+    def with_target(self, target: Mapping[str, Partitions]) -> ConsumerGroup:
+        """The group with `target` as its target assignment."""
+        return replace(self, target_by_id=_sorted_items(dict(target)))
+
+    def with_session_deadline(self, member_id: str, deadline_ms: int) -> ConsumerGroup:
+        """The group with the member's session timeout (re)armed for `deadline_ms`."""
+        deadlines = dict(self.session_deadlines)
+        deadlines[member_id] = deadline_ms
+        return replace(self, session_deadlines=tuple(sorted(deadlines.items())))
+
+    def without_session_deadline(self, member_id: str) -> ConsumerGroup:
+        """The group with the member's session timeout cancelled."""
+        kept = tuple(e for e in self.session_deadlines if e[0] != member_id)
+        return replace(self, session_deadlines=kept)
+
+    def with_rebalance_deadline(
+        self, member_id: str, epoch: int, deadline_ms: int
+    ) -> ConsumerGroup:
+        """The group with the member's rebalance timeout armed for `epoch`."""
+        deadlines = dict(self.rebalance_deadlines)
+        deadlines[member_id] = (epoch, deadline_ms)
+        return replace(self, rebalance_deadlines=tuple(sorted(deadlines.items())))
+
+    def without_rebalance_deadline(self, member_id: str) -> ConsumerGroup:
+        """The group with the member's rebalance timeout cancelled."""
+        kept = tuple(e for e in self.rebalance_deadlines if e[0] != member_id)
+        return replace(self, rebalance_deadlines=kept)
+
+
+@dataclass(frozen=True)
+class ConsumerGroupsState:
+    """Every consumer-protocol group of the coordinator, and the counter behind the member ids it
+    generates for v0 joins (Kafka draws a random UUID; ids are compared only for equality)."""
+
+    groups_by_id: tuple[tuple[str, ConsumerGroup], ...] = ()
+    next_member_number: int = 0
+
+    def group(self, group_id: str) -> ConsumerGroup | None:
+        """The group called `group_id`, or None."""
+        return dict(self.groups_by_id).get(group_id)
+
+    def with_group(self, group: ConsumerGroup) -> ConsumerGroupsState:
+        """The state with `group` stored."""
+        groups = dict(self.groups_by_id)
+        groups[group.group_id] = group
+        return replace(self, groups_by_id=tuple(sorted(groups.items())))
+
+    def iter_groups(self) -> Iterator[ConsumerGroup]:
+        """The groups in group-id order."""
+        return (group for _, group in self.groups_by_id)
