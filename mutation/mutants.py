@@ -100,9 +100,17 @@ class MutantSet:
         return len(self.runnable) + len(self.in_annotations)
 
 
+# Folders of spec/ no model explores yet: KIP-848's consumer-group relation (spec/kip848/) is
+# judged by its own tests, not by the presets, so each of its mutants would survive "in code no
+# preset runs" and shift every seeded sample of the classic specification's mutants.
+UNEXPLORED_FOLDERS = ("kip848/",)
+
+
 def spec_modules(spec_dir: Path = SPEC_DIR) -> tuple[str, ...]:
-    """Every Python module of the specification, relative to spec/, sorted."""
-    return tuple(sorted(path.relative_to(spec_dir).as_posix() for path in spec_dir.rglob("*.py")))
+    """Every Python module of the specification that the presets explore, relative to spec/,
+    sorted (`UNEXPLORED_FOLDERS` left out)."""
+    modules = (path.relative_to(spec_dir).as_posix() for path in spec_dir.rglob("*.py"))
+    return tuple(sorted(m for m in modules if not m.startswith(UNEXPLORED_FOLDERS)))
 
 
 def generate_mutants(spec_dir: Path = SPEC_DIR, modules: Sequence[str] | None = None) -> MutantSet:
