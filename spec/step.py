@@ -61,16 +61,60 @@ class _Chooser:
         return index
 
 
-class Step:
+class Choosing:
+    """The part of a step that takes the choices Kafka leaves to the implementation; each run of
+    a handler takes one combination of them (`every_combination` runs them all)."""
+
+    def __init__(self, chooser: _Chooser) -> None:
+        self._chooser = chooser
+        self.choices: list[Choice] = []
+
+    def choose(self, what: str, options: Sequence[T]) -> T:
+        """An implementation-defined choice among `options`; every option is explored."""
+        if not options:
+            raise ValueError(f"no options to choose {what} from")
+        if len(options) == 1:
+            return options[0]
+        chosen = options[self._chooser.pick(len(options))]
+        self.choices.append(Choice(what, str(chosen)))
+        return chosen
+
+
+R = TypeVar("R")
+
+
+def every_combination(run: Callable[[_Chooser], R]) -> tuple[R, ...]:
+    """The distinct results of `run` over every combination of the choices it takes, in a stable
+    order (the first options first)."""
+    results: list[R] = []
+    seen: set[R] = set()
+    frontier: list[tuple[int, ...]] = [()]
+    while frontier:
+        forced = frontier.pop(0)
+        chooser = _Chooser(forced)
+        result = run(chooser)
+        if not forced and not chooser.widths:
+            return (result,)  # the handler took no choice: this run is the only outcome
+        if result not in seen:
+            seen.add(result)
+            results.append(result)
+        for depth in range(len(forced), len(chooser.taken)):
+            prefix = tuple(chooser.taken[:depth])
+            frontier.extend(
+                (*prefix, alternative) for alternative in range(1, chooser.widths[depth])
+            )
+    return tuple(results)
+
+
+class Step(Choosing):
     """What one run of a handler may use and produce: config, clock, choices, effects."""
 
     def __init__(self, config: CoordinatorConfig, now_ms: int, chooser: _Chooser) -> None:
+        super().__init__(chooser)
         self.config = config
         self.now_ms = now_ms
-        self._chooser = chooser
         self.responses: list[Response] = []
         self.rules: list[str] = []
-        self.choices: list[Choice] = []
         self.appended: list[tuple[LogKey, LogValue | None]] = []
 
     def respond(self, ref: RequestRef, body: ResponseBody) -> None:
@@ -82,16 +126,6 @@ class Step:
         if rule not in _KNOWN_RULES:
             raise KeyError(f"unknown spec rule {rule!r}: add it to RULES in spec/rules.py")
         self.rules.append(rule.rule_id)
-
-    def choose(self, what: str, options: Sequence[T]) -> T:
-        """An implementation-defined choice among `options`; every option is explored."""
-        if not options:
-            raise ValueError(f"no options to choose {what} from")
-        if len(options) == 1:
-            return options[0]
-        chosen = options[self._chooser.pick(len(options))]
-        self.choices.append(Choice(what, str(chosen)))
-        return chosen
 
     def write(self, records: Sequence[tuple[LogKey, LogValue | None]]) -> ErrorCode | None:
         """Append records to the offsets log; returns the append error, or None on success.
@@ -111,31 +145,18 @@ def all_outcomes(
     run: Callable[[Step], CoordinatorState],
 ) -> tuple[Outcome, ...]:
     """Every distinct outcome of `run` over all combinations of its choices, in a stable order."""
-    outcomes: list[Outcome] = []
-    seen: set[Outcome] = set()
-    frontier: list[tuple[int, ...]] = [()]
-    while frontier:
-        forced = frontier.pop(0)
-        chooser = _Chooser(forced)
+
+    def once(chooser: _Chooser) -> Outcome:
         step = Step(config, now_ms, chooser)
         state = run(step)
         log = state.log
         for key, value in step.appended:
             log = log.append(key, value)
-        outcome = Outcome(
+        return Outcome(
             state=replace(state, log=log),
             responses=tuple(step.responses),
             rules=tuple(step.rules),
             choices=tuple(step.choices),
         )
-        if not forced and not chooser.widths:
-            return (outcome,)  # the handler took no choice: this run is the only outcome
-        if outcome not in seen:
-            seen.add(outcome)
-            outcomes.append(outcome)
-        for depth in range(len(forced), len(chooser.taken)):
-            prefix = tuple(chooser.taken[:depth])
-            frontier.extend(
-                (*prefix, alternative) for alternative in range(1, chooser.widths[depth])
-            )
-    return tuple(outcomes)
+
+    return every_combination(once)

@@ -1,6 +1,6 @@
 """One step of the consumer-protocol coordinator: a relation from (state, input) to every allowed
-outcome, enumerated the way the classic spec's `spec/step.py` does (replaying the handler once
-per combination of choices; its `_Chooser` is reused).
+outcome, enumerated by the classic spec's `spec/step.py` (`Choosing` takes the choices,
+`every_combination` replays the handler once per combination of them).
 
 The step is its own class because it fires the rules of this side (`rules.KIP848_RULES`) and
 returns a `ConsumerGroupsState`; the classic `Step` knows only the classic rules and state.
@@ -8,7 +8,7 @@ returns a `ConsumerGroupsState`; the classic `Step` knows only the classic rules
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -19,7 +19,7 @@ from groupspec.vocabulary.consumer_groups import (
 from groupspec.vocabulary.requests import RequestRef
 
 from ..rules import Rule
-from ..step import Choice, _Chooser
+from ..step import Choice, Choosing, _Chooser, every_combination
 from .config import ConsumerGroupConfig
 from .rules import KIP848_RULES
 from .state import ConsumerGroupsState
@@ -48,16 +48,15 @@ class Outcome:
     choices: tuple[Choice, ...]
 
 
-class Step:
+class Step(Choosing):
     """What one run of a handler may use and produce: config, clock, choices, rules, replies."""
 
     def __init__(self, config: ConsumerGroupConfig, now_ms: int, chooser: _Chooser) -> None:
+        super().__init__(chooser)
         self.config = config
         self.now_ms = now_ms
-        self._chooser = chooser
         self.responses: list[Reply] = []
         self.rules: list[str] = []
-        self.choices: list[Choice] = []
 
     def respond(self, ref: RequestRef, body: ReplyBody) -> None:
         """Send `body` as the response to the request `ref`."""
@@ -69,16 +68,6 @@ class Step:
             raise KeyError(f"unknown rule {rule!r}: add it to KIP848_RULES in spec/kip848/rules.py")
         self.rules.append(rule.rule_id)
 
-    def choose(self, what: str, options: Sequence[T]) -> T:
-        """A choice Kafka leaves to the implementation among `options`; every one is explored."""
-        if not options:
-            raise ValueError(f"no options to choose {what} from")
-        if len(options) == 1:
-            return options[0]
-        chosen = options[self._chooser.pick(len(options))]
-        self.choices.append(Choice(what, str(chosen)))
-        return chosen
-
 
 def all_outcomes(
     config: ConsumerGroupConfig,
@@ -86,21 +75,10 @@ def all_outcomes(
     run: Callable[[Step], ConsumerGroupsState],
 ) -> tuple[Outcome, ...]:
     """Every distinct outcome of `run` over all combinations of its choices, in a stable order."""
-    outcomes: list[Outcome] = []
-    seen: set[Outcome] = set()
-    frontier: list[tuple[int, ...]] = [()]
-    while frontier:
-        forced = frontier.pop(0)
-        chooser = _Chooser(forced)
+
+    def once(chooser: _Chooser) -> Outcome:
         step = Step(config, now_ms, chooser)
         state = run(step)
-        outcome = Outcome(state, tuple(step.responses), tuple(step.rules), tuple(step.choices))
-        if outcome not in seen:
-            seen.add(outcome)
-            outcomes.append(outcome)
-        for depth in range(len(forced), len(chooser.taken)):
-            prefix = tuple(chooser.taken[:depth])
-            frontier.extend(
-                (*prefix, alternative) for alternative in range(1, chooser.widths[depth])
-            )
-    return tuple(outcomes)
+        return Outcome(state, tuple(step.responses), tuple(step.rules), tuple(step.choices))
+
+    return every_combination(once)
