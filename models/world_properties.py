@@ -63,7 +63,9 @@ World properties:
   holds group.max.size members. Convergence lets a turned-away consumer go, so without this a
   coordinator that turned everyone away would pass.
 - JoinCompletion: a join phase that completes keeps no dynamic member that had not rejoined:
-  Kafka removes those, while a static member keeps its place until its session expires. A
+  Kafka removes those, while a static member keeps its place until its session expires; and the
+  new generation's leader is a member that rejoined (a leader that had not gets no JoinGroup
+  response, so nobody would assign). A
   coordinator that kept a laggard would answer its later requests as a member's and pass
   every other property.
 - NetworkConsistent: the world's own type invariant: every queued or parked message belongs to a
@@ -565,6 +567,20 @@ def _join_completion(step: CoordinatorStep) -> list[str]:
     ):
         return []
     rejoining = request.member_id if isinstance(request, JoinGroupRequest) else None
+    leader = before.member(after.leader_id) if after.leader_id is not None else None
+    problems = []
+    if (
+        after.state is COMPLETING_REBALANCE
+        and leader is not None
+        and leader.awaiting_join is None
+        and leader.member_id != rejoining
+    ):
+        # ClassicGroup.maybeElectNewJoinedLeader: the leader is told the members in its
+        # JoinGroup response; one that had not rejoined gets no response, and nobody assigns.
+        problems.append(
+            f"generation {after.generation_id} completed its join with leader "
+            f"{leader.member_id}, which had not rejoined"
+        )
     kept = [
         member.member_id
         for member in before.members
@@ -575,7 +591,7 @@ def _join_completion(step: CoordinatorStep) -> list[str]:
         and member.member_id != rejoining
         and after.has_member(member.member_id)
     ]
-    return [
+    return problems + [
         f"generation {after.generation_id} completed its join keeping dynamic member "
         f"{member_id}, which had not rejoined"
         for member_id in kept
@@ -1047,7 +1063,7 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
     WorldActionProperty(
         "JoinCompletion",
         "A completed join phase keeps no dynamic member that had not rejoined (static members "
-        "keep their place).",
+        "keep their place), and its leader is a member that rejoined.",
         on_coordinator_step=_join_completion,
     ),
     WorldActionProperty(
