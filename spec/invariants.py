@@ -118,19 +118,6 @@ def _empty_means_no_members(group: Group) -> list[str]:
     return problems
 
 
-def _protocol_supported_by_all(group: Group) -> list[str]:
-    # Read from the members' fields, not through `candidate_protocols`: a property sharing the
-    # helper that selects the protocol would share its mistakes.
-    if group.state not in (COMPLETING_REBALANCE, STABLE) or group.protocol_name is None:
-        return []
-    return [
-        f"{group.state.value} with protocol {group.protocol_name!r}, which member "
-        f"{member.member_id} does not support"
-        for member in group.members
-        if group.protocol_name not in [protocol.name for protocol in member.protocols]
-    ]
-
-
 def _instance_map_consistent(group: Group) -> list[str]:
     counts = Counter(m.group_instance_id for m in group.members if m.group_instance_id is not None)
     return [f"instance id {i!r} mapped to {n} members" for i, n in counts.items() if n > 1]
@@ -331,11 +318,6 @@ INVARIANTS: tuple[Invariant, ...] = (
         "TimersArmed",
         "Join timer ⇔ PreparingRebalance (an initial delay counted from the rebalance's start); a sync timer only while a generation awaits its assignment or its followers' syncs (for that generation, ending a rebalance timeout after it formed); every member not parked has a session timer.",
         _per_group(_timers_armed),
-    ),
-    Invariant(
-        "ProtocolSupportedByAll",
-        "CompletingRebalance/Stable ⇒ every member supports the selected protocol (Kafka picks it among the protocols all members support).",
-        _per_group(_protocol_supported_by_all),
     ),
 )
 
