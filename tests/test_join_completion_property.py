@@ -21,3 +21,25 @@ def test_a_join_that_keeps_a_dynamic_laggard_is_caught(monkeypatch):
     problem = result.problems[0].problem
     assert problem.property_name == "JoinCompletion"
     assert "completed its join keeping dynamic member" in problem.detail
+
+
+def test_a_join_completed_with_a_leader_that_had_not_rejoined_is_caught(monkeypatch):
+    # The hand-written fault `leader-not-rejoined-kept` (mutation/faults.py): a static leader
+    # that missed the join stays leader, gets no JoinGroup response, and nobody assigns. No
+    # property saw it until JoinCompletion read the new generation's leader.
+    from groupspec.spec import rebalance
+
+    def elect_keeping_the_leader(step, group):
+        if group.leader_id is None:
+            return group, False
+        if group.member(group.leader_id) is not None:
+            return group, True
+        return original(step, group)
+
+    original = rebalance.elect_joined_leader
+    monkeypatch.setattr(rebalance, "elect_joined_leader", elect_keeping_the_leader)
+    result = search(load_model("static-2", {}).model)
+    assert result.problems, "a leader that had not rejoined led the new generation unseen"
+    problem = result.problems[0].problem
+    assert problem.property_name == "JoinCompletion"
+    assert "with leader" in problem.detail and "which had not rejoined" in problem.detail

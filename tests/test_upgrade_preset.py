@@ -1,0 +1,29 @@
+"""upgrade-2: a rolling upgrade half-way, two members offering different protocol lists. The
+hand-written fault `protocol-not-supported-by-all` (mutation/faults.py: the protocol vote
+counts protocols some member does not support) passed every reference preset, since none had
+members whose lists differ; on upgrade-2 the Refinement property sees a generation run a
+protocol one member lacks."""
+
+from groupspec.checker.bfs import search
+from groupspec.models.preset_models import load_model
+from groupspec.spec.state import Group
+
+
+def _every_protocol_offered(group: Group) -> frozenset[str]:
+    """`Group.candidate_protocols` as the fault has it: any member's protocols, not all's."""
+    return frozenset(group.supported_protocol_counts())
+
+
+def test_the_members_offer_different_protocol_lists_and_the_group_runs_range():
+    model = load_model("upgrade-2", {}).model
+    assert model.parameters.assignors_of(0) != model.parameters.assignors_of(1)
+    assert not search(model).problems
+
+
+def test_a_vote_among_protocols_some_member_lacks_is_caught(monkeypatch):
+    monkeypatch.setattr(Group, "candidate_protocols", _every_protocol_offered)
+    result = search(load_model("upgrade-2", {}).model)
+    assert result.problems, "a generation ran a protocol one member does not support, unseen"
+    problem = result.problems[0].problem
+    assert problem.property_name == "Refinement"
+    assert "which not every member supports" in problem.detail
