@@ -112,9 +112,7 @@ def validate(parameters: Kip848Parameters) -> None:
     """Refuse what the ranges cannot say, naming the key."""
     unknown = sorted(set(parameters.alternative_subscription) - set(parameters.topics))
     if unknown:
-        raise ParameterError(
-            "alternative_subscription", f"topics {unknown} are not in the cluster"
-        )
+        raise ParameterError("alternative_subscription", f"topics {unknown} are not in the cluster")
     if parameters.subscription_changes and set(parameters.alternative_subscription) == set(
         parameters.topics
     ):

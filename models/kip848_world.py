@@ -224,9 +224,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 return []
             restarted = KafkaConsumer(_member_id(index, state.incarnations[index]), GROUP_ID)
             return [
-                Transition(
-                    f"restart({name})", "restart", _with_consumer(state, index, restarted)
-                )
+                Transition(f"restart({name})", "restart", _with_consumer(state, index, restarted))
             ]
         p = self.parameters
         machine_steps: list[tuple[str, ClientStep | None]] = [
@@ -257,7 +255,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 found.append(self._consumer_transition(state, index, action, step))
         for action, budget, step in budgeted:
             if step is not None:
-                spent = replace(state, **{budget: getattr(state, budget) - 1})  # type: ignore[arg-type]
+                spent = replace(state, **{budget: getattr(state, budget) - 1})
                 found.append(self._consumer_transition(spent, index, action, step))
         if state.crashes:
             crashed = replace(
@@ -358,15 +356,15 @@ class Kip848World(PlainModel[Kip848WorldState]):
     # -- the coordinator's timers --------------------------------------------------------------
 
     def _timer_steps(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
-        live = {
-            c.member_id for c in state.consumers if c is not None and c.state in _LIVE_STATES
-        }
+        live = {c.member_id for c in state.consumers if c is not None and c.state in _LIVE_STATES}
         found: list[Transition[Kip848WorldState]] = []
         for event, _deadline in armed_timers(state.coordinator):
             if event.member_id in live and not self.parameters.slow_consumers:
                 continue
-            action = "session_timeout" if type(event).__name__.startswith("Session") else (
-                "rebalance_timeout"
+            action = (
+                "session_timeout"
+                if type(event).__name__.startswith("Session")
+                else ("rebalance_timeout")
             )
             try:
                 outcomes = self.coordinator.step(state.coordinator, event, now_ms=0)
@@ -487,9 +485,7 @@ def _released_without_callback(
 def converged(state: Kip848WorldState) -> bool:
     """Converges' goal: the group Stable (or no members when no consumer runs), every running
     consumer Stable at its member's epoch holding the target, and no member without one."""
-    running = [
-        c for c in state.consumers if c is not None and c.state not in _OUT_OF_GROUP
-    ]
+    running = [c for c in state.consumers if c is not None and c.state not in _OUT_OF_GROUP]
     group = state.coordinator.group(GROUP_ID)
     if group is None:
         return not running

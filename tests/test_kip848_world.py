@@ -102,7 +102,9 @@ class KeepsRevoked(ConsumerMachine):
         goal = consumer.reconciling if consumer.reconciling is not None else consumer.target
         if consumer.state is not ConsumerState.RECONCILING or goal is None:
             return None
-        step = super().assign(replace(consumer, owned=tuple(p for p in consumer.owned if p in goal)))
+        step = super().assign(
+            replace(consumer, owned=tuple(p for p in consumer.owned if p in goal))
+        )
         assert step is not None
         held = tuple(sorted(set(step.consumer.owned) | set(consumer.owned)))
         return replace(step, consumer=replace(step.consumer, owned=held))

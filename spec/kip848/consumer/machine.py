@@ -461,7 +461,7 @@ def named_partitions(
 ) -> Assignment:
     """An assignment's partitions by topic name (topics the metadata does not know are left
     out, as the consumer leaves unresolved topic ids for later)."""
-    found = []
+    found: list[TopicPartition] = []
     for entry in entries:
         topic = config.topic_with_id(entry.topic_id)
         if topic is not None:
