@@ -214,3 +214,20 @@ def test_a_poll_expiry_opens_the_designed_window():
     by then. This is Kafka's design (the application is stalled), not a bug."""
     world = only(Kip848World(replace(SMALL, poll_expiries=1)), "NoRunAgainstOwner")
     assert failed(world) == ("fail", ("NoRunAgainstOwner",))
+
+
+def test_a_member_fenced_while_its_consumer_runs_opens_the_zombie_window():
+    """With `slow_consumers` a running consumer misses its session deadline: the coordinator
+    fences it and hands its partitions on while it still holds them, until its next heartbeat
+    learns it was fenced. Kafka's safety from the clients' side assumes timely heartbeats."""
+    world = only(Kip848World(replace(SMALL, slow_consumers=True)), "OwnedOnce")
+    assert failed(world) == ("fail", ("OwnedOnce",))
+
+
+def test_reordered_messages_of_a_restarted_consumer_keep_every_property():
+    parameters = Kip848Parameters(consumers=1, assignor="range", crashes=1)
+    in_order = check(Kip848World(parameters))
+    reordered = check(Kip848World(replace(parameters, reorder=True)))
+    assert (in_order.verdict, reordered.verdict) == ("pass", "pass")
+    # After a restart the old incarnation's heartbeat may arrive after the new one's join.
+    assert reordered.search.distinct_states > in_order.search.distinct_states
