@@ -202,7 +202,9 @@ STALE_REPORT = (
 
 
 @pytest.mark.xfail(strict=True, reason=STALE_REPORT)
-@pytest.mark.parametrize("budget", ["message_losses", "leaves"])
+@pytest.mark.parametrize(
+    "budget", ["message_losses", pytest.param("leaves", marks=pytest.mark.slow)]
+)
 def test_no_partition_is_held_twice_with_a_lost_message_or_a_leave(budget):
     world = only(Kip848World(replace(SMALL, **{budget: 1})), "OwnedOnce")
     assert failed(world) == ("pass", ())
