@@ -19,6 +19,7 @@ KIND_TITLES = {
     "group": 'Group worlds (`kind = "group"`, the default)',
     "two-phase": 'Two-phase commit (`kind = "two-phase"`)',
     "random-clients": 'Random-clients worlds (`kind = "random-clients"`, for `simulate` only)',
+    "kip848": 'KIP-848 worlds (`kind = "kip848"`: Java consumers and the consumer-protocol coordinator)',
 }
 
 

@@ -3,10 +3,11 @@
 Every `<x>.fire(RULE_CONSTANT)` call is located with `ast`, so the rule → function indexes in the
 docs are generated and cannot drift from the code. A handler fires a rule constant
 (`step.fire(JOIN_STATIC_MEMBER_REPLACED)`, or `fire(A if c else B)`); the constant's name is
-looked up in its side's rules module, which gives the rule id. There are three sides: the
+looked up in its side's rules module, which gives the rule id. There are four sides: the
 classic coordinator's rules (`spec/rules.py`, indexed in docs/spec.md), the consumer's
-(`spec/consumer/rules.py`, indexed in docs/consumer.md) and the KIP-848 coordinator's
-(`spec/kip848/rules.py`, indexed in docs/kip-848.md).
+(`spec/consumer/rules.py`, indexed in docs/consumer.md), the KIP-848 coordinator's
+(`spec/kip848/rules.py`) and the KIP-848 consumer's (`spec/kip848/consumer/rules.py`), both
+indexed in docs/kip-848.md.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from types import ModuleType
 
 import groupspec.spec as spec_package
 import groupspec.spec.consumer.rules as consumer_rules_module
+import groupspec.spec.kip848.consumer.rules as kip848_consumer_rules_module
 import groupspec.spec.kip848.rules as kip848_rules_module
 import groupspec.spec.rules as rules_module
 from groupspec.spec.consumer.rules import CONSUMER_RULES, ConsumerRule
+from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULES
 from groupspec.spec.kip848.rules import KIP848_RULES
 from groupspec.spec.rules import RULES, Rule
 
@@ -88,7 +91,15 @@ KIP848_SIDE = RuleSide(
     KIP848_RULES,
     "<!-- BEGIN GENERATED kip848 rules by `groupspec rules --update-doc docs/kip-848.md` -->",
 )
-SIDES = (COORDINATOR_SIDE, CONSUMER_SIDE, KIP848_SIDE)
+# The Java consumer of KIP-848's protocol (spec/kip848/consumer/, indexed in docs/kip-848.md).
+KIP848_CONSUMER_SIDE = RuleSide(
+    "kip848-consumer",
+    SPEC_DIR / "kip848" / "consumer",
+    kip848_consumer_rules_module,
+    KIP848_CONSUMER_RULES,
+    "<!-- BEGIN GENERATED kip848-consumer rules by `groupspec rules --update-doc docs/kip-848.md` -->",
+)
+SIDES = (COORDINATOR_SIDE, CONSUMER_SIDE, KIP848_SIDE, KIP848_CONSUMER_SIDE)
 GENERATED_BEGIN = COORDINATOR_SIDE.begin_marker
 
 
@@ -148,7 +159,7 @@ def rule_index_markdown(side: RuleSide = COORDINATOR_SIDE) -> str:
     places = rule_places(side)
     lines: list[str] = []
     current_area = ""
-    java_column = side is CONSUMER_SIDE
+    java_column = side in (CONSUMER_SIDE, KIP848_CONSUMER_SIDE)
     for rule in side.rules:
         parts = rule.rule_id.split(".")
         area = ".".join(parts[:2]) if java_column else parts[0]

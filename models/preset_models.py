@@ -3,7 +3,8 @@ and the two-phase commit calibration model, each with what reports say about it.
 
 A preset is a TOML file in `models/presets/`. Its `[model] kind` says which model it builds:
 "group" (the default: the coordinator, consumers, network and faults of `group_world.py`) or
-"two-phase" (Lamport's two-phase commit, for comparing the engine with TLC and Stateright);
+"two-phase" (Lamport's two-phase commit, for comparing the engine with TLC and Stateright),
+"kip848" (Java consumers and the KIP-848 coordinator of `kip848_world.py`);
 `presets.py` reads every kind.
 """
 
@@ -17,14 +18,18 @@ from typing import Any
 from groupspec.checker.model import Model
 from groupspec.spec.config import KAFKA_4X
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
+from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULE_IDS
+from groupspec.spec.kip848.rules import KIP848_RULES
 from groupspec.spec.rules import REACHABLE_RULE_IDS, reachable_rule_ids
 
 from .faults import FAULTS
+from .kip848_world import world_actions
 from .parameters import Parameter
 from .presets import (
     CLIENTS_KIND,
     GROUP_KIND,
     KINDS,
+    KIP848_KIND,
     TWO_PHASE_KIND,
     Expected,
     PresetError,
@@ -126,6 +131,13 @@ def group_world_rules(kafka_version: str = KAFKA_4X) -> tuple[str, ...]:
     return tuple(sorted(reachable_rule_ids(kafka_version) | CONSUMER_RULE_IDS))
 
 
+def kip848_world_rules() -> tuple[str, ...]:
+    """The rules a KIP-848 world can be expected to reach, sorted: the coordinator's, defensive
+    ones excepted, and every rule of the KIP-848 consumer."""
+    coordinator = {rule.rule_id for rule in KIP848_RULES if not rule.defensive}
+    return tuple(sorted(coordinator | KIP848_CONSUMER_RULE_IDS))
+
+
 def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = None) -> LoadedModel:
     """The model of a preset (by name or path) with `--set` overrides applied."""
     overrides = dict(overrides or {})
@@ -137,6 +149,9 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
     if preset.kind == TWO_PHASE_KIND:
         rules: tuple[str, ...] = ()
         actions: tuple[str, ...] = TWO_PHASE_ACTIONS
+    elif preset.kind == KIP848_KIND:
+        rules = kip848_world_rules()
+        actions = tuple(world_actions())
     elif preset.kind == CLIENTS_KIND:
         rules = tuple(sorted(REACHABLE_RULE_IDS))
         actions = ()

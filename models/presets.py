@@ -4,7 +4,7 @@ A preset states what it changes from the documented defaults, and what checking 
 
 ```toml
 [model]
-kind = "group"                 # "group" (the default), "two-phase" or "random-clients"
+kind = "group"                 # "group" (the default), "two-phase", "random-clients", "kip848"
 description = "two dynamic consumers with the range assignor"
 
 [parameters]                   # only what differs from the defaults (docs/checking.md)
@@ -22,7 +22,8 @@ The kind says which model the parameters build: "group" is the closed group worl
 `group_world.py` (parameters: `WorldParameters`), "two-phase" Lamport's two-phase commit, the
 calibration model (parameters: `TwoPhaseModel`'s fields), "random-clients" protocol clients
 sending any request, stale and wrong ones too, for random walks only (`ClientsParameters`; its
-state space is unbounded, so it has no [expected] table and `check` refuses it). Every key of `[parameters]` is
+state space is unbounded, so it has no [expected] table and `check` refuses it), "kip848" Java
+consumers and the KIP-848 coordinator (`Kip848Parameters`, models/kip848_world.py). Every key of `[parameters]` is
 checked against the kind's declared parameters (models/parameters.py), and a `--set name=value`
 override is parsed by the same declaration. Anything wrong (malformed TOML, an unknown table or
 key, a value of the wrong type, an impossible bound) raises `PresetError`, whose message names
@@ -43,6 +44,8 @@ from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 from groupspec.spec.rules import RULE_IDS
 
 from .group_world import GroupWorld
+from .kip848_params import Kip848Parameters
+from .kip848_world import Kip848World
 from .parameters import Parameter, ParameterError, coerce, parse_override, schema
 from .random_clients import ClientsParameters, RandomClientsWorld
 from .two_phase import TwoPhaseModel
@@ -53,6 +56,7 @@ PRESET_DIRECTORY = Path(__file__).resolve().parent / "presets"
 GROUP_KIND = "group"
 TWO_PHASE_KIND = "two-phase"
 CLIENTS_KIND = "random-clients"
+KIP848_KIND = "kip848"
 _TABLES = ("model", "parameters", "expected")
 _MODEL_KEYS = ("description", "kind")
 VERDICTS = ("pass", "fail")
@@ -102,6 +106,12 @@ KINDS: Mapping[str, ModelKind] = {
         lambda p, name: RandomClientsWorld(p, name),
         _checked_on_creation,
         exhaustive=False,
+    ),
+    KIP848_KIND: ModelKind(
+        KIP848_KIND,
+        Kip848Parameters,
+        lambda p, name: Kip848World(p, name),
+        _checked_on_creation,
     ),
 }
 

@@ -32,6 +32,8 @@ from groupspec.checker.model import (
 )
 from groupspec.checker.plain import PlainModel
 from groupspec.checker.walk import random_walks
+from groupspec.models.kip848_params import Kip848Parameters
+from groupspec.models.kip848_world import Kip848World
 from groupspec.models.preset_models import load_model
 from groupspec.models.two_phase import TwoPhaseModel
 
@@ -181,6 +183,46 @@ class Ring(PlainModel):
 def test_a_plain_model_checks_every_kind_it_declares(kind):
     assert check(Ring("none")).verdict == "pass"
     result = check(Ring(kind))
+    assert (result.verdict, result.failed) == ("fail", (CANARY,))
+
+
+# -- the KIP-848 world: coordinator invariants from their registry, its own properties ----------
+
+TINY_KIP848 = Kip848Parameters(consumers=1, partitions=(1,), assignor="range")
+
+
+class Kip848WithCanary(Kip848World):
+    """The KIP-848 world with one canary of `kind` declared in its properties."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        super().__init__(TINY_KIP848)
+
+    def _properties(self):
+        canaries = {
+            "invariant": Invariant(CANARY, "fails", lambda s: ["fails"]),
+            "action": ActionProperty(CANARY, "fails", lambda s, t: ["fails"]),
+            "liveness": LivenessProperty(
+                CANARY, "never", lambda s: False, fair_actions=frozenset({"heartbeat"})
+            ),
+        }
+        return (*super()._properties(), canaries[self.kind])
+
+
+@pytest.mark.parametrize("kind", ["invariant", "action", "liveness"])
+def test_the_kip848_world_checks_every_kind_it_declares(kind):
+    assert check(Kip848World(TINY_KIP848)).verdict == "pass"
+    result = check(Kip848WithCanary(kind))
+    assert (result.verdict, result.failed) == ("fail", (CANARY,))
+
+
+def test_the_kip848_world_checks_a_coordinator_invariant_added_to_its_registry(monkeypatch):
+    from groupspec.spec.invariants import Invariant as SpecInvariant
+    from groupspec.spec.kip848 import invariants
+
+    canary = SpecInvariant(CANARY, "fails", lambda state: ["fails"])
+    monkeypatch.setattr(invariants, "KIP848_INVARIANTS", (*invariants.KIP848_INVARIANTS, canary))
+    result = check(Kip848World(TINY_KIP848))
     assert (result.verdict, result.failed) == ("fail", (CANARY,))
 
 

@@ -1,0 +1,122 @@
+"""The named parameters of the KIP-848 world (`Kip848World`): consumers, topics, the assignor and
+the budgets of what happens to them, each with its documented range (models/parameters.py).
+
+`check_ranges` refuses a value out of its range, naming the key; `validate` refuses what the
+ranges cannot say (a subscription change with one topic, a subscription to a topic the cluster
+does not hold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groupspec.spec.config import INT32_MAX
+from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
+
+from .parameters import ParameterError, check_ranges, documented
+
+# Every consumer more multiplies the states by the interleavings of its steps: 3 consumers with
+# one fault budget already take minutes, 4 would not finish.
+MAX_CONSUMERS = 3
+MAX_TOPICS = 3
+MAX_PARTITIONS = 4
+MAX_BUDGET = 2
+
+
+@dataclass(frozen=True)
+class Kip848Parameters:
+    """Everything that shapes a KIP-848 world.
+
+    `consumers` Java consumers (members "c1", "c2", ...; a restarted one gets a new member id,
+    "c1-2") subscribe to every topic; topic `t<i>` has `partitions[i]` partitions. The
+    coordinator offers `assignor` only. Budgets, each shared by all consumers: `crashes` (a
+    consumer process dies at any point and may restart as a new member), `leaves`
+    (unsubscribe(): the consumer revokes, leaves with epoch -1 and stays out), `subscription_changes`
+    (one consumer switches to `alternative_subscription`), `poll_expiries` (a consumer misses
+    max.poll.interval.ms, leaves and later rejoins), `message_losses` (a heartbeat or its
+    response is lost; the consumer's request times out). `group_max_size` is
+    group.consumer.max.size (0: unlimited). With `slow_consumers` a member's session and
+    rebalance timeouts may fire while its consumer still runs (the consumer missed its
+    deadlines); otherwise only for members whose consumer is gone or stopped heartbeating.
+    """
+
+    consumers: int = documented(2, "Java consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
+    partitions: tuple[int, ...] = documented(
+        (2, 1),
+        "partitions of each topic (t0, t1, ...)",
+        minimum=1,
+        maximum=MAX_PARTITIONS,
+        length=(1, MAX_TOPICS),
+    )
+    assignor: str = documented(
+        "uniform", "the server assignor the coordinator offers", choices=SERVER_ASSIGNORS
+    )
+    crashes: int = documented(
+        0, "budget: consumer processes that die (each may restart)", minimum=0, maximum=MAX_BUDGET
+    )
+    leaves: int = documented(
+        0, "budget: consumers that unsubscribe for good", minimum=0, maximum=MAX_CONSUMERS
+    )
+    subscription_changes: int = documented(
+        0, "budget: subscription changes to alternative_subscription", minimum=0, maximum=1
+    )
+    alternative_subscription: tuple[str, ...] = documented(
+        ("t0",),
+        "the topics a consumer switches to on a subscription change",
+        length=(1, MAX_TOPICS),
+        note="topics of the cluster",
+    )
+    poll_expiries: int = documented(
+        0, "budget: consumers that miss max.poll.interval.ms", minimum=0, maximum=1
+    )
+    message_losses: int = documented(
+        0, "budget: heartbeats or responses lost", minimum=0, maximum=MAX_BUDGET
+    )
+    reorder: bool = documented(
+        False, "a client's messages may overtake each other (else each queue is FIFO)"
+    )
+    group_max_size: int = documented(
+        0, "group.consumer.max.size (0: unlimited)", minimum=0, maximum=MAX_CONSUMERS
+    )
+    slow_consumers: bool = documented(
+        False, "member timeouts may fire while the consumer still runs (it missed a deadline)"
+    )
+    check_convergence: bool = documented(
+        True, "also check the liveness property Converges (keeps the state graph)"
+    )
+
+    def __post_init__(self) -> None:
+        check_ranges(self)
+        validate(self)
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The topic names, t0, t1, ..."""
+        return tuple(f"t{index}" for index in range(len(self.partitions)))
+
+    def coordinator_config(self) -> ConsumerGroupConfig:
+        """The coordinator's settings: the topics, the one assignor, a target recomputed at every
+        epoch bump (the world has no clock, so KIP-1263's interval is 0), the size limit."""
+        return ConsumerGroupConfig(
+            max_size=self.group_max_size or INT32_MAX,
+            assignors=(self.assignor,),
+            assignment_interval_ms=0,
+            topics=tuple(
+                TopicMetadata(name, f"{name}-id", count)
+                for name, count in zip(self.topics, self.partitions, strict=True)
+            ),
+        )
+
+
+def validate(parameters: Kip848Parameters) -> None:
+    """Refuse what the ranges cannot say, naming the key."""
+    unknown = sorted(set(parameters.alternative_subscription) - set(parameters.topics))
+    if unknown:
+        raise ParameterError("alternative_subscription", f"topics {unknown} are not in the cluster")
+    if parameters.subscription_changes and set(parameters.alternative_subscription) == set(
+        parameters.topics
+    ):
+        raise ParameterError(
+            "alternative_subscription",
+            "must differ from the full subscription for a subscription change to change it",
+        )

@@ -1,0 +1,561 @@
+"""A closed world of KIP-848: Java consumers (spec/kip848/consumer/) and the consumer-protocol
+coordinator (spec/kip848/) exchanging ConsumerGroupHeartbeat requests and responses, with the
+coordinator's timers, crashes, leaves, a subscription change, poll-timer expiries and lost
+messages as bounded budgets (`Kip848Parameters`). docs/kip-848.md, "The world", explains it.
+
+Each consumer has one queue of heartbeats on their way to the coordinator and one of responses
+on their way back; a consumer has one heartbeat in flight at a time, as Kafka's heartbeat
+request manager does, so a queue holds more than one message only after a restart. The world
+has no clock: the coordinator is stepped at time 0 (its deadlines are all the same instant) and
+a timer fires when the world allows it: for a member whose consumer has crashed or stopped
+heartbeating, or for any member with `slow_consumers`.
+
+Properties, declared once in `properties`: the coordinator invariants of
+spec/kip848/invariants.py on its state; OwnedOnce (no partition held by two consumers' applications
+at once, counting partitions a consumer has not yet revoked); NoRunAgainstOwner (a consumer never
+holds a partition that the coordinator counts as another member's, assigned or pending
+revocation); ReleasedWithCallback (a consumer step releases a partition only after a callback
+ran for it); and, with `check_convergence`, Converges (under fairness the group ends Stable with
+every consumer holding its target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, is_dataclass, replace
+from enum import Enum
+from typing import Any
+
+from groupspec.checker.model import (
+    ActionProperty,
+    Cut,
+    Invariant,
+    LivenessProperty,
+    Property,
+    Transition,
+)
+from groupspec.checker.plain import PlainModel
+from groupspec.spec.events import EventNotEnabledError
+from groupspec.spec.kip848 import (
+    ConsumerGroupCoordinatorSpec,
+    ConsumerGroupsState,
+    MemberState,
+    RequestArrived,
+)
+from groupspec.spec.kip848 import invariants as kip848_invariants
+from groupspec.spec.kip848.consumer import machine
+from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
+from groupspec.spec.kip848.timers import armed_timers
+from groupspec.vocabulary.consumer_groups import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupState,
+)
+from groupspec.vocabulary.requests import RequestRef, TopicPartition
+
+from .kip848_params import Kip848Parameters
+
+GROUP_ID = "g"
+# What the coordinator is to the world: anything that steps like the spec (tests give faulty ones).
+Coordinator = ConsumerGroupCoordinatorSpec
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """A heartbeat on its way to the coordinator, from the consumer incarnation `member_id`."""
+
+    member_id: str
+    request: ConsumerGroupHeartbeatRequest
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A response on its way back to the consumer incarnation `member_id`."""
+
+    member_id: str
+    response: ConsumerGroupHeartbeatResponse
+
+
+@dataclass(frozen=True)
+class Kip848WorldState:
+    """The coordinator, each consumer slot (None: crashed and not restarted), each slot's
+    incarnation (restarts so far), its two queues, and what is left of each budget."""
+
+    coordinator: ConsumerGroupsState
+    consumers: tuple[KafkaConsumer | None, ...]
+    incarnations: tuple[int, ...]
+    requests: tuple[tuple[Heartbeat, ...], ...]
+    responses: tuple[tuple[Answer, ...], ...]
+    crashes: int = 0
+    leaves: int = 0
+    subscription_changes: int = 0
+    poll_expiries: int = 0
+    message_losses: int = 0
+
+    def canonical_bytes(self) -> bytes:
+        """A canonical encoding: the coordinator's state holds frozensets, whose repr order is
+        not canonical, so every set is written sorted."""
+        return repr(_canonical(self)).encode("utf-8")
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, (frozenset, set)):
+        return ("set", tuple(sorted((_canonical(item) for item in value), key=repr)))
+    if isinstance(value, tuple):
+        return tuple(_canonical(item) for item in value)
+    if isinstance(value, Enum):
+        return value.name
+    if is_dataclass(value) and not isinstance(value, type):
+        return (
+            type(value).__name__,
+            tuple(_canonical(getattr(value, f.name)) for f in fields(value)),
+        )
+    return value
+
+
+class ConsumerMachine:
+    """The consumer's steps as the world calls them: spec/kip848/consumer/machine.py. Tests
+    override a method to seed a faulty consumer."""
+
+    def subscribe(self, consumer: KafkaConsumer, topics: tuple[str, ...]) -> ClientStep | None:
+        """subscribe() then poll()."""
+        return machine.subscribe(consumer, topics)
+
+    def heartbeat(self, consumer: KafkaConsumer, world: Kip848World) -> ClientStep | None:
+        """The heartbeat the consumer sends now, if any."""
+        return machine.heartbeat(consumer, world.config)
+
+    def on_response(
+        self, consumer: KafkaConsumer, world: Kip848World, response: ConsumerGroupHeartbeatResponse
+    ) -> ClientStep:
+        """The consumer after a response."""
+        return machine.on_response(consumer, world.config, response)
+
+    def revoke(self, consumer: KafkaConsumer) -> ClientStep | None:
+        """The revocation step of a reconciliation."""
+        return machine.revoke(consumer)
+
+    def assign(self, consumer: KafkaConsumer) -> ClientStep | None:
+        """The assignment step of a reconciliation."""
+        return machine.assign(consumer)
+
+
+# The steps a fair run keeps taking while they stay enabled (each consumer's on its own);
+# crashes, leaves, subscription changes, poll expiries and losses are faults, never owed.
+FAIR_ACTIONS = frozenset(
+    {
+        "subscribe",
+        "heartbeat",
+        "coordinator_receives",
+        "consumer_receives",
+        "revoke",
+        "assign",
+        "release_lost",
+        "release_for_leave",
+        "rejoin_stale",
+        "restart",
+        "session_timeout",
+        "rebalance_timeout",
+    }
+)
+_LIVE_STATES = machine.IN_GROUP
+
+
+class Kip848World(PlainModel[Kip848WorldState]):
+    """N consumers and the KIP-848 coordinator, as a model the checker explores."""
+
+    def __init__(
+        self,
+        parameters: Kip848Parameters | None = None,
+        name: str = "kip848",
+        coordinator: Coordinator | None = None,
+        consumer: ConsumerMachine | None = None,
+    ) -> None:
+        self.parameters = parameters or Kip848Parameters()
+        self.name = name
+        self.config = self.parameters.coordinator_config()
+        self.coordinator = coordinator or ConsumerGroupCoordinatorSpec(self.config)
+        self.consumer = consumer or ConsumerMachine()
+        self.properties = self._properties()
+
+    # -- states --------------------------------------------------------------------------------
+
+    def initial_states(self) -> list[Kip848WorldState]:
+        """Every consumer Unsubscribed, no group, full budgets."""
+        count = self.parameters.consumers
+        p = self.parameters
+        return [
+            Kip848WorldState(
+                coordinator=self.coordinator.initial_state(),
+                consumers=tuple(KafkaConsumer(_member_id(i, 0), GROUP_ID) for i in range(count)),
+                incarnations=(0,) * count,
+                requests=((),) * count,
+                responses=((),) * count,
+                crashes=p.crashes,
+                leaves=p.leaves,
+                subscription_changes=p.subscription_changes,
+                poll_expiries=p.poll_expiries,
+                message_losses=p.message_losses,
+            )
+        ]
+
+    def is_end(self, state: Kip848WorldState) -> bool:
+        """A world with nothing left to do (every consumer gone, left or fatal) may end."""
+        return True
+
+    def transitions(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState] | Cut]:
+        """Every step of every consumer, of the network and of the coordinator's timers."""
+        steps: list[Transition[Kip848WorldState] | Cut] = []
+        for index in range(len(state.consumers)):
+            steps += self._consumer_steps(state, index)
+            steps += self._network_steps(state, index)
+        steps += self._timer_steps(state)
+        return steps
+
+    # -- consumers -----------------------------------------------------------------------------
+
+    def _consumer_steps(
+        self, state: Kip848WorldState, index: int
+    ) -> list[Transition[Kip848WorldState]]:
+        consumer = state.consumers[index]
+        name = f"c{index + 1}"
+        if consumer is None:
+            if state.incarnations[index] == 0:
+                return []
+            restarted = KafkaConsumer(_member_id(index, state.incarnations[index]), GROUP_ID)
+            return [
+                Transition(f"restart({name})", "restart", _with_consumer(state, index, restarted))
+            ]
+        p = self.parameters
+        machine_steps: list[tuple[str, ClientStep | None]] = [
+            ("subscribe", self.consumer.subscribe(consumer, self.parameters.topics)),
+            ("heartbeat", self.consumer.heartbeat(consumer, self)),
+            ("revoke", self.consumer.revoke(consumer)),
+            ("assign", self.consumer.assign(consumer)),
+            ("release_lost", machine.release_lost(consumer)),
+            ("release_for_leave", machine.release_for_leave(consumer)),
+            ("rejoin_stale", machine.rejoin_stale(consumer)),
+        ]
+        budgeted: list[tuple[str, str, ClientStep | None]] = []
+        if state.leaves:
+            budgeted.append(("leave", "leaves", machine.leave(consumer)))
+        if state.subscription_changes:
+            budgeted.append(
+                (
+                    "change_subscription",
+                    "subscription_changes",
+                    machine.change_subscription(consumer, p.alternative_subscription),
+                )
+            )
+        if state.poll_expiries:
+            budgeted.append(("expire_poll", "poll_expiries", machine.expire_poll(consumer)))
+        found: list[Transition[Kip848WorldState]] = []
+        for action, step in machine_steps:
+            if step is not None:
+                found.append(self._consumer_transition(state, index, action, step))
+        for action, budget, step in budgeted:
+            if step is not None:
+                spent = replace(state, **{budget: getattr(state, budget) - 1})
+                found.append(self._consumer_transition(spent, index, action, step))
+        if state.crashes:
+            crashed = replace(
+                _with_consumer(state, index, None),
+                crashes=state.crashes - 1,
+                incarnations=_bumped(state.incarnations, index),
+            )
+            found.append(Transition(f"crash({name})", "crash", crashed))
+        return found
+
+    def _consumer_transition(
+        self, state: Kip848WorldState, index: int, action: str, step: ClientStep
+    ) -> Transition[Kip848WorldState]:
+        after = _with_consumer(state, index, step.consumer)
+        if step.request is not None:
+            queues = list(after.requests)
+            queues[index] = (*queues[index], Heartbeat(step.consumer.member_id, step.request))
+            after = replace(after, requests=tuple(queues))
+        before = state.consumers[index]
+        assert before is not None
+        return Transition(
+            f"{action}(c{index + 1})",
+            action,
+            after,
+            step.rules,
+            findings=_released_without_callback(before, step),
+        )
+
+    # -- the network ---------------------------------------------------------------------------
+
+    def _network_steps(
+        self, state: Kip848WorldState, index: int
+    ) -> list[Transition[Kip848WorldState]]:
+        name = f"c{index + 1}"
+        found: list[Transition[Kip848WorldState]] = []
+        for position in self._deliverable(state.requests[index]):
+            heartbeat = state.requests[index][position]
+            rest = _without(state.requests[index], position)
+            waiting = replace(state, requests=_replaced(state.requests, index, rest))
+            ref = RequestRef(heartbeat.member_id, 0)
+            event = RequestArrived(ref, heartbeat.request)
+            for outcome in self.coordinator.step(waiting.coordinator, event, now_ms=0):
+                answers = tuple(
+                    Answer(heartbeat.member_id, reply.body)
+                    for reply in outcome.responses
+                    if isinstance(reply.body, ConsumerGroupHeartbeatResponse)
+                )
+                after = replace(
+                    waiting,
+                    coordinator=outcome.state,
+                    responses=_replaced(
+                        waiting.responses, index, (*waiting.responses[index], *answers)
+                    ),
+                )
+                found.append(
+                    Transition(
+                        f"coordinator_receives({name})",
+                        "coordinator_receives",
+                        after,
+                        outcome.rules,
+                    )
+                )
+            if state.message_losses:
+                found.append(self._lost(waiting, index, heartbeat.member_id, "lose_request"))
+        for position in self._deliverable(state.responses[index]):
+            answer = state.responses[index][position]
+            rest = _without(state.responses[index], position)
+            waiting = replace(state, responses=_replaced(state.responses, index, rest))
+            consumer = waiting.consumers[index]
+            if consumer is None or consumer.member_id != answer.member_id:
+                # The connection of a crashed incarnation: the response goes nowhere.
+                found.append(Transition(f"consumer_receives({name})", "consumer_receives", waiting))
+            else:
+                step = self.consumer.on_response(consumer, self, answer.response)
+                found.append(self._consumer_transition(waiting, index, "consumer_receives", step))
+            if state.message_losses:
+                found.append(self._lost(waiting, index, answer.member_id, "lose_response"))
+        return found
+
+    def _deliverable(self, queue: tuple[Any, ...]) -> range:
+        """The positions a delivery may take: the oldest, or any with `reorder`."""
+        if not queue:
+            return range(0)
+        return range(len(queue)) if self.parameters.reorder else range(1)
+
+    def _lost(
+        self, state: Kip848WorldState, index: int, member_id: str, action: str
+    ) -> Transition[Kip848WorldState]:
+        """A message dropped: its consumer incarnation, if still running, times the request out."""
+        spent = replace(state, message_losses=state.message_losses - 1)
+        consumer = spent.consumers[index]
+        label = f"{action}(c{index + 1})"
+        if consumer is None or consumer.member_id != member_id or not consumer.in_flight:
+            return Transition(label, action, spent)
+        step = machine.on_request_failed(consumer)
+        return Transition(label, action, _with_consumer(spent, index, step.consumer), step.rules)
+
+    # -- the coordinator's timers --------------------------------------------------------------
+
+    def _timer_steps(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
+        live = {c.member_id for c in state.consumers if c is not None and c.state in _LIVE_STATES}
+        found: list[Transition[Kip848WorldState]] = []
+        for event, _deadline in armed_timers(state.coordinator):
+            if event.member_id in live and not self.parameters.slow_consumers:
+                continue
+            action = (
+                "session_timeout"
+                if type(event).__name__.startswith("Session")
+                else ("rebalance_timeout")
+            )
+            try:
+                outcomes = self.coordinator.step(state.coordinator, event, now_ms=0)
+            except EventNotEnabledError:
+                continue
+            for outcome in outcomes:
+                found.append(
+                    Transition(
+                        f"{action}({event.member_id})",
+                        action,
+                        replace(state, coordinator=outcome.state),
+                        outcome.rules,
+                    )
+                )
+        return found
+
+    # -- properties ----------------------------------------------------------------------------
+
+    def _properties(self) -> tuple[Property, ...]:
+        coordinator_invariants: list[Property] = [
+            Invariant(
+                invariant.name,
+                f"{invariant.description} (the coordinator's state, spec/kip848/invariants.py)",
+                check=_on_coordinator(invariant.check),
+            )
+            # Read from the registry when the world is built, so an invariant added there is
+            # checked here without a second list (docs/extending.md).
+            for invariant in kip848_invariants.KIP848_INVARIANTS
+        ]
+        world: list[Property] = [
+            Invariant(
+                "OwnedOnce",
+                "No partition is held by two consumers at once, counting partitions a consumer "
+                "has not yet revoked (partition-epoch safety, seen from the clients).",
+                check=owned_once,
+            ),
+            Invariant(
+                "NoRunAgainstOwner",
+                "A consumer never holds a partition the coordinator counts as another member's "
+                "(assigned, or pending revocation at that member's epoch).",
+                check=no_run_against_owner,
+            ),
+            ActionProperty(
+                "ReleasedWithCallback",
+                "A consumer releases a partition only in a step that ran onPartitionsRevoked or "
+                "onPartitionsLost for it (its steps report it).",
+            ),
+        ]
+        if self.parameters.check_convergence:
+            world.append(
+                LivenessProperty(
+                    "Converges",
+                    "Under weak fairness every run ends with the group Stable and every "
+                    "running consumer Stable, holding its target at the member's epoch.",
+                    goal=converged,
+                    fair_actions=FAIR_ACTIONS,
+                )
+            )
+        return (*coordinator_invariants, *world)
+
+
+# -- property checks ----------------------------------------------------------------------------
+
+
+def _on_coordinator(check: Any) -> Any:
+    def judge(state: Kip848WorldState) -> list[str]:
+        return list(check(state.coordinator))
+
+    return judge
+
+
+def owned_once(state: Kip848WorldState) -> list[str]:
+    """OwnedOnce's violations: each partition two running consumers hold."""
+    holders: dict[TopicPartition, list[str]] = {}
+    for consumer in state.consumers:
+        if consumer is not None:
+            for partition in consumer.owned:
+                holders.setdefault(partition, []).append(consumer.member_id)
+    return [
+        f"partition {partition} is held by {' and '.join(names)}"
+        for partition, names in sorted(holders.items())
+        if len(names) > 1
+    ]
+
+
+def no_run_against_owner(state: Kip848WorldState) -> list[str]:
+    """NoRunAgainstOwner's violations: a consumer holding a partition that the coordinator
+    counts as another member's."""
+    group = state.coordinator.group(GROUP_ID)
+    if group is None:
+        return []
+    problems = []
+    for consumer in state.consumers:
+        if consumer is None:
+            continue
+        for partition in consumer.owned:
+            for member in group.iter_members():
+                if member.member_id == consumer.member_id:
+                    continue
+                if partition in member.assigned or partition in member.pending_revocation:
+                    problems.append(
+                        f"{consumer.member_id} holds {partition}, which member "
+                        f"{member.member_id} owns at epoch {member.member_epoch}"
+                    )
+    return problems
+
+
+def _released_without_callback(
+    before: KafkaConsumer, step: ClientStep
+) -> tuple[tuple[str, str], ...]:
+    released = set(before.owned) - set(step.consumer.owned)
+    called = {p for callback in step.callbacks for p in callback.partitions}
+    missing = sorted(released - called)
+    if not missing:
+        return ()
+    detail = f"{before.member_id} released {', '.join(map(str, missing))} without a callback"
+    return (("ReleasedWithCallback", detail),)
+
+
+def converged(state: Kip848WorldState) -> bool:
+    """Converges' goal: the group Stable (or no members when no consumer runs), every running
+    consumer Stable at its member's epoch holding the target, and no member without one."""
+    running = [c for c in state.consumers if c is not None and c.state not in _OUT_OF_GROUP]
+    group = state.coordinator.group(GROUP_ID)
+    if group is None:
+        return not running
+    if {c.member_id for c in running} != set(group.members):
+        return False
+    if running and group.state is not ConsumerGroupState.STABLE:
+        return False
+    for consumer in running:
+        member = group.member(consumer.member_id)
+        if (
+            member is None
+            or consumer.state is not ConsumerState.STABLE
+            or member.state is not MemberState.STABLE
+            or consumer.member_epoch != member.member_epoch
+            or set(consumer.owned) != set(group.target_of(consumer.member_id))
+        ):
+            return False
+    return True
+
+
+_OUT_OF_GROUP = frozenset({ConsumerState.UNSUBSCRIBED, ConsumerState.FATAL})
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _member_id(index: int, incarnation: int) -> str:
+    name = f"c{index + 1}"
+    return name if incarnation == 0 else f"{name}-{incarnation + 1}"
+
+
+def _with_consumer(
+    state: Kip848WorldState, index: int, consumer: KafkaConsumer | None
+) -> Kip848WorldState:
+    return replace(state, consumers=_replaced(state.consumers, index, consumer))
+
+
+def _replaced(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
+    return (*items[:index], value, *items[index + 1 :])
+
+
+def _without(queue: tuple[Any, ...], position: int) -> tuple[Any, ...]:
+    return (*queue[:position], *queue[position + 1 :])
+
+
+def _bumped(incarnations: tuple[int, ...], index: int) -> tuple[int, ...]:
+    return _replaced(incarnations, index, incarnations[index] + 1)
+
+
+def world_actions() -> Sequence[str]:
+    """Every action kind of the world's steps, for coverage reports."""
+    return (
+        "subscribe",
+        "heartbeat",
+        "revoke",
+        "assign",
+        "release_lost",
+        "release_for_leave",
+        "rejoin_stale",
+        "leave",
+        "change_subscription",
+        "expire_poll",
+        "crash",
+        "restart",
+        "coordinator_receives",
+        "consumer_receives",
+        "lose_request",
+        "lose_response",
+        "session_timeout",
+        "rebalance_timeout",
+    )

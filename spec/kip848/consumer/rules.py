@@ -1,0 +1,177 @@
+"""The rules of the KIP-848 consumer (`group.protocol=consumer`): every rule its steps fire.
+
+The same `ConsumerRule` shape as the classic consumer's catalog (`spec/consumer/rules.py`): a
+rule id, the Java method of Kafka's clients module that shows the behaviour, the section of
+docs/protocol.md (§12.14) and a summary. The methods are those of Kafka's `clients` module
+(`org.apache.kafka.clients.consumer.internals`): `AbstractMembershipManager`,
+`ConsumerMembershipManager`, `AbstractHeartbeatRequestManager` and
+`ConsumerHeartbeatRequestManager` (its `HeartbeatState`), read at commit 1eb7644 of Kafka's
+trunk (October 2024, the code that became 4.0.0). `groupspec rules --side kip848-consumer`
+lists them and docs/kip-848.md indexes them.
+"""
+
+from __future__ import annotations
+
+from ...consumer.rules import ConsumerRule
+
+_SECTION = "§12.14"
+
+
+def _rule(rule_id: str, java: str, summary: str) -> ConsumerRule:
+    return ConsumerRule(rule_id, java, _SECTION, summary)
+
+
+# Joining and subscriptions
+CG_CLIENT_SUBSCRIBE_JOINING = _rule(
+    "cg_client.subscribe.joining",
+    "AbstractMembershipManager.onConsumerPoll",
+    "An Unsubscribed consumer subscribed and polled: Joining at epoch 0.",
+)
+CG_CLIENT_SUBSCRIBE_CHANGED = _rule(
+    "cg_client.subscribe.changed",
+    "AbstractMembershipManager.onSubscriptionUpdated",
+    "A member changed its subscription: its next heartbeat carries the new topic names; it keeps its partitions until the coordinator revokes them.",
+)
+# Heartbeats sent
+CG_CLIENT_HEARTBEAT_JOIN_SENT = _rule(
+    "cg_client.heartbeat.join_sent",
+    "ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData",
+    "Joining: a heartbeat at epoch 0 with every field (rebalance timeout, subscription, no owned partitions), sent at once.",
+)
+CG_CLIENT_HEARTBEAT_SENT = _rule(
+    "cg_client.heartbeat.sent",
+    "ConsumerHeartbeatRequestManager.HeartbeatState.buildRequestData",
+    "Stable, Reconciling or PrepareLeaving: a heartbeat on the interval, carrying only the fields that changed since the last one sent.",
+)
+CG_CLIENT_HEARTBEAT_ACK_SENT = _rule(
+    "cg_client.heartbeat.ack_sent",
+    "AbstractMembershipManager.onHeartbeatRequestGenerated",
+    "Acknowledging: a heartbeat at once with the reconciled partitions; Stable if the target is reached, else Reconciling again.",
+)
+CG_CLIENT_HEARTBEAT_LEAVE_SENT = _rule(
+    "cg_client.heartbeat.leave_sent",
+    "AbstractMembershipManager.onHeartbeatRequestGenerated",
+    "Leaving: a heartbeat at epoch -1 at once; Unsubscribed after it (Stale if the poll timer expired).",
+)
+CG_CLIENT_HEARTBEAT_FAILED = _rule(
+    "cg_client.heartbeat.failed",
+    "AbstractHeartbeatRequestManager.onFailure",
+    "A heartbeat got no response (lost, timed out): the sent fields are forgotten, so the next heartbeat carries them all again.",
+)
+# Responses
+CG_CLIENT_RESPONSE_NEW_ASSIGNMENT = _rule(
+    "cg_client.response.new_assignment",
+    "AbstractMembershipManager.processAssignmentReceived",
+    "A response with an assignment other than the one reconciled: the member id and epoch are taken, the target replaced, Reconciling.",
+)
+CG_CLIENT_RESPONSE_SAME_ASSIGNMENT = _rule(
+    "cg_client.response.same_assignment",
+    "AbstractMembershipManager.processAssignmentReceived",
+    "A response with the assignment already reconciled: the epoch is taken; a Joining or Reconciling member is Stable.",
+)
+CG_CLIENT_RESPONSE_EPOCH = _rule(
+    "cg_client.response.epoch",
+    "ConsumerMembershipManager.onHeartbeatSuccess",
+    "A response without an assignment: the member id and epoch are taken, nothing else changes.",
+)
+CG_CLIENT_RESPONSE_ASSIGNMENT_IGNORED = _rule(
+    "cg_client.response.assignment_ignored",
+    "ConsumerMembershipManager.onHeartbeatSuccess",
+    "PrepareLeaving: the epoch is taken but a new assignment is ignored (the member cannot take one).",
+)
+CG_CLIENT_RESPONSE_NOT_IN_GROUP = _rule(
+    "cg_client.response.not_in_group",
+    "ConsumerMembershipManager.onHeartbeatSuccess",
+    "Leaving, Unsubscribed, Fenced, Fatal or Stale: a successful response is ignored.",
+)
+# Errors
+CG_CLIENT_ERROR_FENCED = _rule(
+    "cg_client.error.fenced",
+    "AbstractMembershipManager.transitionToFenced",
+    "FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID: Fenced at epoch 0, keeping its partitions until the lost callback runs.",
+)
+CG_CLIENT_ERROR_FENCED_LEAVING = _rule(
+    "cg_client.error.fenced_leaving",
+    "AbstractMembershipManager.transitionToFenced",
+    "Fenced while PrepareLeaving or Leaving (or already Unsubscribed): Unsubscribed, without rejoining.",
+)
+CG_CLIENT_ERROR_FATAL = _rule(
+    "cg_client.error.fatal",
+    "AbstractHeartbeatRequestManager.handleFatalFailure",
+    "Any other error (GROUP_MAX_SIZE_REACHED, INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, ...): Fatal; the partitions are lost (no callback when it was leaving).",
+)
+CG_CLIENT_FENCED_PARTITIONS_LOST = _rule(
+    "cg_client.fenced.partitions_lost",
+    "AbstractMembershipManager.transitionToFenced",
+    "Fenced: onPartitionsLost runs, the assignment is cleared, then Joining at epoch 0 with the same member id.",
+)
+# Reconciliation
+CG_CLIENT_RECONCILE_REVOKED = _rule(
+    "cg_client.reconcile.revoked",
+    "AbstractMembershipManager.revokeAndAssign",
+    "Reconciling with partitions the target no longer has: onPartitionsRevoked runs, then they are released.",
+)
+CG_CLIENT_RECONCILE_ASSIGNED = _rule(
+    "cg_client.reconcile.assigned",
+    "AbstractMembershipManager.revokeAndAssign",
+    "Reconciling with nothing left to revoke: onPartitionsAssigned for the added ones, the assignment is effective, Acknowledging.",
+)
+# Leaving, and the poll timer
+CG_CLIENT_LEAVE_PREPARE = _rule(
+    "cg_client.leave.prepare",
+    "AbstractMembershipManager.leaveGroup",
+    "unsubscribe() or close() of a member: PrepareLeaving.",
+)
+CG_CLIENT_LEAVE_RELEASED = _rule(
+    "cg_client.leave.released",
+    "AbstractMembershipManager.leaveGroup",
+    "PrepareLeaving: onPartitionsRevoked for every partition, the assignment cleared, epoch -1, Leaving.",
+)
+CG_CLIENT_LEAVE_NOT_IN_GROUP = _rule(
+    "cg_client.leave.not_in_group",
+    "AbstractMembershipManager.leaveGroup",
+    "unsubscribe() while Fenced: the assignment is cleared and the consumer is Unsubscribed without a leave heartbeat.",
+)
+CG_CLIENT_POLL_EXPIRED = _rule(
+    "cg_client.poll.expired",
+    "AbstractMembershipManager.transitionToSendingLeaveGroup",
+    "max.poll.interval.ms passed without poll(): through PrepareLeaving to Leaving at epoch -1 without callbacks, still holding the partitions.",
+)
+CG_CLIENT_STALE_PARTITIONS_LOST = _rule(
+    "cg_client.stale.partitions_lost",
+    "AbstractMembershipManager.transitionToStale",
+    "Stale: onPartitionsLost runs and the assignment is cleared.",
+)
+CG_CLIENT_STALE_REJOIN = _rule(
+    "cg_client.stale.rejoin",
+    "AbstractMembershipManager.maybeRejoinStaleMember",
+    "A Stale consumer that released its partitions polls again: Joining at epoch 0.",
+)
+
+KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
+    CG_CLIENT_SUBSCRIBE_JOINING,
+    CG_CLIENT_SUBSCRIBE_CHANGED,
+    CG_CLIENT_HEARTBEAT_JOIN_SENT,
+    CG_CLIENT_HEARTBEAT_SENT,
+    CG_CLIENT_HEARTBEAT_ACK_SENT,
+    CG_CLIENT_HEARTBEAT_LEAVE_SENT,
+    CG_CLIENT_HEARTBEAT_FAILED,
+    CG_CLIENT_RESPONSE_NEW_ASSIGNMENT,
+    CG_CLIENT_RESPONSE_SAME_ASSIGNMENT,
+    CG_CLIENT_RESPONSE_EPOCH,
+    CG_CLIENT_RESPONSE_ASSIGNMENT_IGNORED,
+    CG_CLIENT_RESPONSE_NOT_IN_GROUP,
+    CG_CLIENT_ERROR_FENCED,
+    CG_CLIENT_ERROR_FENCED_LEAVING,
+    CG_CLIENT_ERROR_FATAL,
+    CG_CLIENT_FENCED_PARTITIONS_LOST,
+    CG_CLIENT_RECONCILE_REVOKED,
+    CG_CLIENT_RECONCILE_ASSIGNED,
+    CG_CLIENT_LEAVE_PREPARE,
+    CG_CLIENT_LEAVE_RELEASED,
+    CG_CLIENT_LEAVE_NOT_IN_GROUP,
+    CG_CLIENT_POLL_EXPIRED,
+    CG_CLIENT_STALE_PARTITIONS_LOST,
+    CG_CLIENT_STALE_REJOIN,
+)
+KIP848_CONSUMER_RULE_IDS: frozenset[str] = frozenset(r.rule_id for r in KIP848_CONSUMER_RULES)
