@@ -569,13 +569,24 @@ def _fetch_answer(a: AbstractGroup, answer: OffsetFetchResponse) -> list[str]:
 def _leave_answer(
     a: AbstractGroup, b: AbstractGroup | None, answer: LeaveGroupResponse
 ) -> list[str]:
-    """A member answered NONE has left; one answered UNKNOWN_MEMBER_ID was not a member."""
+    """A member answered NONE has left; one answered UNKNOWN_MEMBER_ID was not a member; the
+    incarnation of a static member that another has replaced (its instance id now names another
+    member id) is told FENCED_INSTANCE_ID (KIP-345)."""
     problems = []
     after = b.member_ids() if b is not None else frozenset()
     for entry in answer.members:
-        member = entry.member_id or (
-            a.member_of(entry.group_instance_id) if entry.group_instance_id else None
-        )
+        owner = a.member_of(entry.group_instance_id) if entry.group_instance_id else None
+        member = entry.member_id or owner
+        if (
+            entry.member_id
+            and owner is not None
+            and owner != entry.member_id
+            and entry.error_code is not ErrorCode.FENCED_INSTANCE_ID
+        ):
+            problems.append(
+                f"LeaveGroup answered {entry.error_code.name} for {entry.member_id}, whose "
+                f"instance {entry.group_instance_id} is now {owner}'s"
+            )
         if entry.error_code is ErrorCode.NONE and member in after:
             problems.append(f"LeaveGroup answered NONE for {member}, still a member")
         if entry.error_code is ErrorCode.UNKNOWN_MEMBER_ID and member in a.member_ids():

@@ -198,3 +198,29 @@ def test_the_correct_spec_refines_a_whole_run():
         driver.state = outcome.state
         checked += 1
     assert checked == 2
+
+
+def test_a_replaced_static_incarnation_leaving_is_told_it_is_fenced():
+    # KIP-345: a LeaveGroup naming a static member's instance with a member id that is no longer
+    # the instance's is answered FENCED_INSTANCE_ID. The hand-written fault
+    # `leave-by-instance-ignores-member-id` answered UNKNOWN_MEMBER_ID, which nothing judged.
+    from groupspec.spec import refinement
+    from groupspec.spec.abstract_group import AbstractGroup, AbstractMember
+    from groupspec.vocabulary.responses import LeaveGroupMemberResponse, LeaveGroupResponse
+
+    group = AbstractGroup(
+        phase=Phase.STABLE,
+        generation=1,
+        protocol="range",
+        leader="i1-0",
+        members=(AbstractMember("i1-0", "i1"),),
+        assignment=(),
+        offsets=(),
+    )
+    fenced, unknown = (
+        LeaveGroupResponse(ErrorCode.NONE, (LeaveGroupMemberResponse("old", "i1", error),))
+        for error in (ErrorCode.FENCED_INSTANCE_ID, ErrorCode.UNKNOWN_MEMBER_ID)
+    )
+    assert refinement._leave_answer(group, group, fenced) == []
+    (problem,) = refinement._leave_answer(group, group, unknown)
+    assert "whose instance i1 is now i1-0's" in problem
