@@ -258,7 +258,8 @@ class WorldParameters:
         "a client that breaks the consumer protocol sends, at any moment, a request no Kafka "
         "consumer sends (another protocol type or assignor, an invalid session timeout, an "
         "empty group id, oversized commit metadata, a pending id with an instance id, an "
-        "unknown instance's removal)",
+        "unknown instance's removal, a member's commit at the previous generation or before its "
+        "assignment, a replaced static incarnation's leave)",
     )
     commit_on_revoke: bool = documented(
         False,
