@@ -10,6 +10,7 @@ fingerprints of representatives.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Hashable, Sequence
 from typing import Any, Generic, TypeVar, cast
 
@@ -28,7 +29,7 @@ from .model import (
 S = TypeVar("S")
 
 
-class PlainModel(Generic[S]):
+class PlainModel(ABC, Generic[S]):
     """The base of a model whose state is one value and whose steps are a function of it.
 
     Subclasses give `name`, `initial_states` and `transitions` (which may list `Cut(bound)`
@@ -41,13 +42,13 @@ class PlainModel(Generic[S]):
     slot_names: tuple[str, ...] = ("state",)
     properties: Sequence[Property] = ()
 
+    @abstractmethod
     def initial_states(self) -> Sequence[S]:
         """The states exploration starts from."""
-        raise NotImplementedError  # an abstract method: every subclass defines it
 
+    @abstractmethod
     def transitions(self, state: S) -> Sequence[Transition[S] | Cut]:
         """Every step enabled in `state`, in a deterministic order, and the bounds that cut."""
-        raise NotImplementedError  # an abstract method: every subclass defines it
 
     def representative(self, state: S) -> S:
         """The canonical member of `state`'s symmetry class (the state itself by default)."""

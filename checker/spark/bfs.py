@@ -155,9 +155,7 @@ class _SparkSearch(Generic[S]):
                 room = None if max_states is None else max_states - result.distinct_states
                 attempt = self._level(broadcast, frontier, visited, level, deadline, room)
                 if attempt is None:
-                    result.stopped_by = TIME_LIMIT
-                    if self.checkpoint is not None:
-                        self.checkpoint.abandon(level + 1)
+                    result.stopped_by = self._out_of_time(level)
                     break
                 out, reports = attempt
                 stops = {e.stopped for report in reports for e in report.expansions if e.stopped}
@@ -168,9 +166,7 @@ class _SparkSearch(Generic[S]):
                     out.unpersist()
                     attempt = self._level(broadcast, frontier, visited, level, deadline, None)
                     if attempt is None:
-                        result.stopped_by = TIME_LIMIT
-                        if self.checkpoint is not None:
-                            self.checkpoint.abandon(level + 1)
+                        result.stopped_by = self._out_of_time(level)
                         break
                     out, reports = attempt
                     stops = {e.stopped for r in reports for e in r.expansions if e.stopped}
@@ -248,6 +244,12 @@ class _SparkSearch(Generic[S]):
 
     def _done(self) -> bool:
         return bool(self.result.problems) and not self.limits.all_violations
+
+    def _out_of_time(self, level: int) -> str:
+        """The time budget ran out inside `level`: its partial checkpoint is abandoned."""
+        if self.checkpoint is not None:
+            self.checkpoint.abandon(level + 1)
+        return TIME_LIMIT
 
     def _release(self) -> None:
         for rdd in self.cached:
