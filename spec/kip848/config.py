@@ -13,6 +13,9 @@ from ..config import INT32_MAX
 UNIFORM_ASSIGNOR = "uniform"
 RANGE_ASSIGNOR = "range"
 SERVER_ASSIGNORS = (UNIFORM_ASSIGNOR, RANGE_ASSIGNOR)
+# group.consumer.migration.policy (ConsumerGroupMigrationPolicy): which online conversions between
+# a classic group and a consumer group the coordinator performs (docs/protocol.md §12.15).
+MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
 
 
 @dataclass(frozen=True, order=True)
@@ -40,6 +43,7 @@ class ConsumerGroupConfig:
     # target-assignment computations. 0 recomputes at every epoch bump, as 4.0-4.2 did.
     assignment_interval_ms: int = 1_000
     topics: tuple[TopicMetadata, ...] = DEFAULT_TOPICS
+    migration_policy: str = "bidirectional"
 
     def __post_init__(self) -> None:
         for name in ("session_timeout_ms", "heartbeat_interval_ms", "max_size"):
@@ -63,6 +67,21 @@ class ConsumerGroupConfig:
         for topic in self.topics:
             if topic.partitions <= 0:
                 raise InvalidConfigError(f"topic {topic.name} must have partitions, got {topic}")
+        if self.migration_policy not in MIGRATION_POLICIES:
+            raise InvalidConfigError(
+                f"migration_policy must be one of {list(MIGRATION_POLICIES)}, "
+                f"got {self.migration_policy!r}"
+            )
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        """Whether a non-empty classic group may become a consumer group online."""
+        return self.migration_policy in ("upgrade", "bidirectional")
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        """Whether a consumer group left with only classic members may become a classic group."""
+        return self.migration_policy in ("downgrade", "bidirectional")
 
     @property
     def default_assignor(self) -> str:

@@ -202,6 +202,8 @@ def _heartbeat(
             if request.subscribed_topic_names is not None
             else member.subscribed_topic_names
         ),
+        # A classic member that heartbeats with the consumer protocol stops being classic.
+        classic=None,
     )
     subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
     group_epoch = group.group_epoch

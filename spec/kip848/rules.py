@@ -11,6 +11,7 @@ profile never receives these requests).
 from __future__ import annotations
 
 from ..rules import Rule
+from .mixed_rules import MIXED_RULES
 
 
 def _rule(rule_id: str, section: str, summary: str, *, defensive: bool = False) -> Rule:
@@ -276,6 +277,7 @@ KIP848_RULES: tuple[Rule, ...] = (
     CG_DESCRIBE_INVALID_GROUP_ID,
     CG_DESCRIBE_UNKNOWN_GROUP,
     CG_DESCRIBE_GROUP,
+    *MIXED_RULES,
 )
 
 KIP848_RULE_IDS: frozenset[str] = frozenset(rule.rule_id for rule in KIP848_RULES)

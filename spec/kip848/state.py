@@ -8,7 +8,7 @@ carry topic ids, which the handler translates with the cluster's metadata (`conf
 
 Not kept, because no rule of this slice reads them: the client id and host, the subscribed
 regular expression, the per-partition assignment epochs of KIP-1251 (read only by OffsetCommit
-validation), the metadata hash and the classic-member metadata of mixed groups.
+validation) and the metadata hash.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from enum import Enum
 from typing import TypeVar
 
 from groupspec.vocabulary.consumer_groups import ConsumerGroupState
-from groupspec.vocabulary.requests import TopicPartition
+from groupspec.vocabulary.requests import JoinGroupProtocol, TopicPartition
 
 T = TypeVar("T")
 Partitions = frozenset[TopicPartition]
@@ -43,6 +43,15 @@ class MemberState(Enum):
 
 
 @dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """What a member that speaks the classic protocol adds (ConsumerGroupMemberMetadataValue's
+    ClassicMemberMetadata): its JoinGroup session timeout and the protocols it offered."""
+
+    session_timeout_ms: int
+    protocols: tuple[JoinGroupProtocol, ...]
+
+
+@dataclass(frozen=True)
 class ConsumerGroupMember:
     """A member: what it subscribes to, the epoch of the assignment it runs, its partitions.
 
@@ -61,6 +70,13 @@ class ConsumerGroupMember:
     state: MemberState = MemberState.STABLE
     assigned: Partitions = NO_PARTITIONS
     pending_revocation: Partitions = NO_PARTITIONS
+    # Set for a member that joined with JoinGroup (docs/protocol.md §12.15); None otherwise.
+    classic: ClassicMemberMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        """Whether the member speaks JoinGroup/SyncGroup/Heartbeat (useClassicProtocol)."""
+        return self.classic is not None
 
     def is_reconciled_to(self, epoch: int) -> bool:
         """Whether the member runs the target assignment of `epoch` in full."""
@@ -98,6 +114,9 @@ class ConsumerGroup:
     target_by_id: tuple[tuple[str, Partitions], ...] = ()
     session_deadlines: tuple[tuple[str, int], ...] = ()
     rebalance_deadlines: tuple[tuple[str, tuple[int, int]], ...] = field(default=())
+    # A classic member's join and sync timeouts (docs/protocol.md §12.15), member id -> deadline.
+    classic_join_deadlines: tuple[tuple[str, int], ...] = ()
+    classic_sync_deadlines: tuple[tuple[str, int], ...] = ()
 
     # Reading
     @property
@@ -161,6 +180,12 @@ class ConsumerGroup:
             target_by_id=_sorted_items(target),
             session_deadlines=tuple(e for e in self.session_deadlines if e[0] != member_id),
             rebalance_deadlines=tuple(e for e in self.rebalance_deadlines if e[0] != member_id),
+            classic_join_deadlines=tuple(
+                e for e in self.classic_join_deadlines if e[0] != member_id
+            ),
+            classic_sync_deadlines=tuple(
+                e for e in self.classic_sync_deadlines if e[0] != member_id
+            ),
         )
 
     def with_target(self, target: Mapping[str, Partitions]) -> ConsumerGroup:
@@ -213,3 +238,8 @@ class ConsumerGroupsState:
     def iter_groups(self) -> Iterator[ConsumerGroup]:
         """The groups in group-id order."""
         return (group for _, group in self.groups_by_id)
+
+    def without_group(self, group_id: str) -> ConsumerGroupsState:
+        """The state without the group called `group_id`."""
+        kept = tuple(entry for entry in self.groups_by_id if entry[0] != group_id)
+        return replace(self, groups_by_id=kept)
