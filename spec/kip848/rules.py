@@ -11,6 +11,9 @@ profile never receives these requests).
 from __future__ import annotations
 
 from ..rules import Rule
+
+# The rules of mixed groups, re-exported so that the rule index finds their constants here.
+from .mixed_rules import *  # noqa: F403
 from .mixed_rules import MIXED_RULES
 
 
