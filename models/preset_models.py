@@ -19,17 +19,20 @@ from groupspec.checker.model import Model
 from groupspec.spec.config import KAFKA_4X
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULE_IDS
+from groupspec.spec.kip848.mixed_rules import MIXED_RULES
 from groupspec.spec.kip848.rules import KIP848_RULES
 from groupspec.spec.rules import REACHABLE_RULE_IDS, reachable_rule_ids
 
 from .faults import FAULTS
 from .kip848_world import world_actions
+from .mixed_world import world_actions as mixed_world_actions
 from .parameters import Parameter
 from .presets import (
     CLIENTS_KIND,
     GROUP_KIND,
     KINDS,
     KIP848_KIND,
+    MIXED_KIND,
     TWO_PHASE_KIND,
     Expected,
     PresetError,
@@ -138,6 +141,12 @@ def kip848_world_rules() -> tuple[str, ...]:
     return tuple(sorted(coordinator | KIP848_CONSUMER_RULE_IDS))
 
 
+def mixed_world_rules() -> tuple[str, ...]:
+    """The rules a mixed world can be expected to reach, sorted: those of the mixed group paths
+    (classic members in consumer groups and the conversions), defensive ones excepted."""
+    return tuple(sorted(rule.rule_id for rule in MIXED_RULES if not rule.defensive))
+
+
 def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = None) -> LoadedModel:
     """The model of a preset (by name or path) with `--set` overrides applied."""
     overrides = dict(overrides or {})
@@ -152,6 +161,9 @@ def load_model(name_or_path: str | Path, overrides: Mapping[str, str] | None = N
     elif preset.kind == KIP848_KIND:
         rules = kip848_world_rules()
         actions = tuple(world_actions())
+    elif preset.kind == MIXED_KIND:
+        rules = mixed_world_rules()
+        actions = tuple(mixed_world_actions())
     elif preset.kind == CLIENTS_KIND:
         rules = tuple(sorted(REACHABLE_RULE_IDS))
         actions = ()

@@ -4,7 +4,7 @@ A preset states what it changes from the documented defaults, and what checking 
 
 ```toml
 [model]
-kind = "group"                 # "group" (the default), "two-phase", "random-clients", "kip848"
+kind = "group"                 # "group" (the default), "two-phase", "random-clients", "kip848", "kip848-mixed"
 description = "two dynamic consumers with the range assignor"
 
 [parameters]                   # only what differs from the defaults (docs/checking.md)
@@ -23,7 +23,9 @@ The kind says which model the parameters build: "group" is the closed group worl
 calibration model (parameters: `TwoPhaseModel`'s fields), "random-clients" protocol clients
 sending any request, stale and wrong ones too, for random walks only (`ClientsParameters`; its
 state space is unbounded, so it has no [expected] table and `check` refuses it), "kip848" Java
-consumers and the KIP-848 coordinator (`Kip848Parameters`, models/kip848_world.py). Every key of `[parameters]` is
+consumers and the KIP-848 coordinator (`Kip848Parameters`, models/kip848_world.py), "kip848-mixed"
+a classic and a KIP-848 consumer in one group converted between the two kinds
+(`MixedParameters`, models/mixed_world.py). Every key of `[parameters]` is
 checked against the kind's declared parameters (models/parameters.py), and a `--set name=value`
 override is parsed by the same declaration. Anything wrong (malformed TOML, an unknown table or
 key, a value of the wrong type, an impossible bound) raises `PresetError`, whose message names
@@ -46,6 +48,8 @@ from groupspec.spec.rules import RULE_IDS
 from .group_world import GroupWorld
 from .kip848_params import Kip848Parameters
 from .kip848_world import Kip848World
+from .mixed_params import MixedParameters
+from .mixed_world import MixedWorld
 from .parameters import Parameter, ParameterError, coerce, parse_override, schema
 from .random_clients import ClientsParameters, RandomClientsWorld
 from .two_phase import TwoPhaseModel
@@ -57,6 +61,7 @@ GROUP_KIND = "group"
 TWO_PHASE_KIND = "two-phase"
 CLIENTS_KIND = "random-clients"
 KIP848_KIND = "kip848"
+MIXED_KIND = "kip848-mixed"
 _TABLES = ("model", "parameters", "expected")
 _MODEL_KEYS = ("description", "kind")
 VERDICTS = ("pass", "fail")
@@ -111,6 +116,12 @@ KINDS: Mapping[str, ModelKind] = {
         KIP848_KIND,
         Kip848Parameters,
         lambda p, name: Kip848World(p, name),
+        _checked_on_creation,
+    ),
+    MIXED_KIND: ModelKind(
+        MIXED_KIND,
+        MixedParameters,
+        lambda p, name: MixedWorld(p, name),
         _checked_on_creation,
     ),
 }

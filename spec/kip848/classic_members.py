@@ -131,10 +131,13 @@ def _join(
 ) -> MixedState:
     member_id = request.member_id
     unknown = member_id == ""
-    consumer = state.consumer
     if unknown:
-        member_id = generate_member_id(request, consumer.next_member_number)
-        consumer = replace(consumer, next_member_number=consumer.next_member_number + 1)
+        # One counter for the ids JoinGroup hands out, whichever kind of group answers it
+        # (Kafka's are random UUIDs: they never collide across a conversion).
+        sequence = state.classic.next_member_seq
+        member_id = generate_member_id(request, sequence)
+        state = replace(state, classic=replace(state.classic, next_member_seq=sequence + 1))
+    consumer = state.consumer
     members = group.members
     if len(members) >= step.config.max_size and member_id not in members:
         raise _refuse(
@@ -147,7 +150,7 @@ def _join(
     if unknown and request.api_version >= _MEMBER_ID_REQUIRED_VERSION:
         step.fire(CG_CLASSIC_JOIN_MEMBER_ID_REQUIRED)
         step.respond_classic(ref, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id))
-        return state.with_consumer(consumer)
+        return state
     try:
         subscription = decode_subscription(request.protocols[0].metadata)
     except SubscriptionDecodeError as error:

@@ -88,7 +88,8 @@ def conversion_violations(before: MixedState, after: MixedState, group_id: str) 
         old_group = before.consumer.group(group_id)
         new_group = after.classic.group(group_id)
         assert old_group is not None and new_group is not None
-        return _downgrade_violations(old_group, new_group)
+        # An Empty consumer group replaced by a classic join is no downgrade.
+        return _downgrade_violations(old_group, new_group) if old_group.members_by_id else []
     return []
 
 

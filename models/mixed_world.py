@@ -1,0 +1,466 @@
+"""A closed world of a mixed group (docs/kip-848.md, "The mixed world"): one classic consumer
+(spec/consumer/, Kafka's ConsumerCoordinator, eager) and one KIP-848 consumer
+(spec/kip848/consumer/) in one group, served by a coordinator holding classic and consumer
+groups (spec/kip848/mixed.py). Whichever joins first decides the group's first kind: the classic
+consumer first makes a classic group that the KIP-848 consumer's join upgrades; the KIP-848
+consumer first makes a consumer group the classic consumer joins as a classic member. The KIP-848
+consumer's unsubscribe (the `leaves` budget) leaves the classic member alone: the downgrade.
+
+Each client has one queue of requests to the coordinator and one of responses back, delivered
+in order. The world has no clock: the coordinator is stepped at time 0 and a timer fires only
+when its firing removes no member a running client holds (an eviction would be a fault, which
+this world does not take).
+
+Properties: the mixed invariants of spec/kip848/mixed_invariants.py on the coordinator's state
+(a group id of one kind; single ownership in classic groups, and every consumer-protocol
+invariant, SingleOwner first, over consumer groups with their classic members); OwnedOnce (the
+two consumers never hold one partition at once); NoRunAgainstOwner (neither holds a partition the
+consumer group counts as the other member's); ConversionPreserves (an upgrade or a downgrade
+keeps what Kafka keeps, spec/kip848/mixed_invariants.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from groupspec.checker.model import ActionProperty, Cut, Invariant, Property, Transition
+from groupspec.checker.plain import PlainModel
+from groupspec.spec.assignment import Cluster
+from groupspec.spec.consumer import ConsumerSpec, HeartbeatDue, Poll, ResponseReceived
+from groupspec.spec.consumer import ConsumerState as ClassicConsumer
+from groupspec.spec.consumer.outcome import Send
+from groupspec.spec.events import EventNotEnabledError, OffsetRetentionCheck
+from groupspec.spec.kip848 import RequestArrived
+from groupspec.spec.kip848.consumer import machine
+from groupspec.spec.kip848.consumer.machine import ClientStep, KafkaConsumer
+from groupspec.spec.kip848.mixed import MixedCoordinatorSpec, MixedInput, MixedOutcome
+from groupspec.spec.kip848.mixed_invariants import MIXED_INVARIANTS, conversion_violations
+from groupspec.spec.kip848.mixed_state import MixedState
+from groupspec.spec.kip848.timers import armed_timers
+from groupspec.vocabulary.consumer_groups import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+from groupspec.vocabulary.requests import Received, RequestRef, TopicPartition
+from groupspec.vocabulary.responses import Response, ResponseBody
+
+from .kip848_world import _canonical
+from .mixed_params import MixedParameters
+
+GROUP_ID = "g"
+CLASSIC = "classic"  # the classic consumer's connection
+MEMBER = "c2"  # the KIP-848 consumer's member id and connection
+
+
+@dataclass(frozen=True)
+class MixedWorldState:
+    """The coordinator, the two consumers, their queues, and what is left of the leave budget."""
+
+    coordinator: MixedState
+    classic: ClassicConsumer
+    classic_requests: tuple[Send, ...]
+    classic_responses: tuple[tuple[int, ResponseBody], ...]
+    consumer: KafkaConsumer
+    requests: tuple[ConsumerGroupHeartbeatRequest, ...]
+    responses: tuple[ConsumerGroupHeartbeatResponse, ...]
+    leaves: int = 0
+    subscribes: int = 1
+
+    def canonical_bytes(self) -> bytes:
+        """A canonical encoding, every set written sorted (as the KIP-848 world's)."""
+        return repr(_canonical(self)).encode("utf-8")
+
+
+# The steps a fair run keeps taking while enabled; the leave is a choice, never owed.
+FAIR_ACTIONS = frozenset(
+    {
+        "classic_poll",
+        "classic_heartbeat",
+        "classic_receives",
+        "subscribe",
+        "heartbeat",
+        "revoke",
+        "assign",
+        "release_lost",
+        "release_for_leave",
+        "rejoin_stale",
+        "consumer_receives",
+        "coordinator_receives",
+        "timer",
+    }
+)
+
+
+class MixedWorld(PlainModel[MixedWorldState]):
+    """A classic consumer, a KIP-848 consumer and the coordinator of both kinds of group."""
+
+    def __init__(
+        self,
+        parameters: MixedParameters | None = None,
+        name: str = "kip848-mixed",
+        coordinator: MixedCoordinatorSpec | None = None,
+    ) -> None:
+        self.parameters = parameters or MixedParameters()
+        self.name = name
+        self.config = self.parameters.coordinator_config()
+        self.coordinator = coordinator or MixedCoordinatorSpec(
+            self.config, self.parameters.classic_coordinator_config()
+        )
+        self.classic_spec = ConsumerSpec(self.parameters.classic_consumer_config())
+        self.cluster = Cluster.of(
+            dict(zip(self.parameters.topics, self.parameters.partitions, strict=True))
+        )
+        self.properties = self._properties()
+
+    # -- states --------------------------------------------------------------------------------
+
+    def initial_states(self) -> list[MixedWorldState]:
+        """Both consumers subscribed but not yet polled, no group, the leave budget full."""
+        return [
+            MixedWorldState(
+                coordinator=self.coordinator.initial_state(),
+                classic=self.classic_spec.initial_state(self.cluster),
+                classic_requests=(),
+                classic_responses=(),
+                consumer=KafkaConsumer(MEMBER, GROUP_ID),
+                requests=(),
+                responses=(),
+                leaves=self.parameters.leaves,
+                subscribes=1 + self.parameters.rejoins,
+            )
+        ]
+
+    def representative(self, state: MixedWorldState) -> MixedWorldState:
+        """The state with the classic consumer's correlation ids renumbered 1..k in the order
+        it sent them (only their equality and order matter), everywhere they appear."""
+        return renumbered(state)
+
+    def is_end(self, state: MixedWorldState) -> bool:
+        """Any state may end a run (a world with nothing left to do)."""
+        return True
+
+    def transitions(self, state: MixedWorldState) -> list[Transition[MixedWorldState] | Cut]:
+        """Every step of the two consumers, of the network and of the coordinator's timers."""
+        steps: list[Transition[MixedWorldState] | Cut] = []
+        steps += self._classic_steps(state)
+        steps += self._consumer_steps(state)
+        steps += self._network_steps(state)
+        steps += self._timer_steps(state)
+        return steps
+
+    # -- the classic consumer ------------------------------------------------------------------
+
+    def _classic_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
+        found = []
+        spec = self.classic_spec
+        if state.classic_responses:
+            (cid, body), *rest = state.classic_responses
+            waiting = replace(state, classic_responses=tuple(rest))
+            found.append(
+                self._classic_transition(waiting, ResponseReceived(cid, body), "classic_receives")
+            )
+        for event in spec.enabled_events(state.classic):
+            if isinstance(event, Poll):
+                found.append(self._classic_transition(state, event, "classic_poll"))
+            elif isinstance(event, HeartbeatDue):
+                found.append(self._classic_transition(state, event, "classic_heartbeat"))
+        return found
+
+    def _classic_transition(
+        self, state: MixedWorldState, event: Any, action: str
+    ) -> Transition[MixedWorldState]:
+        outcome = self.classic_spec.step(state.classic, event)
+        after = replace(
+            state,
+            classic=outcome.state,
+            classic_requests=(*state.classic_requests, *outcome.sends),
+        )
+        return Transition(f"{action}(classic)", action, after, outcome.rules)
+
+    # -- the KIP-848 consumer ------------------------------------------------------------------
+
+    def _consumer_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
+        consumer = state.consumer
+        candidates: list[tuple[str, ClientStep | None]] = [
+            ("heartbeat", machine.heartbeat(consumer, self.config)),
+            ("revoke", machine.revoke(consumer)),
+            ("assign", machine.assign(consumer)),
+            ("release_lost", machine.release_lost(consumer)),
+            ("release_for_leave", machine.release_for_leave(consumer)),
+            ("rejoin_stale", machine.rejoin_stale(consumer)),
+        ]
+        found = [
+            self._consumer_transition(state, action, step)
+            for action, step in candidates
+            if step is not None
+        ]
+        if state.subscribes:
+            step = machine.subscribe(consumer, self.parameters.topics)
+            if step is not None:
+                spent = replace(state, subscribes=state.subscribes - 1)
+                found.append(self._consumer_transition(spent, "subscribe", step))
+        if state.leaves:
+            step = machine.leave(consumer)
+            if step is not None:
+                spent = replace(state, leaves=state.leaves - 1)
+                found.append(self._consumer_transition(spent, "leave", step))
+        if state.responses:
+            response, *rest = state.responses
+            waiting = replace(state, responses=tuple(rest))
+            step = machine.on_response(consumer, self.config, response)
+            found.append(self._consumer_transition(waiting, "consumer_receives", step))
+        return found
+
+    def _consumer_transition(
+        self, state: MixedWorldState, action: str, step: ClientStep
+    ) -> Transition[MixedWorldState]:
+        after = replace(state, consumer=step.consumer)
+        if step.request is not None:
+            after = replace(after, requests=(*after.requests, step.request))
+        return Transition(f"{action}({MEMBER})", action, after, step.rules)
+
+    # -- the coordinator -----------------------------------------------------------------------
+
+    def _network_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
+        found = []
+        if state.classic_requests:
+            send, *rest = state.classic_requests
+            waiting = replace(state, classic_requests=tuple(rest))
+            received = Received(RequestRef(CLASSIC, send.correlation_id), send.request)
+            found += self._coordinator_steps(waiting, received, "coordinator_receives", CLASSIC)
+        if state.requests:
+            request, *others = state.requests
+            waiting = replace(state, requests=tuple(others))
+            event = RequestArrived(RequestRef(MEMBER, 0), request)
+            found += self._coordinator_steps(waiting, event, "coordinator_receives", MEMBER)
+        return found
+
+    def _coordinator_steps(
+        self, state: MixedWorldState, event: MixedInput, action: str, who: str
+    ) -> list[Transition[MixedWorldState]]:
+        found = []
+        for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+            classic_answers = _classic_answers(outcome)
+            answers = tuple(
+                reply.body
+                for reply in outcome.responses
+                if reply.ref.connection == MEMBER
+                and isinstance(reply.body, ConsumerGroupHeartbeatResponse)
+            )
+            after = replace(
+                state,
+                coordinator=outcome.state,
+                classic_responses=(*state.classic_responses, *classic_answers),
+                responses=(*state.responses, *answers),
+            )
+            findings = tuple(
+                ("ConversionPreserves", problem)
+                for problem in conversion_violations(state.coordinator, outcome.state, GROUP_ID)
+            )
+            found.append(Transition(f"{action}({who})", action, after, outcome.rules, findings))
+        return found
+
+    def _timer_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
+        coordinator = state.coordinator
+        events: list[Any] = [event for event, _ in armed_timers(coordinator.consumer)]
+        events += [event for event, _ in self.coordinator.armed_classic_member_timers(coordinator)]
+        events += [
+            event
+            for _, event in self.coordinator.classic.armed_timers(coordinator.classic)
+            if not isinstance(event, OffsetRetentionCheck)
+        ]
+        held = self._held(state)
+        found = []
+        for event in events:
+            try:
+                outcomes = self.coordinator.step(coordinator, event, now_ms=0)
+            except EventNotEnabledError:
+                continue
+            for outcome in outcomes:
+                if held & (_member_ids(coordinator) - _member_ids(outcome.state)):
+                    continue  # it would evict a running client's member: a fault, not taken
+                after = replace(
+                    state,
+                    coordinator=outcome.state,
+                    classic_responses=(*state.classic_responses, *_classic_answers(outcome)),
+                )
+                label = f"timer {type(event).__name__}"
+                findings = tuple(
+                    ("ConversionPreserves", problem)
+                    for problem in conversion_violations(coordinator, outcome.state, GROUP_ID)
+                )
+                found.append(Transition(label, "timer", after, outcome.rules, findings))
+        return found
+
+    def _held(self, state: MixedWorldState) -> set[str]:
+        """The member ids the running clients hold, or are about to learn or use (an id in a
+        request or response still on its way)."""
+        held = set()
+        classic = state.classic
+        if not classic.closed and classic.failure is None:
+            held.add(classic.generation.member_id)
+            held.update(getattr(send.request, "member_id", "") for send in state.classic_requests)
+            held.update(getattr(body, "member_id", "") for _, body in state.classic_responses)
+            held.discard("")
+        if state.consumer.state in machine.IN_GROUP:
+            held.add(state.consumer.member_id)
+        return held
+
+    # -- properties ----------------------------------------------------------------------------
+
+    def _properties(self) -> tuple[Property, ...]:
+        coordinator: list[Property] = [
+            Invariant(
+                invariant.name,
+                f"{invariant.description} (the coordinator's state, "
+                "spec/kip848/mixed_invariants.py)",
+                check=_on_coordinator(invariant.check),
+            )
+            for invariant in MIXED_INVARIANTS
+        ]
+        world: list[Property] = [
+            Invariant(
+                "OwnedOnce",
+                "The classic consumer and the KIP-848 consumer never hold one partition at once.",
+                check=owned_once,
+            ),
+            Invariant(
+                "NoRunAgainstOwner",
+                "Neither consumer holds a partition the consumer group counts as the other "
+                "member's (assigned, or pending revocation).",
+                check=no_run_against_owner,
+            ),
+            ActionProperty(
+                "ConversionPreserves",
+                "An upgrade keeps each classic member, its generation as its epoch and its "
+                "assignment; a downgrade keeps the classic members, the group epoch as the "
+                "generation and each member's target as its assignment.",
+            ),
+        ]
+        return (*coordinator, *world)
+
+
+def _classic_answers(outcome: MixedOutcome) -> tuple[tuple[int, ResponseBody], ...]:
+    """The responses of a coordinator step addressed to the classic consumer, by correlation id."""
+    return tuple(
+        (reply.ref.correlation_id, reply.body)
+        for reply in outcome.responses
+        if isinstance(reply, Response) and reply.ref.connection == CLASSIC
+    )
+
+
+def _on_coordinator(check: Any) -> Any:
+    def judge(state: MixedWorldState) -> list[str]:
+        return list(check(state.coordinator))
+
+    return judge
+
+
+def _member_ids(state: MixedState) -> set[str]:
+    """The member ids the coordinator holds in the group, of either kind (pending included)."""
+    consumer = state.consumer.group(GROUP_ID)
+    if consumer is not None:
+        return set(consumer.members)
+    classic = state.classic.group(GROUP_ID)
+    if classic is None:
+        return set()
+    return {m.member_id for m in classic.members} | {p.member_id for p in classic.pending_members}
+
+
+def _holders(state: MixedWorldState) -> dict[str, tuple[TopicPartition, ...]]:
+    return {
+        state.classic.generation.member_id or CLASSIC: tuple(state.classic.owned),
+        state.consumer.member_id: tuple(state.consumer.owned),
+    }
+
+
+def owned_once(state: MixedWorldState) -> list[str]:
+    """OwnedOnce's violations: each partition both consumers hold."""
+    both = sorted(set(state.classic.owned) & set(state.consumer.owned))
+    return [f"partition {partition} is held by both consumers" for partition in both]
+
+
+def no_run_against_owner(state: MixedWorldState) -> list[str]:
+    """NoRunAgainstOwner's violations: a consumer holding a partition the consumer group counts
+    as another member's."""
+    group = state.coordinator.consumer.group(GROUP_ID)
+    if group is None:
+        return []
+    problems = []
+    for holder, owned in _holders(state).items():
+        for partition in owned:
+            for member in group.iter_members():
+                if member.member_id != holder and partition in member.owned:
+                    problems.append(
+                        f"{holder} holds {partition}, which member {member.member_id} owns "
+                        f"at epoch {member.member_epoch}"
+                    )
+    return problems
+
+
+def renumbered(state: MixedWorldState) -> MixedWorldState:
+    """`state` with the classic consumer's correlation ids 1..k, in its in-flight order."""
+    classic = state.classic
+    ids = [entry.correlation_id for entry in classic.in_flight]
+    renumber = {old: new for new, old in enumerate(ids, start=1)}
+    if classic.next_correlation_id == len(ids) + 1 and all(o == n for o, n in renumber.items()):
+        return state
+    classic = replace(
+        classic,
+        in_flight=tuple(
+            replace(entry, correlation_id=renumber[entry.correlation_id])
+            for entry in classic.in_flight
+        ),
+        next_correlation_id=len(ids) + 1,
+    )
+    coordinator = state.coordinator
+    group = coordinator.classic.group(GROUP_ID)
+    if group is not None:
+        for member in group.members:
+            join, sync = member.awaiting_join, member.awaiting_sync
+            group = group.update_member(
+                member.member_id,
+                awaiting_join=None if join is None else _renamed(join, renumber),
+                awaiting_sync=None if sync is None else _renamed(sync, renumber),
+            )
+        coordinator = replace(coordinator, classic=coordinator.classic.with_group(group))
+    return replace(
+        state,
+        coordinator=coordinator,
+        classic=classic,
+        classic_requests=tuple(
+            replace(send, correlation_id=renumber.get(send.correlation_id, 0))
+            for send in state.classic_requests
+        ),
+        classic_responses=tuple(
+            (renumber.get(cid, 0), body) for cid, body in state.classic_responses
+        ),
+    )
+
+
+def _renamed(ref: RequestRef, renumber: dict[int, int]) -> RequestRef:
+    if ref.connection != CLASSIC:
+        return ref
+    return RequestRef(CLASSIC, renumber.get(ref.correlation_id, 0))
+
+
+def world_actions() -> Sequence[str]:
+    """Every action kind of the world's steps, for coverage reports."""
+    return (
+        "classic_poll",
+        "classic_heartbeat",
+        "classic_receives",
+        "subscribe",
+        "heartbeat",
+        "revoke",
+        "assign",
+        "release_lost",
+        "release_for_leave",
+        "rejoin_stale",
+        "leave",
+        "consumer_receives",
+        "coordinator_receives",
+        "timer",
+    )
