@@ -255,10 +255,7 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 classic_responses=(*state.classic_responses, *classic_answers),
                 responses=(*state.responses, *answers),
             )
-            findings = tuple(
-                ("ConversionPreserves", problem)
-                for problem in conversion_violations(state.coordinator, outcome.state, GROUP_ID)
-            )
+            findings = self._conversion_findings(state.coordinator, outcome.state)
             found.append(Transition(f"{action}({who})", action, after, outcome.rules, findings))
         return found
 
@@ -287,12 +284,20 @@ class MixedWorld(PlainModel[MixedWorldState]):
                     classic_responses=(*state.classic_responses, *_classic_answers(outcome)),
                 )
                 label = f"timer {type(event).__name__}"
-                findings = tuple(
-                    ("ConversionPreserves", problem)
-                    for problem in conversion_violations(coordinator, outcome.state, GROUP_ID)
-                )
+                findings = self._conversion_findings(coordinator, outcome.state)
                 found.append(Transition(label, "timer", after, outcome.rules, findings))
         return found
+
+    def _conversion_findings(
+        self, before: MixedState, after: MixedState
+    ) -> tuple[tuple[str, str], ...]:
+        """ConversionPreserves' findings on a coordinator step (none when not declared)."""
+        if not any(p.name == "ConversionPreserves" for p in self.properties):
+            return ()
+        return tuple(
+            ("ConversionPreserves", problem)
+            for problem in conversion_violations(before, after, GROUP_ID)
+        )
 
     def _held(self, state: MixedWorldState) -> set[str]:
         """The member ids the running clients hold, or are about to learn or use (an id in a

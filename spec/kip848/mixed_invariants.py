@@ -113,10 +113,10 @@ def _upgrade_violations(old: Group, new: ConsumerGroup) -> list[str]:
         stored = (
             frozenset(decode_assignment(member.assignment)[0]) if member.assignment else frozenset()
         )
-        if not converted.owned <= stored:
+        if converted.owned != stored:
             problems.append(
-                f"upgrade gave {member.member_id} partitions it was not assigned: "
-                f"{sorted(map(str, converted.owned - stored))}"
+                f"upgrade gave {member.member_id} {sorted(map(str, converted.owned))}, "
+                f"not its classic assignment {sorted(map(str, stored))}"
             )
     return problems
 

@@ -1,0 +1,221 @@
+"""The properties of mixed groups (spec/kip848/mixed_invariants.py, models/mixed_world.py): the
+preset gives what it expects, each property catches a small faulty coordinator seeded into an
+otherwise correct run, conversions both ways keep what Kafka keeps or change nothing when
+refused, and the finding the mixed world made is pinned."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from kip848_helpers import join as cg_join
+from kip848_helpers import tps
+from mixed_helpers import (
+    ALL,
+    SPEC,
+    C,
+    assigned,
+    classic_group,
+    classic_join,
+    classic_members_joined,
+    classic_sync,
+    converged,
+    leave,
+    mixed_spec,
+    only,
+    send,
+    upgraded,
+)
+
+import groupspec.spec.kip848.classic_members as classic_members_module
+import groupspec.spec.kip848.conversion as conversion_module
+from groupspec.checker.check import check
+from groupspec.models.mixed_params import MixedParameters
+from groupspec.models.mixed_world import MixedWorld
+from groupspec.models.preset_models import load_model
+from groupspec.spec.kip848.mixed_invariants import check_mixed_state, conversion_violations
+from groupspec.spec.kip848.mixed_state import GroupKind, MixedState
+from groupspec.spec.kip848.state import NO_PARTITIONS, MemberState
+from groupspec.vocabulary.errors import ErrorCode
+
+
+def test_the_mixed_preset_gives_what_it_expects():
+    loaded = load_model("kip848-mixed-2")
+    expected = loaded.expected
+    assert expected is not None
+    result = check(loaded.model)
+    search = result.search
+    assert (result.verdict, search.distinct_states, search.transitions, search.depth) == (
+        expected.verdict,
+        expected.distinct_states,
+        expected.transitions,
+        expected.depth,
+    )
+    # The world reaches both conversions.
+    assert {"cg_convert.upgrade", "cg_convert.downgrade"} <= set(search.rule_counts)
+
+
+# Conversions both ways, and refusals -----------------------------------------------------------
+
+
+def test_an_upgrade_keeps_members_generation_and_assignment():
+    before = classic_group()
+    for outcome in send(before, cg_join("cg1"), 4_000):
+        group = outcome.state.consumer.group("g")
+        assert group is not None and outcome.state.classic.group("g") is None
+        member = group.member(C)
+        assert member is not None
+        assert (member.member_epoch, member.previous_member_epoch) == (1, 1)
+        assert (member.state, member.assigned, group.target_of(C)) == (
+            MemberState.STABLE,
+            tps(*ALL),
+            tps(*ALL),
+        ) or group.target_of(C) != tps(*ALL)
+        assert member.assigned == tps(*ALL)
+        assert conversion_violations(before, outcome.state, "g") == []
+        assert check_mixed_state(outcome.state) == []
+
+
+def test_a_downgrade_keeps_the_classic_members_with_their_targets():
+    before = converged()
+    (outcome,) = send(before, leave("cg1"), 6_000)
+    classic = outcome.state.classic.group("g")
+    assert classic is not None and outcome.state.consumer.group("g") is None
+    assert [m.member_id for m in classic.members] == [C]
+    assert classic.generation_id == before.consumer.group("g").group_epoch  # type: ignore[union-attr]
+    assert assigned(classic.members[0].assignment) == tps("t1-0")
+    assert conversion_violations(before, outcome.state, "g") == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "upgrades", "downgrades"),
+    [
+        ("disabled", False, False),
+        ("upgrade", True, False),
+        ("downgrade", False, True),
+        ("bidirectional", True, True),
+    ],
+)
+def test_the_migration_policy_decides_each_conversion(policy, upgrades, downgrades):
+    spec = mixed_spec(policy=policy)
+    before = classic_group(spec)
+    outcome = send(before, cg_join("cg1"), 4_000, spec=spec)[0]
+    if upgrades:
+        assert outcome.state.kind_of("g") is GroupKind.CONSUMER
+    else:
+        assert outcome.state == before  # a refused conversion changes nothing
+    # A consumer group the classic consumer joined as a classic member, then left alone in it.
+    state = only(send(spec.initial_state(), cg_join("cg1"), spec=spec)).state
+    state = send(state, classic_join("x"), 100, spec=spec)[0].state
+    state = only(send(state, leave("cg1"), 200, spec=spec)).state
+    assert (state.kind_of("g") is GroupKind.CLASSIC) is downgrades
+
+
+def test_a_refused_upgrade_changes_nothing_even_with_requests_parked():
+    spec = mixed_spec(policy="downgrade")
+    state, (_leader, follower) = classic_members_joined(2, spec)
+    state = only(send(state, classic_sync(follower, 1), 3_100, spec=spec)).state
+    outcome = only(send(state, cg_join("cg1"), 4_000, spec=spec))
+    assert outcome.state == state
+    (reply,) = outcome.responses
+    assert reply.body.error_code is ErrorCode.GROUP_ID_NOT_FOUND  # type: ignore[union-attr]
+
+
+# Each property catches a seeded fault ---------------------------------------------------------
+
+
+def _forgetful_upgrade(original):  # type: ignore[no-untyped-def]
+    """An upgrade that loses the classic members' assignments."""
+
+    def upgrade(step, classic):  # type: ignore[no-untyped-def]
+        group = original(step, classic)
+        for member in group.iter_members():
+            group = group.with_member(replace(member, assigned=NO_PARTITIONS))
+        return group
+
+    return upgrade
+
+
+def test_owned_once_catches_an_upgrade_that_forgets_the_classic_assignment(monkeypatch):
+    monkeypatch.setattr(conversion_module, "upgrade", _forgetful_upgrade(conversion_module.upgrade))
+    import groupspec.spec.kip848.mixed as mixed_module
+
+    monkeypatch.setattr(mixed_module, "upgrade", _forgetful_upgrade(conversion_module.upgrade))
+    world = MixedWorld(MixedParameters(partitions=(1,), leaves=0))
+    world.properties = tuple(p for p in world.properties if p.name == "OwnedOnce")
+    result = check(world)
+    assert (result.verdict, result.failed) == ("fail", ("OwnedOnce",))
+
+
+def test_conversion_preserves_catches_the_same_forgetful_upgrade(monkeypatch):
+    import groupspec.spec.kip848.mixed as mixed_module
+
+    monkeypatch.setattr(mixed_module, "upgrade", _forgetful_upgrade(conversion_module.upgrade))
+    before = classic_group()
+    outcome = send(before, cg_join("cg1"), 4_000)[0]
+    assert conversion_violations(before, outcome.state, "g") != []
+
+
+def test_classic_single_owner_catches_a_downgrade_that_hands_out_every_target(monkeypatch):
+    original = conversion_module.downgrade
+
+    def greedy(step, group, remaining):  # type: ignore[no-untyped-def]
+        everything = frozenset().union(*(group.target_of(m) for m in group.members))
+        widened = group.with_target({m: everything for m in group.members})
+        return original(step, widened, remaining)
+
+    monkeypatch.setattr(conversion_module, "downgrade", greedy)
+    state, _ = classic_members_joined(2)
+    state = send(state, cg_join("cg1"), 9_000)[0].state
+    outcome = send(state, leave("cg1"), 10_000)[0]
+    assert outcome.state.kind_of("g") is GroupKind.CLASSIC
+    assert {name for name, _ in check_mixed_state(outcome.state)} == {"ClassicSingleOwner"}
+
+
+def test_group_kinds_disjoint_catches_an_upgrade_that_keeps_the_classic_group(monkeypatch):
+    def keeping(self: MixedState, group):  # type: ignore[no-untyped-def]
+        return MixedState(self.classic, self.consumer.with_group(group))
+
+    monkeypatch.setattr(MixedState, "with_consumer_group", keeping)
+    outcome = send(classic_group(), cg_join("cg1"), 4_000)[0]
+    assert "GroupKindsDisjoint" in {name for name, _ in check_mixed_state(outcome.state)}
+
+
+def test_single_owner_over_classic_members_catches_a_join_that_skips_reconciliation(
+    monkeypatch,
+):
+    def eager(step, group, member, changed, owned, owners):  # type: ignore[no-untyped-def]
+        target = group.target_of(member.member_id)
+        return replace(member, member_epoch=group.assignment_epoch, assigned=target)
+
+    monkeypatch.setattr(classic_members_module, "_maybe_reconcile", eager)
+    state = only(send(SPEC.initial_state(), cg_join("cg1"))).state  # cg1 holds everything
+    outcomes = send(state, classic_join("x"), 100)
+    found = {name for o in outcomes for name, _ in check_mixed_state(o.state)}
+    assert "ConsumerGroupInvariants" in found
+
+
+# The finding ----------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Kafka 4.3.0/4.4.0: a downgrade stores each classic member's target as its assignment "
+    "(ClassicGroup.fromConsumerGroup), and an upgrade before the member rejoined takes that as "
+    "what it owns (ConsumerGroup.fromClassicGroup): the new consumer gets a partition the classic "
+    "consumer still holds (docs/protocol.md §12.15)",
+)
+def test_an_upgrade_right_after_a_downgrade_gives_no_partition_the_classic_consumer_holds():
+    # c holds t0-0 t0-1 t1-0 (generation 1); cg1 joins (upgrade) and leaves before c rejoined.
+    state = only(send(upgraded(), leave("cg1"), 5_000)).state
+    assert state.kind_of("g") is GroupKind.CLASSIC
+    # cg1 joins again before c heard of either conversion: c still holds all three.
+    outcomes = send(state, cg_join("cg1"), 5_100)
+    for outcome in outcomes:
+        group = outcome.state.consumer.group("g")
+        assert group is not None
+        member = group.member("cg1")
+        assert member is not None
+        assert not (member.assigned & tps(*ALL)), (
+            f"cg1 runs {sorted(map(str, member.assigned))} while the classic consumer holds all"
+        )
