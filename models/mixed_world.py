@@ -69,8 +69,29 @@ class MixedWorldState:
     subscribes: int = 1
 
     def canonical_bytes(self) -> bytes:
-        """A canonical encoding, every set written sorted (as the KIP-848 world's)."""
-        return repr(_canonical(self)).encode("utf-8")
+        """A canonical encoding, every set written sorted (as the KIP-848 world's); each part's
+        is kept on the part, which successor states share."""
+        parts = (
+            _part_repr(self.coordinator.classic),
+            _part_repr(self.coordinator.consumer),
+            _part_repr(self.classic),
+            _part_repr(self.consumer),
+            repr(_canonical((self.classic_requests, self.classic_responses))),
+            repr(_canonical((self.requests, self.responses, self.leaves, self.subscribes))),
+        )
+        return "\n".join(parts).encode("utf-8")
+
+
+_REPR_CACHE = "_mixed_world_repr"
+
+
+def _part_repr(part: object) -> str:
+    """The canonical repr of an immutable part of the state, computed once per object."""
+    cached = part.__dict__.get(_REPR_CACHE)
+    if cached is None:
+        cached = repr(_canonical(part))
+        object.__setattr__(part, _REPR_CACHE, cached)
+    return str(cached)
 
 
 # The steps a fair run keeps taking while enabled; the leave is a choice, never owed.
