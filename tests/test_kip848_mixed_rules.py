@@ -396,3 +396,8 @@ def test_requests_of_the_other_kinds_reach_their_own_coordinator():
     assert outcome.state.kind_of("g") is GroupKind.CLASSIC
     sync = only(send(upgraded(), SyncGroupRequest("h", 1, "x"), 5_000))
     assert error_of(sync) is ErrorCode.UNKNOWN_MEMBER_ID
+    # The service checks a JoinGroup's session timeout before reading any group.
+    before = upgraded()
+    brief = replace(classic_join("x"), session_timeout_ms=1)
+    refused = only(send(before, brief, 5_000))
+    assert error_of(refused) is ErrorCode.INVALID_SESSION_TIMEOUT and refused.state == before

@@ -177,6 +177,10 @@ class MixedCoordinatorSpec:
                 "offsets of a consumer group through the classic APIs are not modelled here "
                 "(docs/protocol.md §12.15)"
             )
+        if isinstance(request, JoinGroupRequest) and not self._session_timeout_valid(request):
+            # GroupCoordinatorService.joinGroup refuses it before any group is read: the classic
+            # coordinator's check answers INVALID_SESSION_TIMEOUT the same way.
+            return None
         group = state.consumer.group(group_id)
         assert group is not None
         if not group.members_by_id and isinstance(request, JoinGroupRequest):
@@ -187,6 +191,14 @@ class MixedCoordinatorSpec:
         if handler is None:
             return None
         return lambda step, st: handler(step, st, received.ref, request, group)
+
+    def _session_timeout_valid(self, request: JoinGroupRequest) -> bool:
+        config = self.classic.config
+        return (
+            config.group_min_session_timeout_ms
+            <= request.session_timeout_ms
+            <= config.group_max_session_timeout_ms
+        )
 
     def _replace_empty_consumer_group(
         self, step: MixedStep, state: MixedState, received: Received
