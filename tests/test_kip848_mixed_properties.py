@@ -219,3 +219,13 @@ def test_an_upgrade_right_after_a_downgrade_gives_no_partition_the_classic_consu
         assert not (member.assigned & tps(*ALL)), (
             f"cg1 runs {sorted(map(str, member.assigned))} while the classic consumer holds all"
         )
+
+
+def test_the_mixed_world_finds_the_double_ownership_after_a_second_upgrade():
+    """The figures docs/protocol.md §12.15 quotes: with one rejoin allowed, the shortest run to
+    the finding has 24 steps and the check has seen 10,015 states by then."""
+    loaded = load_model("kip848-mixed-2", {"rejoins": "1"})
+    result = check(loaded.model)
+    assert (result.verdict, result.failed) == ("fail", ("NoRunAgainstOwner",))
+    (problem,) = result.search.problems
+    assert (len(problem.path) - 1, result.search.distinct_states) == (24, 10_015)
