@@ -120,6 +120,11 @@ def group_preset_names() -> tuple[str, ...]:
     return preset_names(GROUP_KIND)
 
 
+def kip848_preset_names() -> tuple[str, ...]:
+    """The shipped KIP-848 worlds, sorted."""
+    return preset_names(KIP848_KIND)
+
+
 def random_clients_preset_names() -> tuple[str, ...]:
     """The shipped random-clients worlds (what `simulate` walks by default), sorted."""
     return preset_names(CLIENTS_KIND)
