@@ -46,6 +46,7 @@ from groupspec.spec.kip848 import invariants as kip848_invariants
 from groupspec.spec.kip848.config import ConsumerGroupConfig
 from groupspec.spec.kip848.consumer import machine
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
+from groupspec.spec.kip848.refinement import refinement_problems
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
@@ -411,6 +412,13 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 check=no_run_against_owner,
             ),
             ActionProperty(
+                "Refinement",
+                "Every coordinator step is a step of the abstract consumer-protocol group "
+                "(spec/kip848/refinement.py: join, leave, replacement, new target, one member's "
+                "reconciliation) or changes nothing it describes.",
+                check=refines,
+            ),
+            ActionProperty(
                 "UnreleasedWaitsForOwner",
                 "A heartbeat leaves its member in UnreleasedPartitions only while another member "
                 "still owns a partition of its target (KAFKA-19449's needless hop breaks it).",
@@ -435,6 +443,12 @@ class Kip848World(PlainModel[Kip848WorldState]):
 
 
 # -- property checks ----------------------------------------------------------------------------
+
+
+def refines(before: Kip848WorldState, step: Transition[Kip848WorldState]) -> list[str]:
+    """Refinement's findings of one step: what its coordinator change does that no step of the
+    abstract group allows."""
+    return refinement_problems(before.coordinator, step.state.coordinator)
 
 
 def unreleased_without_owner(
