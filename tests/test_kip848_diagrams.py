@@ -165,3 +165,12 @@ def test_machine_sources_are_drawn_in_caption_order():
         member_edges=[(("not a member", "Stable", "cg_reconcile.to_stable"), 1)],
     )
     assert "made-up" in kip848_group_dot([fake]) and "made-up" in kip848_member_dot([fake])
+
+
+def test_docs_quote_the_state_count_the_diagrams_say():
+    """docs/diagrams.md quotes the states explored for KIP-848's machines; the committed
+    caption (generated) says how many."""
+    caption = re.search(r"([\d,]+) distinct states", _dot("kip848-group-states"))
+    assert caption is not None
+    text = (DOCS.parent / "diagrams.md").read_text(encoding="utf-8")
+    assert f"together {caption.group(1)} states" in " ".join(text.split())
