@@ -22,8 +22,7 @@ every consumer holding its target).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, is_dataclass, replace
-from enum import Enum
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from groupspec.checker.model import (
@@ -57,6 +56,7 @@ from groupspec.vocabulary.requests import RequestRef, TopicPartition
 
 from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
 from .kip848_params import Kip848Parameters
+from .world_state import canonical_repr, part_digest, text_digest
 
 GROUP_ID = "g"
 # What the coordinator is to the world: anything that steps like the spec (tests give faulty ones).
@@ -96,24 +96,22 @@ class Kip848WorldState:
     message_losses: int = 0
 
     def canonical_bytes(self) -> bytes:
-        """A canonical encoding: the coordinator's state holds frozensets, whose repr order is
-        not canonical, so every set is written sorted."""
-        return repr(_canonical(self)).encode("utf-8")
+        """A canonical encoding: each field's digest, in field order. The coordinator's state
+        holds frozensets, whose repr order is not canonical, so every set is written sorted
+        (`canonical_repr`); the coordinator and each consumer remember their digests, being
+        shared by many states (most steps change one consumer or one queue)."""
+        return b"".join(_field_digest(getattr(self, name)) for name in _STATE_FIELDS)
 
 
-def _canonical(value: Any) -> Any:
-    if isinstance(value, (frozenset, set)):
-        return ("set", tuple(sorted((_canonical(item) for item in value), key=repr)))
-    if isinstance(value, tuple):
-        return tuple(_canonical(item) for item in value)
-    if isinstance(value, Enum):
-        return value.name
-    if is_dataclass(value) and not isinstance(value, type):
-        return (
-            type(value).__name__,
-            tuple(_canonical(getattr(value, f.name)) for f in fields(value)),
-        )
-    return value
+_STATE_FIELDS = tuple(f.name for f in fields(Kip848WorldState))
+
+
+def _field_digest(value: Any) -> bytes:
+    if hasattr(type(value), "__dataclass_fields__"):
+        return part_digest(value)
+    if type(value) is tuple:
+        return b"".join(_field_digest(item) for item in value) + b"\x00%d" % len(value)
+    return text_digest(canonical_repr(value))
 
 
 class ConsumerMachine:
