@@ -120,7 +120,9 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
     member_id = request.member_id
     if len(members) >= config.max_size and (member_id == "" or member_id not in members):
         raise Refused(ErrorCode.GROUP_MAX_SIZE_REACHED)
-    owned = _owned(config, request)
+    # The owned partitions are read only off the fast path (a previous epoch, reconciliation).
+    owned: Owned = None
+    owned_read = False
 
     # Find the member, or decide to create it or to take over a static member's place.
     incumbent: Member | None = None
@@ -130,6 +132,8 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
             if not joining:
                 raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
         else:
+            if request.member_epoch not in (0, member.member_epoch):
+                owned, owned_read = _owned(config, request), True
             _check_member_epoch(member, request.member_epoch, owned)
     else:
         holder = group.static_member(request.instance_id)
@@ -143,13 +147,17 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
                 raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
             if holder.member_id != member_id:
                 raise Refused(ErrorCode.FENCED_INSTANCE_ID)
+            if request.member_epoch not in (0, holder.member_epoch):
+                owned, owned_read = _owned(config, request), True
             _check_member_epoch(holder, request.member_epoch, owned)
             member = holder
     # A member in the Unknown state is fenced unless it reports owning nothing (the one
     # refusal reconciliation makes), decided before anything changes.
     base = incumbent if incumbent is not None else member
-    if base is not None and base.state is MemberState.UNKNOWN and (owned is None or owned):
-        raise Refused(ErrorCode.FENCED_MEMBER_EPOCH)
+    if base is not None and base.state is MemberState.UNKNOWN:
+        owned, owned_read = _owned(config, request), True
+        if owned is None or owned:
+            raise Refused(ErrorCode.FENCED_MEMBER_EPOCH)
 
     # Nothing refuses from here on.
     if new_group:
@@ -197,6 +205,8 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
 
     # 3. Reconcile the member towards its target.
     if subscription_changed or not member.is_reconciled_to(group.assignment_epoch):
+        if not owned_read:
+            owned = _owned(config, request)
         known = frozenset(
             name for name in member.subscribed_topic_names if config.topic_named(name) is not None
         )
