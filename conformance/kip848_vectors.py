@@ -24,6 +24,7 @@ import dataclasses
 import gzip
 import json
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
@@ -47,6 +48,7 @@ from groupspec.spec.kip848.events import ConsumerGroupInput
 from groupspec.vocabulary import consumer_groups
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import RequestRef
+from groupspec.wire.json_lines import loads_strict
 
 from .kip848_differential import (
     impl_config,
@@ -305,9 +307,10 @@ def is_kip848_vector_file(path: Path) -> bool:
     try:
         with _open(path, "r") as handle:
             first = handle.readline()
-        return json.loads(first).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError, EOFError):
+        header = loads_strict(first)
+    except (OSError, ValueError, EOFError, zlib.error):
         return False
+    return isinstance(header, dict) and header.get("format") == FORMAT
 
 
 @dataclass
@@ -339,12 +342,12 @@ def read_kip848_vectors(path: Path) -> Kip848VectorFile:
     try:
         with _open(path, "r") as handle:
             lines = handle.read().splitlines()
-    except (OSError, EOFError, gzip.BadGzipFile) as error:
+    except (OSError, EOFError, ValueError, zlib.error) as error:
         raise Kip848VectorError(f"{path}: {error}") from None
     if not lines:
         raise Kip848VectorError(f"{path}: empty file")
     try:
-        header = json.loads(lines[0])
+        header = loads_strict(lines[0])
     except ValueError as error:
         raise Kip848VectorError(f"{path}:1: {error}") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -356,7 +359,7 @@ def read_kip848_vectors(path: Path) -> Kip848VectorFile:
     for number, line in enumerate(lines[1:], start=2):
         where = f"{path}:{number}"
         try:
-            document = json.loads(line)
+            document = loads_strict(line)
             node = Kip848Node(
                 int(document["node"]),
                 int(document["parent"]),
