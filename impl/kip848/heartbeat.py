@@ -60,7 +60,7 @@ def consumer_group_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartb
             raise Refused(ErrorCode.UNSUPPORTED_ASSIGNOR)
         if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             _leave(rt, ref, request)
-        else:
+        elif not _stable_heartbeat(rt, ref, request):
             _heartbeat(rt, ref, request)
     except Refused as refused:
         rt.respond(ref, ConsumerGroupHeartbeatResponse(refused.error))
@@ -105,6 +105,61 @@ def _owned(config: ConsumerGroupConfig, request: ConsumerGroupHeartbeatRequest) 
         topic = config.topic_with_id(entry.topic_id)
         entries.append((None if topic is None else topic.name, frozenset(entry.partitions)))
     return tuple(entries)
+
+
+def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> bool:
+    """Kafka's fast path: a member at its current epoch, reconciled to a target that is up to
+    date, whose subscription does not change, only re-arms its session and is answered without
+    an assignment (unless the request is a full one). False when the request needs more."""
+    epoch = request.member_epoch
+    if epoch <= 0:
+        return False
+    group = rt.groups.get(request.group_id)
+    if group is None or group.assignment_epoch != group.group_epoch:
+        return False
+    member_id = request.member_id
+    member = group.members.get(member_id)
+    if (
+        member is None
+        or member.member_epoch != epoch
+        or member.state is not MemberState.STABLE
+        or epoch != group.assignment_epoch
+    ):
+        return False
+    instance_id = request.instance_id
+    if instance_id is not None and group.static_members.get(instance_id) != member_id:
+        return False
+    names = request.subscribed_topic_names
+    if names is not None and frozenset(names) != member.subscribed_topic_names:
+        return False
+    if request.rack_id is not None:
+        member.rack_id = request.rack_id
+    if request.rebalance_timeout_ms != -1:
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+    if request.server_assignor is not None:
+        member.server_assignor = request.server_assignor
+    config = rt.config
+    rt.arm_session(group, member_id, rt.now + config.session_timeout_ms)
+    full = (
+        request.rebalance_timeout_ms != -1
+        and names is not None
+        and request.topic_partitions is not None
+    )
+    rt.respond(
+        ref,
+        ConsumerGroupHeartbeatResponse(
+            ErrorCode.NONE,
+            member_id=member_id,
+            member_epoch=epoch,
+            heartbeat_interval_ms=config.heartbeat_interval_ms,
+            assignment=(
+                ConsumerGroupHeartbeatAssignment(topic_partitions(config, member.assigned))
+                if full
+                else None
+            ),
+        ),
+    )
+    return True
 
 
 def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> None:
