@@ -27,7 +27,15 @@ from .config import ConsumerGroupConfig
 from .describe import consumer_group_describe
 from .events import ConsumerGroupTimer, RebalanceTimeoutExpired, SessionTimeoutExpired
 from .heartbeat import consumer_group_heartbeat
-from .runtime import REBALANCE, SESSION, Responder, ResponseBody, Runtime, TimerEntry
+from .runtime import (
+    REBALANCE,
+    SESSION,
+    Responder,
+    ResponseBody,
+    Runtime,
+    TargetChoice,
+    TimerEntry,
+)
 from .state import Group
 from .timers import on_rebalance_timeout, on_session_timeout
 
@@ -58,7 +66,12 @@ def random_member_id() -> str:
 
 
 class ConsumerGroupCoordinator:
-    """One broker's coordinator of consumer-protocol groups."""
+    """One broker's coordinator of consumer-protocol groups.
+
+    `new_member_id` generates the ids of v0 joins (random UUIDs by default); `settle_target`,
+    when given, may replace each target the assignor computes (a harness steering the impl
+    onto another outcome the specification allows).
+    """
 
     __slots__ = ("_clock", "_rt", "outbox")
 
@@ -69,6 +82,7 @@ class ConsumerGroupCoordinator:
         clock: Clock | None = None,
         respond: Responder | None = None,
         new_member_id: Callable[[], str] | None = None,
+        settle_target: TargetChoice | None = None,
     ) -> None:
         config = config if config is not None else ConsumerGroupConfig()
         if not isinstance(config, ConsumerGroupConfig):
@@ -81,7 +95,13 @@ class ConsumerGroupCoordinator:
         if respond is None:
             outbox = self.outbox = Outbox()
             respond = outbox.responses.__setitem__
-        self._rt = Runtime(config, respond, new_member_id or random_member_id, self._clock.now_ms())
+        self._rt = Runtime(
+            config,
+            respond,
+            new_member_id or random_member_id,
+            self._clock.now_ms(),
+            settle_target,
+        )
 
     @property
     def config(self) -> ConsumerGroupConfig:

@@ -336,7 +336,10 @@ def _maybe_update_target(rt: Runtime, group: Group) -> None:
     if last != 0 and interval != 0 and rt.now < last + interval:
         return
     assignor = preferred_assignor(rt.config, group)
-    group.target = compute_target(rt.config, assignor, group.members.values(), group.target)
+    target = compute_target(rt.config, assignor, group.members.values(), group.target)
+    if rt.settle_target is not None:
+        target = rt.settle_target(group.group_id, target)
+    group.target = target
     group.assignment_timestamp_ms = rt.now
     group.set_assignment_epoch(group.group_epoch)
 

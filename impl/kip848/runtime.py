@@ -15,9 +15,13 @@ from groupspec.vocabulary.consumer_groups import (
 
 from ..state import Ref
 from .config import ConsumerGroupConfig
-from .state import Group
+from .state import Group, Partitions
 
 ResponseBody = ConsumerGroupHeartbeatResponse | ConsumerGroupDescribeResponse
+# Given a group id and the target the assignor computed, the target to install: a harness's way
+# to steer the impl onto another outcome the specification allows (the conformance vectors'
+# hints); None keeps the assignor's.
+TargetChoice = Callable[[str, dict[str, Partitions]], dict[str, Partitions]]
 Responder = Callable[[Ref, ResponseBody], None]
 
 # Timer kinds in heap entries.
@@ -30,7 +34,16 @@ TimerEntry = tuple[int, int, int, str, str]
 class Runtime:
     """The coordinator's mutable context."""
 
-    __slots__ = ("_sequence", "config", "groups", "heap", "new_member_id", "now", "respond")
+    __slots__ = (
+        "_sequence",
+        "config",
+        "groups",
+        "heap",
+        "new_member_id",
+        "now",
+        "respond",
+        "settle_target",
+    )
 
     def __init__(
         self,
@@ -38,10 +51,12 @@ class Runtime:
         respond: Responder,
         new_member_id: Callable[[], str],
         now: int,
+        settle_target: TargetChoice | None = None,
     ) -> None:
         self.config = config
         self.respond = respond
         self.new_member_id = new_member_id
+        self.settle_target = settle_target
         self.now = now
         self.groups: dict[str, Group] = {}
         self.heap: list[TimerEntry] = []
