@@ -265,7 +265,7 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
         known = frozenset(
             name for name in member.subscribed_topic_names if config.topic_named(name) is not None
         )
-        reconciled, _ = reconcile(
+        reconciled = reconcile(
             member,
             group.assignment_epoch,
             group.target.get(member_id, NO_PARTITIONS),

@@ -65,8 +65,8 @@ def reconcile(
     subscription_changed: bool,
     owned: Owned,
     owners: Mapping[TopicPartition, str],
-) -> tuple[Reconciled | None, str]:
-    """One reconciliation step: the member's new values (None: unchanged) and the rule's name.
+) -> Reconciled | None:
+    """One reconciliation step: the member's new values (None: unchanged).
 
     `topics` are the subscribed topics the cluster holds; `owners` maps each owned partition to
     its owner before this heartbeat.
@@ -77,12 +77,12 @@ def reconcile(
             return _next(member, member.member_epoch, target_epoch, target, topics, owned, owners)
         if subscription_changed:
             return _narrow(member, topics, owned)
-        return None, ""
+        return None
     if state is MemberState.UNREVOKED_PARTITIONS:
         if reports_any(owned, member.pending_revocation):
             if subscription_changed:
                 return _narrow(member, topics, owned)
-            return None, "still_revoking"
+            return None
         return _next(member, member.member_epoch, target_epoch, target, topics, owned, owners)
     if state is MemberState.UNRELEASED_PARTITIONS:
         return _next(member, member.member_epoch, target_epoch, target, topics, owned, owners)
@@ -91,22 +91,16 @@ def reconcile(
     return _next(member, target_epoch, target_epoch, target, topics, owned, owners)
 
 
-def _narrow(member: Member, topics: frozenset[str], owned: Owned) -> tuple[Reconciled | None, str]:
+def _narrow(member: Member, topics: frozenset[str], owned: Owned) -> Reconciled | None:
     """Partitions of topics no longer subscribed go to revocation."""
     assigned = frozenset(p for p in member.assigned if p.topic in topics)
     if assigned == member.assigned:
-        return None, ""
+        return None
     pending = member.pending_revocation | (member.assigned - assigned)
     epoch = member.member_epoch
     if pending and reports_any(owned, pending):
-        return (
-            Reconciled(epoch, epoch, MemberState.UNREVOKED_PARTITIONS, assigned, pending),
-            "subscription_narrowed",
-        )
-    return (
-        Reconciled(epoch, epoch, member.state, assigned, member.pending_revocation),
-        "subscription_narrowed",
-    )
+        return Reconciled(epoch, epoch, MemberState.UNREVOKED_PARTITIONS, assigned, pending)
+    return Reconciled(epoch, epoch, member.state, assigned, member.pending_revocation)
 
 
 def _next(
@@ -117,7 +111,7 @@ def _next(
     topics: frozenset[str],
     owned: Owned,
     owners: Mapping[TopicPartition, str],
-) -> tuple[Reconciled | None, str]:
+) -> Reconciled | None:
     """Revoke first, then take the target partitions that are free."""
     wanted = frozenset(p for p in target if p.topic in topics)
     current = member.assigned
@@ -128,18 +122,12 @@ def _next(
     unreleased = frozenset(p for p in to_assign if p in owners and p not in pending_before)
     to_assign -= unreleased
     if revoking and reports_any(owned, revoking):
-        return (
-            Reconciled(
-                member_epoch,
-                member.member_epoch,
-                MemberState.UNREVOKED_PARTITIONS,
-                kept,
-                revoking,
-            ),
-            "revoke_first",
+        return Reconciled(
+            member_epoch,
+            member.member_epoch,
+            MemberState.UNREVOKED_PARTITIONS,
+            kept,
+            revoking,
         )
     state = MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE
-    return (
-        Reconciled(target_epoch, member.member_epoch, state, kept | to_assign, NO_PARTITIONS),
-        "to_unreleased" if unreleased else "to_stable",
-    )
+    return Reconciled(target_epoch, member.member_epoch, state, kept | to_assign, NO_PARTITIONS)
