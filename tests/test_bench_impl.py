@@ -27,7 +27,18 @@ def test_scale_run_reports_memory_and_heartbeats():
 
 def test_cli_prints_the_report_and_writes_json(tmp_path, capsys):
     out = tmp_path / "impl.json"
-    argv = ["bench", "impl", "--groups", "2", "--members", "2", "--rounds", "3"]
+    argv = [
+        "bench",
+        "impl",
+        "--groups",
+        "2",
+        "--members",
+        "2",
+        "--rounds",
+        "3",
+        "--kip848-groups",
+        "1",
+    ]
     code = main([*argv, "--scale-groups", "20", "--heartbeat-passes", "1", "--json", str(out)])
     assert code == 0
     report = capsys.readouterr().out
@@ -40,7 +51,8 @@ def test_cli_prints_the_report_and_writes_json(tmp_path, capsys):
 
 
 def test_cli_can_skip_the_scale_run_and_refuses_bad_sizes(capsys):
-    assert main(["bench", "impl", "--groups", "1", "--rounds", "1", "--scale-groups", "0"]) == 0
+    argv = ["bench", "impl", "--groups", "1", "--rounds", "1", "--scale-groups", "0"]
+    assert main([*argv, "--kip848-groups", "0"]) == 0
     assert "scale" not in capsys.readouterr().out
     assert main(["bench", "impl", "--groups", "0"]) == 2
     assert main(["bench", "impl", "--heartbeat-passes", "0"]) == 2
