@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from groupspec.spec.config import INT32_MAX
 from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
 
+from .kip848_faults import KIP848_FAULTS
 from .parameters import ParameterError, check_ranges, documented
 
 # Every consumer more multiplies the states by the interleavings of its steps: 3 consumers with
@@ -38,6 +39,7 @@ class Kip848Parameters:
     group.consumer.max.size (0: unlimited). With `slow_consumers` a member's session and
     rebalance timeouts may fire while its consumer still runs (the consumer missed its
     deadlines); otherwise only for members whose consumer is gone or stopped heartbeating.
+    `fault` re-introduces a bug of Kafka's history (models/kip848_faults/, docs/bugs.md).
     """
 
     consumers: int = documented(2, "Java consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
@@ -80,6 +82,11 @@ class Kip848Parameters:
     )
     slow_consumers: bool = documented(
         False, "member timeouts may fire while the consumer still runs (it missed a deadline)"
+    )
+    fault: str = documented(
+        "",
+        "a historical bug of Kafka's consumer-protocol coordinator to re-introduce (empty: none)",
+        choices=("", *KIP848_FAULTS),
     )
     check_convergence: bool = documented(
         True, "also check the liveness property Converges (keeps the state graph)"

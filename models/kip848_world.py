@@ -22,8 +22,7 @@ every consumer holding its target).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, is_dataclass, replace
-from enum import Enum
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from groupspec.checker.model import (
@@ -43,8 +42,10 @@ from groupspec.spec.kip848 import (
     RequestArrived,
 )
 from groupspec.spec.kip848 import invariants as kip848_invariants
+from groupspec.spec.kip848.config import ConsumerGroupConfig
 from groupspec.spec.kip848.consumer import machine
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
+from groupspec.spec.kip848.refinement import refinement_problems
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
@@ -53,7 +54,9 @@ from groupspec.vocabulary.consumer_groups import (
 )
 from groupspec.vocabulary.requests import RequestRef, TopicPartition
 
+from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
 from .kip848_params import Kip848Parameters
+from .world_state import canonical_repr, part_digest, text_digest
 
 GROUP_ID = "g"
 # What the coordinator is to the world: anything that steps like the spec (tests give faulty ones).
@@ -93,24 +96,22 @@ class Kip848WorldState:
     message_losses: int = 0
 
     def canonical_bytes(self) -> bytes:
-        """A canonical encoding: the coordinator's state holds frozensets, whose repr order is
-        not canonical, so every set is written sorted."""
-        return repr(_canonical(self)).encode("utf-8")
+        """A canonical encoding: each field's digest, in field order. The coordinator's state
+        holds frozensets, whose repr order is not canonical, so every set is written sorted
+        (`canonical_repr`); the coordinator and each consumer remember their digests, being
+        shared by many states (most steps change one consumer or one queue)."""
+        return b"".join(_field_digest(getattr(self, name)) for name in _STATE_FIELDS)
 
 
-def _canonical(value: Any) -> Any:
-    if isinstance(value, (frozenset, set)):
-        return ("set", tuple(sorted((_canonical(item) for item in value), key=repr)))
-    if isinstance(value, tuple):
-        return tuple(_canonical(item) for item in value)
-    if isinstance(value, Enum):
-        return value.name
-    if is_dataclass(value) and not isinstance(value, type):
-        return (
-            type(value).__name__,
-            tuple(_canonical(getattr(value, f.name)) for f in fields(value)),
-        )
-    return value
+_STATE_FIELDS = tuple(f.name for f in fields(Kip848WorldState))
+
+
+def _field_digest(value: Any) -> bytes:
+    if hasattr(type(value), "__dataclass_fields__"):
+        return part_digest(value)
+    if type(value) is tuple:
+        return b"".join(_field_digest(item) for item in value) + b"\x00%d" % len(value)
+    return text_digest(canonical_repr(value))
 
 
 class ConsumerMachine:
@@ -174,7 +175,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         self.parameters = parameters or Kip848Parameters()
         self.name = name
         self.config = self.parameters.coordinator_config()
-        self.coordinator = coordinator or ConsumerGroupCoordinatorSpec(self.config)
+        self.coordinator = coordinator or _coordinator(self.config, self.parameters.fault)
         self.consumer = consumer or ConsumerMachine()
         self.properties = self._properties()
 
@@ -316,6 +317,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                         "coordinator_receives",
                         after,
                         outcome.rules,
+                        findings=unreleased_without_owner(waiting.coordinator, outcome.state),
                     )
                 )
             if state.message_losses:
@@ -408,6 +410,18 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 check=no_run_against_owner,
             ),
             ActionProperty(
+                "Refinement",
+                "Every coordinator step is a step of the abstract consumer-protocol group "
+                "(spec/kip848/refinement.py: join, leave, replacement, new target, one member's "
+                "reconciliation) or changes nothing it describes.",
+                check=refines,
+            ),
+            ActionProperty(
+                "UnreleasedWaitsForOwner",
+                "A heartbeat leaves its member in UnreleasedPartitions only while another member "
+                "still owns a partition of its target (KAFKA-19449's needless hop breaks it).",
+            ),
+            ActionProperty(
                 "ReleasedWithCallback",
                 "A consumer releases a partition only in a step that ran onPartitionsRevoked or "
                 "onPartitionsLost for it (its steps report it).",
@@ -427,6 +441,45 @@ class Kip848World(PlainModel[Kip848WorldState]):
 
 
 # -- property checks ----------------------------------------------------------------------------
+
+
+def refines(before: Kip848WorldState, step: Transition[Kip848WorldState]) -> list[str]:
+    """Refinement's findings of one step: what its coordinator change does that no step of the
+    abstract group allows."""
+    return refinement_problems(before.coordinator, step.state.coordinator)
+
+
+def unreleased_without_owner(
+    before: ConsumerGroupsState, after: ConsumerGroupsState
+) -> tuple[tuple[str, str], ...]:
+    """UnreleasedWaitsForOwner's findings of one coordinator step: each member the step changed
+    that it left in UnreleasedPartitions with no target partition owned by another member."""
+    findings = []
+    for group in after.iter_groups():
+        was = before.group(group.group_id)
+        for member in group.iter_members():
+            if member.state is not MemberState.UNRELEASED_PARTITIONS:
+                continue
+            if was is not None and was.member(member.member_id) == member:
+                continue
+            waiting_for = group.target_of(member.member_id) - member.assigned
+            owners = {group.owner_of(partition) for partition in waiting_for}
+            if not owners - {None, member.member_id}:
+                findings.append(
+                    (
+                        "UnreleasedWaitsForOwner",
+                        f"{member.member_id} waits in UnreleasedPartitions for "
+                        f"{sorted(map(str, waiting_for))}, which no other member owns",
+                    )
+                )
+    return tuple(findings)
+
+
+def _coordinator(config: ConsumerGroupConfig, fault: str) -> Coordinator:
+    """The specified coordinator, or the one with the historical bug `fault` re-introduced."""
+    correct = ConsumerGroupCoordinatorSpec(config)
+    switch = kip848_fault(fault)
+    return correct if switch is NO_KIP848_FAULT else FaultyCoordinator(correct, switch)
 
 
 def _on_coordinator(check: Any) -> Any:

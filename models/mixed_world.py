@@ -46,8 +46,8 @@ from groupspec.vocabulary.consumer_groups import (
 from groupspec.vocabulary.requests import Received, RequestRef, TopicPartition
 from groupspec.vocabulary.responses import Response, ResponseBody
 
-from .kip848_world import _canonical
 from .mixed_params import MixedParameters
+from .world_state import canonical_repr, part_digest, text_digest
 
 GROUP_ID = "g"
 CLASSIC = "classic"  # the classic consumer's connection
@@ -69,29 +69,20 @@ class MixedWorldState:
     subscribes: int = 1
 
     def canonical_bytes(self) -> bytes:
-        """A canonical encoding, every set written sorted (as the KIP-848 world's); each part's
-        is kept on the part, which successor states share."""
-        parts = (
-            _part_repr(self.coordinator.classic),
-            _part_repr(self.coordinator.consumer),
-            _part_repr(self.classic),
-            _part_repr(self.consumer),
-            repr(_canonical((self.classic_requests, self.classic_responses))),
-            repr(_canonical((self.requests, self.responses, self.leaves, self.subscribes))),
+        """A canonical encoding (frozensets written sorted, `canonical_repr`): each part's
+        digest, which the part remembers, being shared by the states that follow it."""
+        return b"".join(
+            (
+                part_digest(self.coordinator.classic),
+                part_digest(self.coordinator.consumer),
+                part_digest(self.classic),
+                part_digest(self.consumer),
+                text_digest(canonical_repr((self.classic_requests, self.classic_responses))),
+                text_digest(
+                    canonical_repr((self.requests, self.responses, self.leaves, self.subscribes))
+                ),
+            )
         )
-        return "\n".join(parts).encode("utf-8")
-
-
-_REPR_CACHE = "_mixed_world_repr"
-
-
-def _part_repr(part: object) -> str:
-    """The canonical repr of an immutable part of the state, computed once per object."""
-    cached = part.__dict__.get(_REPR_CACHE)
-    if cached is None:
-        cached = repr(_canonical(part))
-        object.__setattr__(part, _REPR_CACHE, cached)
-    return str(cached)
 
 
 # The steps a fair run keeps taking while enabled; the leave is a choice, never owed.

@@ -27,6 +27,20 @@ def test_a_stale_index_is_detected():
     assert stale != with_generated_index(stale)
 
 
+def test_spec_doc_lists_every_kip848_rule():
+    """docs/spec.md, the rule catalog, holds a row for every rule of spec/kip848/rules.py, in
+    the generated block that the freshness test above keeps current."""
+    from groupspec.coverage.rule_index import GENERATED_END, KIP848_SIDE
+
+    text = SPEC_DOC.read_text(encoding="utf-8")
+    marker = KIP848_SIDE.other_markers[0]
+    block = text[text.index(marker) : text.index(GENERATED_END, text.index(marker))]
+    missing = [r.rule_id for r in KIP848_SIDE.rules if f"| `{r.rule_id}`" not in block]
+    assert not missing, f"docs/spec.md lacks KIP-848 rows {missing}"
+    stale = text.replace(block, marker + "\n")
+    assert stale != with_generated_index(stale)
+
+
 CONSUMER_DOC = SPEC_DOC.parent / "consumer.md"
 
 
@@ -92,21 +106,25 @@ def test_presets_and_parameters_in_docs_are_current():
 COVERAGE_DOC = SPEC_DOC.parent / "coverage.md"
 
 
-def _coverage_block(document: str) -> str:
+def _coverage_block(document: str, begin: str | None = None) -> str:
     from groupspec.cli.coverage_command import BEGIN, END
 
-    start = document.index(BEGIN) + len(BEGIN)
+    begin = begin or BEGIN
+    start = document.index(begin) + len(begin)
     return document[start : document.index(END, start)]
 
 
 def test_rule_coverage_table_in_docs_matches_the_presets_records():
+    from groupspec.cli.coverage_command import KIP848_BEGIN
     from groupspec.coverage.presets import recorded
+    from groupspec.coverage.profiles import kip848_markdown
 
-    assert _coverage_block(COVERAGE_DOC.read_text(encoding="utf-8")) == "\n" + (
-        recorded().markdown()
-    ), (
-        "docs/coverage.md is stale: run `groupspec coverage --recorded --update-doc docs/coverage.md`"
-    )
+    document = COVERAGE_DOC.read_text(encoding="utf-8")
+    coverage = recorded()
+    stale = "docs/coverage.md is stale: run `groupspec coverage --recorded --update-doc docs/coverage.md`"
+    assert _coverage_block(document) == "\n" + coverage.markdown(), stale
+    assert coverage.kip848.reached, "no KIP-848 preset records its rules"
+    assert _coverage_block(document, KIP848_BEGIN) == "\n" + kip848_markdown(coverage.kip848), stale
 
 
 def test_a_stale_coverage_table_is_detected():
