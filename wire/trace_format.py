@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
-from .group_apis import GROUP_APIS
+from .group_apis import TRACED_APIS
 from .json_lines import JsonInputError, LineDecodeError, decoded_lines, loads_strict
 
 FORMAT = "groupspec-trace"
@@ -26,9 +26,9 @@ RESPONSE: Final = "response"
 CLOSE: Final = "close"
 Direction = Literal["request", "response", "close"]
 
-# The APIs a trace carries: the group coordinator's, by Kafka API key (one entry each in
-# `group_apis`).
-API_NAMES: dict[int, str] = {api.key: api.name for api in GROUP_APIS}
+# The APIs a trace carries: the group coordinator's, classic and KIP-848's, by Kafka API key
+# (one entry each in `group_apis`).
+API_NAMES: dict[int, str] = {api.key: api.name for api in TRACED_APIS}
 API_KEYS: dict[str, int] = {name: key for key, name in API_NAMES.items()}
 
 # A correlation id is an INT32 on the wire; a timestamp fits Kafka's INT64 milliseconds.
