@@ -45,6 +45,8 @@ from groupspec.wire.group_apis import (
     CONSUMER_BY_KEY,
     CONSUMER_GROUP_DESCRIBE,
     CONSUMER_GROUP_HEARTBEAT,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
     BodyError,
     UnmodelledRequest,
     client_host_of,
@@ -147,12 +149,26 @@ class ConsumerProtocolOracle:
         self.ambiguous = False
         self._pending: dict[tuple[str, int], _Pending] = {}
         self._skipped: set[tuple[str, int]] = set()
+        # The consumer-protocol groups seen, and the offset requests of theirs in flight.
+        self._groups: set[str] = set()
+        self._offsets: set[tuple[str, int]] = set()
         self._now = 0
 
-    @staticmethod
-    def judges(event: TraceEvent) -> bool:
-        """Whether the event is one of the KIP-848 APIs this oracle judges."""
-        return event.api_key in CONSUMER_BY_KEY
+    def judges(self, event: TraceEvent) -> bool:
+        """Whether the event is this oracle's: a KIP-848 API, or an OffsetCommit/OffsetFetch of
+        a consumer-protocol group (and its response), which it counts as skipped until
+        spec/kip848 has the offset paths (`OFFSET_HOOK`)."""
+        if event.api_key in CONSUMER_BY_KEY:
+            return True
+        ref = (event.connection, event.correlation_id)
+        if event.direction == RESPONSE:
+            return ref in self._offsets
+        if event.direction != REQUEST or event.api_key not in (OFFSET_COMMIT, OFFSET_FETCH):
+            return False
+        if _offset_group_ids(event.body or {}) & self._groups:
+            self._offsets.add(ref)
+            return True
+        return False
 
     @property
     def rules_exercised(self) -> frozenset[str]:
@@ -164,6 +180,13 @@ class ConsumerProtocolOracle:
         """Take one KIP-848 event; the divergence if the coordinator departs here."""
         ref = (event.connection, event.correlation_id)
         self.counts.events += 1
+        if ref in self._offsets:
+            if event.direction == REQUEST:
+                self._skip(ref, f"{event.api} of a consumer-protocol group ({OFFSET_HOOK})")
+            else:
+                self._offsets.discard(ref)
+                self._skipped.discard(ref)
+            return None
         if event.direction == REQUEST:
             self._request(ref, event, line)
             return None
@@ -203,10 +226,12 @@ class ConsumerProtocolOracle:
             raise ObservationError(f"{event.api} v{event.api_version} request: {error}") from None
         if (
             isinstance(request, cg.ConsumerGroupHeartbeatRequest)
-            and request.subscribed_topic_regex is not None
+            and request.subscribed_topic_regex
         ):
             self._skip(ref, f"{event.api} (regular-expression subscription)")
             return
+        if isinstance(request, cg.ConsumerGroupHeartbeatRequest):
+            self._groups.add(request.group_id)
         self.counts.requests += 1
         self.counts.judged += 1
         self._pending[ref] = _Pending(request, event.api_version, event.ts_ms, line)
@@ -337,6 +362,15 @@ class ConsumerProtocolOracle:
         """The end of the trace: requests never answered are left as they are (a heartbeat in
         flight when the recording stopped)."""
         self._pending.clear()
+
+
+def _offset_group_ids(body: dict[str, Any]) -> set[str]:
+    """The groups an OffsetCommit or OffsetFetch body names (OffsetFetch v8+ batches them)."""
+    named = {body["group_id"]} if isinstance(body.get("group_id"), str) else set()
+    for group in body.get("groups") or ():
+        if isinstance(group, dict) and isinstance(group.get("group_id"), str):
+            named.add(group["group_id"])
+    return named
 
 
 # -- comparing ---------------------------------------------------------------------------------

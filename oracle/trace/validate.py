@@ -274,7 +274,7 @@ def validate_lines(
             if limit and len(oracle.divergences) >= limit:
                 oracle.counts.events += 1  # read, not judged
                 continue
-            if ConsumerProtocolOracle.judges(event):
+            if consumer.judges(event):
                 consumer.observe(event, line)
                 last_ts = event.ts_ms
                 continue

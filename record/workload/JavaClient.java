@@ -4,8 +4,9 @@
 // consumer.py speaks, so the Python side reads both alike.
 //
 //   consume BOOTSTRAP GROUP TOPIC [--assignor=range|roundrobin|sticky|cooperative-sticky]
-//           [--instance-id=ID]
-//       A KafkaConsumer of the classic group protocol that commits (commitSync) after every
+//           [--instance-id=ID] [--group-protocol=classic|consumer] [--remote-assignor=NAME]
+//       A KafkaConsumer of the classic group protocol (or KIP-848's with
+//       --group-protocol=consumer, the broker's assignor then) that commits (commitSync) after every
 //       batch it reads. JSON lines on stdout: {"ev": "assigned", "partitions": [...]} whenever
 //       its assignment changes, {"ev": "record", "p", "o", "v"} per record, {"ev": "committed",
 //       "offsets": {"p": offset}} after each commit, {"ev": "error", "error"} for an error the
@@ -102,21 +103,32 @@ public class JavaClient {
             System.err.println("unknown assignor " + assignor + "; known: " + ASSIGNORS.keySet());
             System.exit(2);
         }
+        String protocol = option(args, "group-protocol", "classic");
         Properties config = new Properties();
         config.put("bootstrap.servers", args[1]);
         config.put("group.id", args[2]);
-        // The classic protocol (JoinGroup/SyncGroup/Heartbeat), the one groupspec specifies.
-        config.put("group.protocol", "classic");
+        // The classic protocol (JoinGroup/SyncGroup/Heartbeat) unless --group-protocol=consumer
+        // asks for KIP-848's (ConsumerGroupHeartbeat).
+        config.put("group.protocol", protocol);
         config.put("client.id", "groupspec-java");
         config.put("key.deserializer", StringDeserializer.class.getName());
         config.put("value.deserializer", StringDeserializer.class.getName());
         config.put("auto.offset.reset", "earliest");
         config.put("enable.auto.commit", "false");
-        config.put("session.timeout.ms", Integer.toString(SESSION_TIMEOUT_MS));
-        config.put("heartbeat.interval.ms", Integer.toString(HEARTBEAT_MS));
         config.put("max.poll.interval.ms", Integer.toString(MAX_POLL_INTERVAL_MS));
         config.put("metadata.max.age.ms", "2000");
-        config.put("partition.assignment.strategy", ASSIGNORS.get(assignor));
+        if (protocol.equals("consumer")) {
+            // The broker owns the session, the heartbeat interval and the assignor; the consumer
+            // refuses these settings with this protocol. A server assignor may be named.
+            String remote = option(args, "remote-assignor", "");
+            if (!remote.isEmpty()) {
+                config.put("group.remote.assignor", remote);
+            }
+        } else {
+            config.put("session.timeout.ms", Integer.toString(SESSION_TIMEOUT_MS));
+            config.put("heartbeat.interval.ms", Integer.toString(HEARTBEAT_MS));
+            config.put("partition.assignment.strategy", ASSIGNORS.get(assignor));
+        }
         if (!instanceId.isEmpty()) {
             config.put("group.instance.id", instanceId);
         }

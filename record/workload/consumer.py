@@ -2,6 +2,7 @@
 
 usage: python -m groupspec.record.workload.consumer CLIENT BOOTSTRAP GROUP TOPIC
            [--assignor=NAME] [--instance-id=ID] [--api-version=2.3]
+           [--group-protocol=consumer] [--remote-assignor=uniform|range]
 
 CLIENT is kafka-python, confluent or aiokafka. The consumer commits after every batch it reads.
 Events: {"ev": "assigned", "partitions": [...]} whenever the assignment changes,
@@ -123,6 +124,14 @@ def run_confluent(args: argparse.Namespace, stop: threading.Event) -> None:
         "partition.assignment.strategy": args.assignor,
         "topic.metadata.refresh.interval.ms": 2000,
     }
+    if args.group_protocol == "consumer":
+        # KIP-848: the broker owns the session, the heartbeat interval and the assignor
+        # (librdkafka refuses these with the consumer protocol); a server assignor may be named.
+        for name in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
+            del config[name]
+        config["group.protocol"] = "consumer"
+        if args.remote_assignor:
+            config["group.remote.assignor"] = args.remote_assignor
     if args.instance_id:
         config["group.instance.id"] = args.instance_id
     consumer = Consumer(config)
@@ -215,6 +224,9 @@ def main() -> None:
     parser.add_argument("--assignor", default="range")
     parser.add_argument("--instance-id", default="")
     parser.add_argument("--api-version", default="")
+    # confluent only: "consumer" speaks KIP-848's protocol (ConsumerGroupHeartbeat).
+    parser.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic")
+    parser.add_argument("--remote-assignor", default="")
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -1,0 +1,258 @@
+"""Real consumers of KIP-848's protocol recorded against Apache Kafka 4.x (docs/kafka.md,
+"The consumer protocol"): confluent-kafka (librdkafka) and Kafka's Java consumer with
+`group.protocol=consumer`, run as processes through the recording proxy, in scenarios of
+members joining one by one, leaving, crashing (their session expires) and a static member
+restarting.
+
+A scenario is a list of steps over named members; after each step that changes the group it
+waits until the group has settled (every partition held by exactly one running member, every
+running member holding one when there are enough). The trace's header carries the broker's
+classic settings and its consumer-protocol ones with the topics' ids
+(`TraceHeader.consumer_groups`), which the consumer-protocol oracle judges with.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from groupspec.record.kafka.broker import KafkaBroker
+from groupspec.record.kafka.settings import consumer_group_header
+from groupspec.record.proxy import ProxyConfig
+from groupspec.record.proxy_thread import RecorderThread
+from groupspec.wire.address import Address
+from groupspec.wire.trace_format import TraceHeader
+
+from .java_client import java_client_command
+
+CLIENTS = ("confluent", "java")
+PARTITIONS = 4
+# How long a step may take to settle: a crashed member is fenced after the 6 s session
+# (record/kafka/settings.py), then the others reconcile in a few heartbeats.
+SETTLE_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+
+
+class ScenarioError(Exception):
+    """A scenario that could not run to its end (a client that did not start or settle)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """`start` a member (from its client), `stop` it (SIGTERM: it leaves) or `kill` it
+    (SIGKILL: its session expires)."""
+
+    action: str
+    member: str
+    instance_id: str = ""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named list of steps over one group, whose members subscribe to the first topic."""
+
+    name: str
+    steps: tuple[Step, ...]
+    topics: tuple[str, ...] = ("orders",)
+
+
+SCENARIOS = {
+    s.name: s
+    for s in (
+        Scenario(
+            "membership",
+            (
+                Step("start", "a"),
+                Step("start", "b"),
+                Step("start", "c"),
+                Step("stop", "b"),
+                Step("kill", "c"),
+                Step("stop", "a"),
+            ),
+        ),
+        Scenario(
+            "static-restart",
+            (
+                Step("start", "s", instance_id="static-1"),
+                Step("start", "a"),
+                Step("stop", "s"),
+                Step("start", "s", instance_id="static-1"),
+                Step("stop", "a"),
+                Step("stop", "s"),
+            ),
+        ),
+    )
+}
+
+
+@dataclass
+class _Member:
+    name: str
+    process: subprocess.Popen[str]
+    assigned: frozenset[int] | None = None
+    closed: bool = False
+    lines: list[str] = field(default_factory=list)
+
+
+def _consumer_command(
+    client: str, bootstrap: str, group: str, topic: str, instance_id: str
+) -> list[str]:
+    flags = ["--group-protocol=consumer"]
+    if instance_id:
+        flags.append(f"--instance-id={instance_id}")
+    if client == "java":
+        return java_client_command("consume", bootstrap, group, topic, *flags)
+    module = "groupspec.record.workload.consumer"
+    return [sys.executable, "-m", module, client, bootstrap, group, topic, *flags]
+
+
+@dataclass
+class ConsumerGroupRun:
+    """One scenario's consumers against one bootstrap address (the recording proxy)."""
+
+    client: str
+    bootstrap: str
+    group: str
+    topic: str
+    members: dict[str, _Member] = field(default_factory=dict)
+
+    def start(self, name: str, instance_id: str) -> None:
+        """Start member `name`."""
+        command = _consumer_command(self.client, self.bootstrap, self.group, self.topic, instance_id)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
+        member = _Member(name, process)
+        self.members[name] = member
+        threading.Thread(target=self._read, args=(member,), daemon=True).start()
+
+    def stop(self, name: str, kill: bool = False) -> None:
+        """Stop member `name`: SIGTERM (it leaves the group) or SIGKILL (it vanishes)."""
+        member = self.members.pop(name)
+        member.process.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            member.process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            member.process.kill()
+            member.process.wait()
+            raise ScenarioError(f"{self.client} member {name} did not close") from None
+
+    def settle(self) -> None:
+        """Wait until every partition is held by one running member (see the module)."""
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._settled():
+                return
+            for member in self.members.values():
+                if member.process.poll() is not None:
+                    raise ScenarioError(
+                        f"{self.client} member {member.name} exited: {member.lines[-3:]}"
+                    )
+            time.sleep(0.1)
+        held = {m.name: sorted(m.assigned or ()) for m in self.members.values()}
+        raise ScenarioError(f"{self.client}: the group did not settle: {held}")
+
+    def close(self) -> None:
+        """Kill what is still running."""
+        for name in list(self.members):
+            member = self.members.pop(name)
+            member.process.kill()
+            member.process.wait()
+
+    def _settled(self) -> bool:
+        running = list(self.members.values())
+        if not running:
+            return True
+        held = [m.assigned for m in running]
+        if any(h is None for h in held):
+            return False
+        sets = [h for h in held if h is not None]
+        every = [p for h in sets for p in h]
+        if sorted(every) != list(range(PARTITIONS)):
+            return False
+        return len(running) > PARTITIONS or all(sets)
+
+    @staticmethod
+    def _read(member: _Member) -> None:
+        stream: IO[str] | None = member.process.stdout
+        assert stream is not None
+        for line in stream:
+            member.lines.append(line.strip())
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if event.get("ev") == "assigned":
+                member.assigned = frozenset(event["partitions"])
+
+
+def topic_ids(bootstrap: str, names: tuple[str, ...]) -> dict[str, str]:
+    """The topic id of each topic, as a UUID's text (how a trace spells it)."""
+    from confluent_kafka import TopicCollection
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    found = admin.describe_topics(TopicCollection(list(names)))
+    ids = {}
+    for name, future in found.items():
+        described = future.result(30)
+        raw = described.topic_id
+        high = raw.get_most_significant_bits() & (2**64 - 1)
+        low = raw.get_least_significant_bits() & (2**64 - 1)
+        ids[name] = str(uuid.UUID(int=(high << 64) | low))
+    return ids
+
+
+def create_topics(bootstrap: str, names: tuple[str, ...]) -> None:
+    """Create each topic with PARTITIONS partitions."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics([NewTopic(n, PARTITIONS, 1) for n in names])
+    for future in futures.values():
+        future.result(30)
+
+
+def record_scenario(
+    broker: KafkaBroker, client: str, scenario: Scenario, folder: Path, tag: str = ""
+) -> Path:
+    """Run `scenario` with `client`'s consumers through a recording proxy in front of `broker`;
+    the trace's path. Raises ScenarioError if it cannot run to its end (the trace is kept)."""
+    suffix = tag or uuid.uuid4().hex[:8]
+    group = f"cp-{client}-{scenario.name}-{suffix}"
+    topics = tuple(f"{t}-{suffix}" for t in scenario.topics)
+    create_topics(broker.bootstrap, topics)
+    ids = topic_ids(broker.bootstrap, topics)
+    header = TraceHeader(
+        broker.describe(),
+        broker.header_settings(),
+        consumer_group_header(
+            broker.line,
+            [{"name": t, "topic_id": ids[t], "partitions": PARTITIONS} for t in topics],
+        ),
+    )
+    path = folder / f"{client}-{scenario.name}.jsonl"
+    recorder = RecorderThread(
+        ProxyConfig(Address("127.0.0.1", 0), broker.address, advertise_self=True), path, header
+    ).start()
+    run = ConsumerGroupRun(client, recorder.address, group, topics[0])
+    try:
+        for step in scenario.steps:
+            if step.action == "start":
+                run.start(step.member, step.instance_id)
+            else:
+                run.stop(step.member, kill=step.action == "kill")
+            run.settle()
+    finally:
+        run.close()
+        recorder.stop()
+    return path
+
