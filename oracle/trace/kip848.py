@@ -224,10 +224,7 @@ class ConsumerProtocolOracle:
             return
         except BodyError as error:
             raise ObservationError(f"{event.api} v{event.api_version} request: {error}") from None
-        if (
-            isinstance(request, cg.ConsumerGroupHeartbeatRequest)
-            and request.subscribed_topic_regex
-        ):
+        if isinstance(request, cg.ConsumerGroupHeartbeatRequest) and request.subscribed_topic_regex:
             self._skip(ref, f"{event.api} (regular-expression subscription)")
             return
         if isinstance(request, cg.ConsumerGroupHeartbeatRequest):

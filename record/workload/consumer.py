@@ -127,7 +127,11 @@ def run_confluent(args: argparse.Namespace, stop: threading.Event) -> None:
     if args.group_protocol == "consumer":
         # KIP-848: the broker owns the session, the heartbeat interval and the assignor
         # (librdkafka refuses these with the consumer protocol); a server assignor may be named.
-        for name in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
+        for name in (
+            "session.timeout.ms",
+            "heartbeat.interval.ms",
+            "partition.assignment.strategy",
+        ):
             del config[name]
         config["group.protocol"] = "consumer"
         if args.remote_assignor:

@@ -22,7 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from groupspec.record.kafka.broker import KafkaBroker
 from groupspec.record.kafka.settings import consumer_group_header
@@ -39,6 +39,7 @@ PARTITIONS = 4
 # (record/kafka/settings.py), then the others reconcile in a few heartbeats.
 SETTLE_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
+TOPIC_TIMEOUT_S = 30.0
 
 
 class ScenarioError(Exception):
@@ -53,6 +54,9 @@ class Step:
     action: str
     member: str
     instance_id: str = ""
+    # Wait for the group to settle after the step; a static member that leaves keeps its
+    # partitions until its session expires, so its restart comes before the group settles.
+    settle: bool = True
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ SCENARIOS = {
             (
                 Step("start", "s", instance_id="static-1"),
                 Step("start", "a"),
-                Step("stop", "s"),
+                Step("stop", "s", settle=False),
                 Step("start", "s", instance_id="static-1"),
                 Step("stop", "a"),
                 Step("stop", "s"),
@@ -126,7 +130,9 @@ class ConsumerGroupRun:
 
     def start(self, name: str, instance_id: str) -> None:
         """Start member `name`."""
-        command = _consumer_command(self.client, self.bootstrap, self.group, self.topic, instance_id)
+        command = _consumer_command(
+            self.client, self.bootstrap, self.group, self.topic, instance_id
+        )
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
         )
@@ -200,15 +206,30 @@ def topic_ids(bootstrap: str, names: tuple[str, ...]) -> dict[str, str]:
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    found = admin.describe_topics(TopicCollection(list(names)))
     ids = {}
-    for name, future in found.items():
-        described = future.result(30)
+    for name in names:
+        described = _described_topic(admin, name, TopicCollection)
         raw = described.topic_id
         high = raw.get_most_significant_bits() & (2**64 - 1)
         low = raw.get_least_significant_bits() & (2**64 - 1)
         ids[name] = str(uuid.UUID(int=(high << 64) | low))
     return ids
+
+
+def _described_topic(admin: Any, name: str, collection: Any) -> Any:
+    """The description of a topic just created: the broker knows it once its metadata has
+    propagated, which may take a moment after CreateTopics answered."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    deadline = time.monotonic() + TOPIC_TIMEOUT_S
+    while True:
+        try:
+            return admin.describe_topics(collection([name]))[name].result(30)
+        except KafkaException as error:
+            unknown = error.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+            if not unknown or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def create_topics(bootstrap: str, names: tuple[str, ...]) -> None:
@@ -250,9 +271,9 @@ def record_scenario(
                 run.start(step.member, step.instance_id)
             else:
                 run.stop(step.member, kill=step.action == "kill")
-            run.settle()
+            if step.settle:
+                run.settle()
     finally:
         run.close()
         recorder.stop()
     return path
-
