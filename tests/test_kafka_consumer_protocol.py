@@ -1,7 +1,7 @@
 """Apache Kafka 4.x's consumer protocol (KIP-848) as the ground truth: confluent-kafka and Kafka's
 Java consumer with `group.protocol=consumer`, in every scenario of
 `record/workload/consumer_protocol.py` (members joining one by one, leaving, a crash whose session
-expires, a static member restarting), recorded through the recording proxy and judged by the
+expires, a static member restarting, a subscription change), recorded through the recording proxy and judged by the
 consumer-protocol oracle (docs/kafka.md, "The consumer protocol").
 
 One Kafka 4.x broker serves the module (`kafka_4x`); the runs go two at a time, each on a group
@@ -37,6 +37,7 @@ EXPECTED_RULES = {
     "cg_reconcile.to_stable",
     "cg_reconcile.rebalance_timeout_armed",
     "cg_timer.session_expired",
+    "cg_heartbeat.subscription_changed",
 }
 
 
@@ -61,7 +62,7 @@ def _offset_events(verdict: Verdict) -> int:
 
 
 def test_every_run_passes(campaign):
-    assert len(campaign) == len(RUNS) == 4
+    assert len(campaign) == len(RUNS) == 6
     failed = {name: v.divergence for name, v in campaign.items() if v.status != PASS}
     assert not failed
 

@@ -5,10 +5,12 @@
 //
 //   consume BOOTSTRAP GROUP TOPIC [--assignor=range|roundrobin|sticky|cooperative-sticky]
 //           [--instance-id=ID] [--group-protocol=classic|consumer] [--remote-assignor=NAME]
+//           [--then-topic=TOPIC]
 //       A KafkaConsumer of the classic group protocol (or KIP-848's with
 //       --group-protocol=consumer, the broker's assignor then) that commits (commitSync) after every
-//       batch it reads. JSON lines on stdout: {"ev": "assigned", "partitions": [...]} whenever
-//       its assignment changes, {"ev": "record", "p", "o", "v"} per record, {"ev": "committed",
+//       batch it reads. JSON lines on stdout: {"ev": "assigned", "partitions": [...],
+//       "topics": [...]} whenever its assignment changes, {"ev": "subscribed", "topics": [...]}
+//       when SIGHUP moved its subscription to --then-topic, {"ev": "record", "p", "o", "v"} per record, {"ev": "committed",
 //       "offsets": {"p": offset}} after each commit, {"ev": "error", "error"} for an error the
 //       client raised (it goes on consuming), {"ev": "closed"} at the end. SIGTERM closes it
 //       (a dynamic member leaves the group; a static one does not).
@@ -145,8 +147,15 @@ public class JavaClient {
                 Thread.currentThread().interrupt();
             }
         }));
+        // SIGHUP moves the subscription to --then-topic (a subscription change).
+        String thenTopic = option(args, "then-topic", "");
+        AtomicBoolean resubscribe = new AtomicBoolean(false);
+        if (!thenTopic.isEmpty()) {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> resubscribe.set(true));
+        }
         consumer.subscribe(List.of(args[3]));
         Set<Integer> current = null;
+        Set<String> currentTopics = null;
         try {
             while (!stopping.get()) {
                 try {
@@ -175,13 +184,23 @@ public class JavaClient {
                         + ": " + e.getMessage()) + "}");
                     continue;
                 }
+                if (resubscribe.getAndSet(false)) {
+                    consumer.subscribe(List.of(thenTopic));
+                    emit("{\"ev\": \"subscribed\", \"topics\": [" + quote(thenTopic) + "]}");
+                }
                 Set<Integer> assigned = new TreeSet<>();
+                Set<String> topics = new TreeSet<>();
                 for (TopicPartition partition : consumer.assignment()) {
                     assigned.add(partition.partition());
+                    topics.add(partition.topic());
                 }
-                if (!assigned.equals(current)) {
+                if (!assigned.equals(current) || !topics.equals(currentTopics)) {
                     current = assigned;
-                    emit("{\"ev\": \"assigned\", \"partitions\": " + assigned + "}");
+                    currentTopics = topics;
+                    List<String> names = new ArrayList<>();
+                    topics.forEach(topic -> names.add(quote(topic)));
+                    emit("{\"ev\": \"assigned\", \"partitions\": " + assigned
+                        + ", \"topics\": [" + String.join(", ", names) + "]}");
                 }
             }
         } finally {

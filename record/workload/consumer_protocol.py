@@ -48,8 +48,9 @@ class ScenarioError(Exception):
 
 @dataclass(frozen=True)
 class Step:
-    """`start` a member (from its client), `stop` it (SIGTERM: it leaves) or `kill` it
-    (SIGKILL: its session expires)."""
+    """`start` a member (from its client), `stop` it (SIGTERM: it leaves), `kill` it
+    (SIGKILL: its session expires) or `resubscribe` it (SIGHUP: it subscribes to the
+    scenario's second topic instead of its first)."""
 
     action: str
     member: str
@@ -61,7 +62,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A named list of steps over one group, whose members subscribe to the first topic."""
+    """A named list of steps over one group, whose members subscribe to the first topic (and
+    move to the second when resubscribed)."""
 
     name: str
     steps: tuple[Step, ...]
@@ -83,6 +85,18 @@ SCENARIOS = {
             ),
         ),
         Scenario(
+            "subscription-change",
+            (
+                Step("start", "a"),
+                Step("start", "b"),
+                Step("resubscribe", "a", settle=False),
+                Step("resubscribe", "b"),
+                Step("stop", "a"),
+                Step("stop", "b"),
+            ),
+            topics=("orders", "payments"),
+        ),
+        Scenario(
             "static-restart",
             (
                 Step("start", "s", instance_id="static-1"),
@@ -102,14 +116,18 @@ class _Member:
     name: str
     process: subprocess.Popen[str]
     assigned: frozenset[int] | None = None
+    topics: frozenset[str] = frozenset()
+    subscribed: threading.Event = field(default_factory=threading.Event)
     closed: bool = False
     lines: list[str] = field(default_factory=list)
 
 
 def _consumer_command(
-    client: str, bootstrap: str, group: str, topic: str, instance_id: str
+    client: str, bootstrap: str, group: str, topic: str, then_topic: str, instance_id: str
 ) -> list[str]:
     flags = ["--group-protocol=consumer"]
+    if then_topic:
+        flags.append(f"--then-topic={then_topic}")
     if instance_id:
         flags.append(f"--instance-id={instance_id}")
     if client == "java":
@@ -126,12 +144,13 @@ class ConsumerGroupRun:
     bootstrap: str
     group: str
     topic: str
+    then_topic: str = ""
     members: dict[str, _Member] = field(default_factory=dict)
 
     def start(self, name: str, instance_id: str) -> None:
         """Start member `name`."""
         command = _consumer_command(
-            self.client, self.bootstrap, self.group, self.topic, instance_id
+            self.client, self.bootstrap, self.group, self.topic, self.then_topic, instance_id
         )
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
@@ -150,6 +169,16 @@ class ConsumerGroupRun:
             member.process.kill()
             member.process.wait()
             raise ScenarioError(f"{self.client} member {name} did not close") from None
+
+    def resubscribe(self, name: str) -> None:
+        """Move member `name` to the second topic; once every member has moved, the group
+        settles on that topic."""
+        member = self.members[name]
+        member.process.send_signal(signal.SIGHUP)
+        if not member.subscribed.wait(STOP_TIMEOUT_S):
+            raise ScenarioError(f"{self.client} member {name} did not resubscribe")
+        if all(m.subscribed.is_set() for m in self.members.values()):
+            self.topic = self.then_topic
 
     def settle(self) -> None:
         """Wait until every partition is held by one running member (see the module)."""
@@ -180,6 +209,8 @@ class ConsumerGroupRun:
         held = [m.assigned for m in running]
         if any(h is None for h in held):
             return False
+        if any(m.topics - {self.topic} for m in running):
+            return False
         sets = [h for h in held if h is not None]
         every = [p for h in sets for p in h]
         if sorted(every) != list(range(PARTITIONS)):
@@ -198,6 +229,9 @@ class ConsumerGroupRun:
                 continue
             if event.get("ev") == "assigned":
                 member.assigned = frozenset(event["partitions"])
+                member.topics = frozenset(event.get("topics", ()))
+            elif event.get("ev") == "subscribed":
+                member.subscribed.set()
 
 
 def topic_ids(bootstrap: str, names: tuple[str, ...]) -> dict[str, str]:
@@ -264,11 +298,14 @@ def record_scenario(
     recorder = RecorderThread(
         ProxyConfig(Address("127.0.0.1", 0), broker.address, advertise_self=True), path, header
     ).start()
-    run = ConsumerGroupRun(client, recorder.address, group, topics[0])
+    then_topic = topics[1] if len(topics) > 1 else ""
+    run = ConsumerGroupRun(client, recorder.address, group, topics[0], then_topic)
     try:
         for step in scenario.steps:
             if step.action == "start":
                 run.start(step.member, step.instance_id)
+            elif step.action == "resubscribe":
+                run.resubscribe(step.member)
             else:
                 run.stop(step.member, kill=step.action == "kill")
             if step.settle:
