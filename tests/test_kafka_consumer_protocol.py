@@ -19,9 +19,15 @@ from groupspec.oracle.trace.kip848 import OFFSET_HOOK
 from groupspec.oracle.trace.validate import PASS, Verdict, validate_trace
 from groupspec.record.kafka.broker import KafkaBroker
 from groupspec.record.workload.consumer_protocol import CLIENTS, SCENARIOS, record_scenario
+from groupspec.record.workload.probes_consumer import (
+    CONSUMER_PROBES,
+    probe_topic,
+    record_consumer_probe,
+)
 
 RUNS = [(client, name) for client in CLIENTS for name in SCENARIOS]
 AT_LEAST_RULES = 19
+AT_LEAST_RULES_WITH_PROBES = 35
 # What the runs show together: joins, leaves, a crash fenced by its session timeout, a static
 # member's temporary leave and its replacement, and reconciliation through revocation.
 EXPECTED_RULES = {
@@ -92,3 +98,37 @@ def test_the_runs_exercise_the_consumer_protocol(campaign):
     assert exercised >= EXPECTED_RULES, sorted(EXPECTED_RULES - exercised)
     # docs/kafka.md: at least 19 of the non-defensive consumer-protocol rules.
     assert len(exercised & set(known_consumer_protocol_rules())) >= AT_LEAST_RULES
+
+
+# -- probes: one rule (or a few) at a time, on the same broker -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def probed(kafka_4x: KafkaBroker, tmp_path_factory) -> dict[str, Verdict]:
+    """Every consumer-protocol probe against the module's broker, each judged."""
+    folder = tmp_path_factory.mktemp("consumer-protocol-probes")
+    topic = probe_topic(kafka_4x)
+    return {
+        name: validate_trace(
+            record_consumer_probe(kafka_4x, probe, folder, topic),
+            {"kafka_version": "4.x"},
+            shrink=False,
+        )
+        for name, probe in CONSUMER_PROBES.items()
+    }
+
+
+@pytest.mark.parametrize("name", sorted(CONSUMER_PROBES))
+def test_each_probe_passes_every_event_judged_and_exercises_its_rules(probed, name):
+    verdict = probed[name]
+    assert verdict.status == PASS, verdict.divergence
+    assert verdict.judged_fraction == 1.0
+    missing = set(CONSUMER_PROBES[name].rules) - verdict.rules
+    assert not missing, sorted(missing)
+
+
+def test_probes_and_runs_together_cover_most_consumer_protocol_rules(campaign, probed):
+    exercised = set().union(*(v.rules for v in [*campaign.values(), *probed.values()]))
+    known = set(known_consumer_protocol_rules())
+    # docs/kafka.md: at least 35 of the non-defensive consumer-protocol rules.
+    assert len(exercised & known) >= AT_LEAST_RULES_WITH_PROBES
