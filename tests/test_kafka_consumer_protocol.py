@@ -19,11 +19,7 @@ from groupspec.oracle.trace.kip848 import OFFSET_HOOK
 from groupspec.oracle.trace.validate import PASS, Verdict, validate_trace
 from groupspec.record.kafka.broker import KafkaBroker
 from groupspec.record.workload.consumer_protocol import CLIENTS, SCENARIOS, record_scenario
-from groupspec.record.workload.probes_consumer import (
-    CONSUMER_PROBES,
-    probe_topic,
-    record_consumer_probe,
-)
+from groupspec.record.workload.probes_consumer import CONSUMER_PROBES, run_consumer_probes
 
 RUNS = [(client, name) for client in CLIENTS for name in SCENARIOS]
 AT_LEAST_RULES = 19
@@ -107,14 +103,10 @@ def test_the_runs_exercise_the_consumer_protocol(campaign):
 def probed(kafka_4x: KafkaBroker, tmp_path_factory) -> dict[str, Verdict]:
     """Every consumer-protocol probe against the module's broker, each judged."""
     folder = tmp_path_factory.mktemp("consumer-protocol-probes")
-    topic = probe_topic(kafka_4x)
+    results = run_consumer_probes(folder, broker=kafka_4x)
+    assert [r.error for r in results if r.error] == []
     return {
-        name: validate_trace(
-            record_consumer_probe(kafka_4x, probe, folder, topic),
-            {"kafka_version": "4.x"},
-            shrink=False,
-        )
-        for name, probe in CONSUMER_PROBES.items()
+        r.name: validate_trace(r.trace, {"kafka_version": "4.x"}, shrink=False) for r in results
     }
 
 

@@ -404,3 +404,39 @@ def record_consumer_probe(
     finally:
         recorder.stop()
     return path
+
+
+@dataclass
+class ConsumerProbeResult:
+    """One probe's trace, and why it stopped early (if it did)."""
+
+    name: str
+    trace: Path
+    error: str | None = None
+
+
+def run_consumer_probes(
+    folder: Path, names: list[str] | None = None, broker: KafkaBroker | None = None
+) -> list[ConsumerProbeResult]:
+    """Run the consumer-protocol probes `names` (all by default) against `broker`, or a Kafka
+    4.x broker started for them and stopped after (KafkaSetupError, BrokerStartError if it
+    cannot start); one trace each in `folder`."""
+    owned = broker is None
+    target = KafkaBroker() if broker is None else broker
+    if owned:
+        target.start()
+    try:
+        topic = probe_topic(target)
+        results = []
+        for name in names or list(CONSUMER_PROBES):
+            probe = CONSUMER_PROBES[name]
+            result = ConsumerProbeResult(name, folder / f"{name}.jsonl")
+            try:
+                record_consumer_probe(target, probe, folder, topic)
+            except (TimeoutError, OSError, asyncio.IncompleteReadError, ProbeStopped) as error:
+                result.error = f"{type(error).__name__}: {error}"
+            results.append(result)
+        return results
+    finally:
+        if owned:
+            target.stop()
