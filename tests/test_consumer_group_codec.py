@@ -358,3 +358,11 @@ def test_the_recorder_records_a_heartbeat_exchange(tmp_path):
     (request,) = read_consumer_requests(68, 1, events[0].body, "client-1", "/127.0.0.1")
     assert request == heartbeat_request(1, CLIENT_MEMBER_ID, None)
     assert events[1].body == response_body((answer,), 1)
+
+
+def test_the_consumer_protocol_probes_name_kafkas_error_codes():
+    # record/ may not import the vocabulary; the probes keep the codes they expect.
+    from groupspec.record.workload.probes_consumer import ErrorCode as ProbeErrorCode
+
+    for code in ProbeErrorCode:
+        assert ErrorCode[code.name] == code.value

@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +25,6 @@ from groupspec.record.kafka.broker import KafkaBroker
 from groupspec.record.kafka.settings import consumer_group_header
 from groupspec.record.proxy import ProxyConfig
 from groupspec.record.proxy_thread import RecorderThread
-from groupspec.vocabulary.consumer_groups import (
-    JOIN_GROUP_MEMBER_EPOCH,
-    LEAVE_GROUP_MEMBER_EPOCH,
-    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-)
-from groupspec.vocabulary.errors import ErrorCode
 from groupspec.wire import codec
 from groupspec.wire.address import Address
 from groupspec.wire.group_apis import CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT
@@ -39,6 +34,26 @@ from .consumer_protocol import PARTITIONS, create_topics, topic_ids
 from .probe_client import ProbeClient, ProbeStopped
 
 LOOPBACK = "127.0.0.1"
+# The member epochs with a meaning of their own (ConsumerGroupHeartbeatRequest.json); record/
+# reads Kafka's wire, not the vocabulary (tests/test_layers.py).
+JOIN_GROUP_MEMBER_EPOCH = 0
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+
+class ErrorCode(IntEnum):
+    """The error codes the probes expect (Kafka's `Errors`)."""
+
+    NONE = 0
+    UNKNOWN_MEMBER_ID = 25
+    INVALID_REQUEST = 42
+    GROUP_ID_NOT_FOUND = 69
+    FENCED_INSTANCE_ID = 82
+    UNSUPPORTED_ASSIGNOR = 112
+    UNRELEASED_INSTANCE_ID = 111
+    FENCED_MEMBER_EPOCH = 110
+
+
 HEARTBEAT_VERSION = 1
 DESCRIBE_VERSION = 1
 REBALANCE_TIMEOUT_MS = 30_000
