@@ -17,6 +17,7 @@ from groupspec.cli.output import with_generated_block, write_atomically
 from groupspec.record.kafka.broker import BrokerStartError
 from groupspec.record.kafka.install import KafkaSetupError
 from groupspec.record.workload.probes import PROBES, run_probes_against
+from groupspec.record.workload.probes_consumer import CONSUMER_PROBES
 from groupspec.record.workload.targets import TARGET_NAMES, make_target
 from groupspec.wire.reachability import NotABrokerError
 
@@ -50,7 +51,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--trace-dir", type=output_directory, metavar="DIR", help="where the traces go (needed)"
     )
     parser.add_argument(
-        "--probe", action="append", choices=sorted(PROBES), help="a probe to run (default: all)"
+        "--probe",
+        action="append",
+        choices=sorted([*PROBES, *CONSUMER_PROBES]),
+        help="a probe to run (default: all); the cg-* ones need --consumer-protocol",
+    )
+    parser.add_argument(
+        "--consumer-protocol",
+        action="store_true",
+        help="run the consumer-protocol (KIP-848) probes instead, against a Kafka 4.x broker "
+        "started for them (needs --target kafka; docs/kafka.md)",
     )
     parser.add_argument("--validate", action="store_true", help="validate each trace")
     add_kafka_version_option(parser)
@@ -83,6 +93,11 @@ def run_probe(args: argparse.Namespace) -> int:
     if args.kafka_version is not None and not args.validate:
         print("groupspec probe: --kafka-version needs --validate", file=sys.stderr)
         return EXIT_USAGE
+    if args.consumer_protocol:
+        return _run_consumer_probes(args)
+    if any(name in CONSUMER_PROBES for name in args.probe or ()):
+        print("groupspec probe: the cg-* probes need --consumer-protocol", file=sys.stderr)
+        return EXIT_USAGE
     try:
         make_target(args.target)
     except ValueError as error:
@@ -91,6 +106,35 @@ def run_probe(args: argparse.Namespace) -> int:
     try:
         results = run_probes_against(args.target, args.trace_dir, args.probe)
     except (NotABrokerError, KafkaSetupError) as error:
+        print(f"groupspec probe: target: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokerStartError as error:
+        print(f"groupspec probe: target: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    code = EXIT_OK
+    for result in results:
+        note = f" (stopped: {result.error})" if result.error else ""
+        print(f"probe {result.name}: trace {result.trace}{note}")
+        if args.validate:
+            code = max(code, _judge(result.trace, args.kafka_version))
+    return code
+
+
+def _run_consumer_probes(args: argparse.Namespace) -> int:
+    """The consumer-protocol probes against a Kafka 4.x broker of their own."""
+    from groupspec.record.workload.probes_consumer import run_consumer_probes
+
+    if args.target != "kafka":
+        print("groupspec probe: --consumer-protocol needs --target kafka", file=sys.stderr)
+        return EXIT_USAGE
+    names = list(args.probe or CONSUMER_PROBES)
+    classic = [name for name in names if name not in CONSUMER_PROBES]
+    if classic:
+        print(f"groupspec probe: not consumer-protocol probes: {classic}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        results = run_consumer_probes(args.trace_dir, names)
+    except KafkaSetupError as error:
         print(f"groupspec probe: target: {error}", file=sys.stderr)
         return EXIT_USAGE
     except BrokerStartError as error:

@@ -16,7 +16,11 @@ from groupspec.cli.arguments import (
     output_directory,
     output_file,
 )
-from groupspec.coverage.presets import known_coordinator_rules
+from groupspec.coverage.presets import (
+    consumer_protocol_line,
+    known_consumer_protocol_rules,
+    known_coordinator_rules,
+)
 from groupspec.coverage.reached import Matrix, never_lines, totals_line
 from groupspec.oracle.trace.baseline import (
     Baseline,
@@ -269,6 +273,8 @@ def run_validate(args: argparse.Namespace) -> int:
         if args.coverage:
             known = known_coordinator_rules(verdict.kafka_version)
             print(f"  {totals_line(known, verdict.rules)}")
+            if verdict.rules & set(known_consumer_protocol_rules()):
+                print(f"  {consumer_protocol_line(verdict.rules)}")
         code = {PASS: EXIT_PASS, DIVERGED: EXIT_DIVERGED}.get(verdict.status, EXIT_UNDECIDED)
         if code == EXIT_DIVERGED and baseline is not None and not _new_groups(verdict, baseline):
             code = EXIT_PASS  # every kind of divergence is one the baseline accepts
@@ -277,8 +283,14 @@ def run_validate(args: argparse.Namespace) -> int:
     # reach a rule only the 4.x coordinator has); traces of both profiles count both sets.
     profiles = sorted({v.kafka_version for v in verdicts})
     campaign = Matrix(known_coordinator_rules(*profiles), {v.source: v.rules for v in verdicts})
+    # KIP-848's rules apart: the consumer-protocol oracle's (spec/kip848/rules.py).
+    consumer_rules = frozenset().union(*(v.rules for v in verdicts)) & set(
+        known_consumer_protocol_rules()
+    )
     if args.coverage:
         _print_coverage(campaign)
+        if consumer_rules:
+            print(consumer_protocol_line(consumer_rules) + " by the traces together")
     if baseline is not None:
         _print_baseline_summary(verdicts, baseline)
     if args.write_baseline is not None:
@@ -288,6 +300,10 @@ def run_validate(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {"verdicts": [_verdict_json(v, baseline) for v in verdicts]}
         if args.coverage:
             document["coverage"] = campaign.as_json(runs="traces")
+            document["consumer_protocol_coverage"] = {
+                "known": list(known_consumer_protocol_rules()),
+                "exercised": sorted(consumer_rules),
+            }
         if baseline is not None:
             document["baseline"] = _baseline_json(verdicts, baseline)
         write_json(args, document)

@@ -119,3 +119,16 @@ def recorded(presets: Sequence[str] | None = None) -> ProfileCoverage:
         else:
             reached[name] = (profile_of(loaded), frozenset(expected.rules_reached))
     return by_profile(reached, kip848)
+
+
+def known_consumer_protocol_rules() -> tuple[str, ...]:
+    """The consumer-protocol (KIP-848) coordinator rules a trace can show: the non-defensive
+    rules of spec/kip848/rules.py, sorted (a defensive rule guards what no broker sends)."""
+    return tuple(sorted(rule.rule_id for rule in KIP848_RULES if not rule.defensive))
+
+
+def consumer_protocol_line(reached: frozenset[str] | set[str]) -> str:
+    """`consumer-protocol rules exercised: 18/40 (45%)` for the rules `reached`."""
+    known = known_consumer_protocol_rules()
+    hit = sum(rule_id in reached for rule_id in known)
+    return f"consumer-protocol rules exercised: {hit}/{len(known)} ({100 * hit // len(known)}%)"

@@ -24,7 +24,7 @@ from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProdu
 from .group_apis import DELETE_GROUPS as DELETE_GROUPS
 from .group_apis import DESCRIBE_GROUPS as DESCRIBE_GROUPS
 from .group_apis import FIND_COORDINATOR as FIND_COORDINATOR
-from .group_apis import GROUP_APIS
+from .group_apis import GROUP_APIS, TRACED_APIS
 from .group_apis import HEARTBEAT as HEARTBEAT
 from .group_apis import JOIN_GROUP as JOIN_GROUP
 from .group_apis import LEAVE_GROUP as LEAVE_GROUP
@@ -65,7 +65,8 @@ MESSAGES: dict[int, tuple[Any, Any]] = {
     API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
     CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
-    **{api.key: (api.request_class, api.response_class) for api in GROUP_APIS},
+    # KIP-848's APIs too: decoded by the recorder, not advertised (see CONSUMER_GROUP_APIS).
+    **{api.key: (api.request_class, api.response_class) for api in TRACED_APIS},
 }
 
 _HEAD = struct.Struct(">hhi")

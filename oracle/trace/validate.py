@@ -9,7 +9,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from groupspec.wire.trace_format import (
     text_lines,
 )
 
+from .kip848 import ConsumerProtocolOracle, ConsumerSettingsError, consumer_group_config
 from .oracle import (
     LATE,
     UNANSWERED,
@@ -258,6 +259,11 @@ def validate_lines(
             reading.header, {**dict(profile.coordinator), **(overrides or {})}, source
         )
         oracle = Oracle(config, settings, profile)
+        # KIP-848's APIs go to the consumer-protocol oracle, everything else to the classic one.
+        try:
+            consumer = ConsumerProtocolOracle(consumer_group_config(reading.header.consumer_groups))
+        except ConsumerSettingsError as error:
+            raise TraceInputError(f"{source}:1: {error}") from None
         # Forks of the oracle along the way, for shrinking the excerpts from (`shrink`).
         recorder = CheckpointRecorder() if shrink else None
         last_ts = None
@@ -268,6 +274,10 @@ def validate_lines(
             if limit and len(oracle.divergences) >= limit:
                 oracle.counts.events += 1  # read, not judged
                 continue
+            if consumer.judges(event):
+                consumer.observe(event, line)
+                last_ts = event.ts_ms
+                continue
             if recorder is not None:
                 recorder.before(line, oracle)
             oracle.observe(event, line)
@@ -276,6 +286,9 @@ def validate_lines(
             note = f"stopped judging after {limit} divergences (--max-divergences)"
         else:
             oracle.finish(last_ts)
+        consumer.finish()
+        if consumer.ambiguous:
+            note = "consumer-protocol hypotheses were cut at their limit (kip848.MAX_HYPOTHESES)"
     except TraceFormatError as error:
         raise TraceInputError(str(error)) from None
     except ObservationError as error:
@@ -308,23 +321,49 @@ def validate_lines(
             lambda: Oracle(config, settings, profile),
             shrinking,
         )
+        # The consumer-protocol divergences' excerpts are not shrunk (no checkpoints of it).
+        groups += _groups(
+            open_lines,
+            source,
+            consumer.divergences,
+            lambda: Oracle(config, settings, profile),
+            None,
+        )
     except TraceFormatError as error:
         raise TraceInputError(str(error)) from None
-    status = DIVERGED if oracle.divergences else PASS
+    divergences = sorted([*oracle.divergences, *consumer.divergences], key=lambda d: d.line)
+    status = DIVERGED if divergences else PASS
     return Verdict(
         source,
         status,
-        oracle.counts,
-        tuple(oracle.divergences),
+        _merged_counts(oracle.counts, consumer.counts),
+        tuple(divergences),
         groups,
         reading.cut_at_line,
         time.perf_counter() - started,
         note,
         tuple(oracle.tolerated),
         profile,
-        oracle.rules_exercised,
+        oracle.rules_exercised | consumer.rules_exercised,
         settings.mid_stream,
         config.kafka_version,
+    )
+
+
+def _merged_counts(classic: OracleCounts, consumer: OracleCounts) -> OracleCounts:
+    """The classic oracle's counts with the consumer-protocol oracle's added."""
+    skipped = dict(classic.skipped_apis)
+    for name, count in consumer.skipped_apis.items():
+        skipped[name] = skipped.get(name, 0) + count
+    return replace(
+        classic,
+        events=classic.events + consumer.events,
+        judged=classic.judged + consumer.judged,
+        requests=classic.requests + consumer.requests,
+        responses_checked=classic.responses_checked + consumer.responses_checked,
+        skipped=classic.skipped + consumer.skipped,
+        max_hypotheses=max(classic.max_hypotheses, consumer.max_hypotheses),
+        skipped_apis=skipped,
     )
 
 

@@ -31,7 +31,14 @@ from groupspec.wire.address import Address, free_port
 from .class_archive import ClassArchive, archive_path
 from .install import install, java_executable, pinned_release
 from .readiness import NotReadyError, await_ready
-from .settings import KAFKA_4X, ORACLE_PROFILE, broker_properties, group_settings, header_settings
+from .settings import (
+    KAFKA_4X,
+    ORACLE_PROFILE,
+    broker_properties,
+    consumer_group_properties,
+    group_settings,
+    header_settings,
+)
 
 HOST = "127.0.0.1"
 PROPERTIES, LOG, FORMAT_LOG, STORAGE = "server.properties", "broker.log", "format.log", "kraft"
@@ -317,6 +324,7 @@ class KafkaBroker:
             "transaction.state.log.replication.factor": "1",
             "transaction.state.log.min.isr": "1",
             **broker_properties(self.settings),
+            **consumer_group_properties(self.line),
         }
 
     def _format(self, java: str, libs: Path) -> None:

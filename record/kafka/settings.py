@@ -107,3 +107,38 @@ def broker_properties(settings: Mapping[str, int]) -> dict[str, str]:
 def header_settings(line: str, settings: Mapping[str, int]) -> dict[str, Any]:
     """The trace header's coordinator settings of a `line` broker started with `settings`."""
     return {**settings, **FIXED_SETTINGS, "kafka_version": ORACLE_PROFILE[line]}
+
+
+# Consumer-protocol (KIP-848) settings of a 4.x broker: (the specification's ConsumerGroupConfig
+# name, the broker property, groupspec's value). Test-friendly like the classic ones: a 6 s
+# session and a 500 ms heartbeat so that a crashed member is fenced within a test's time (Kafka:
+# 45 s and 5 s, with minimums of the same), and the target assignment recomputed at every group
+# epoch bump (assignment interval 0, as Kafka 4.0-4.2 did) so that its timing is not a choice the
+# oracle must follow. Every 4.x broker groupspec starts is given them; classic groups ignore them.
+CONSUMER_GROUP_SETTINGS: tuple[tuple[str, str, int], ...] = (
+    ("session_timeout_ms", "group.consumer.session.timeout.ms", 6_000),
+    ("", "group.consumer.min.session.timeout.ms", 6_000),
+    ("heartbeat_interval_ms", "group.consumer.heartbeat.interval.ms", 500),
+    ("", "group.consumer.min.heartbeat.interval.ms", 500),
+    ("assignment_interval_ms", "group.consumer.assignment.interval.ms", 0),
+    ("", "group.consumer.min.assignment.interval.ms", 0),
+)
+# Kafka 4.x's group.consumer.assignors: uniform first (the default), then range.
+CONSUMER_GROUP_ASSIGNORS = ("uniform", "range")
+
+
+def consumer_group_properties(line: str) -> dict[str, str]:
+    """The server.properties lines of a `line` broker's consumer-protocol settings (none before
+    4.x: 3.9's consumer protocol is a preview groupspec does not enable)."""
+    if line != KAFKA_4X:
+        return {}
+    return {prop: str(value) for _, prop, value in CONSUMER_GROUP_SETTINGS}
+
+
+def consumer_group_header(line: str, topics: list[dict[str, Any]]) -> dict[str, Any]:
+    """A trace header's consumer-protocol settings (`TraceHeader.consumer_groups`) of a `line`
+    broker holding `topics` ({"name", "topic_id", "partitions"} each)."""
+    settings: dict[str, Any] = {
+        name: value for name, _, value in CONSUMER_GROUP_SETTINGS if name and line == KAFKA_4X
+    }
+    return {**settings, "assignors": list(CONSUMER_GROUP_ASSIGNORS), "topics": topics}

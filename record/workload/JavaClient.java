@@ -4,10 +4,13 @@
 // consumer.py speaks, so the Python side reads both alike.
 //
 //   consume BOOTSTRAP GROUP TOPIC [--assignor=range|roundrobin|sticky|cooperative-sticky]
-//           [--instance-id=ID]
-//       A KafkaConsumer of the classic group protocol that commits (commitSync) after every
-//       batch it reads. JSON lines on stdout: {"ev": "assigned", "partitions": [...]} whenever
-//       its assignment changes, {"ev": "record", "p", "o", "v"} per record, {"ev": "committed",
+//           [--instance-id=ID] [--group-protocol=classic|consumer] [--remote-assignor=NAME]
+//           [--then-topic=TOPIC]
+//       A KafkaConsumer of the classic group protocol (or KIP-848's with
+//       --group-protocol=consumer, the broker's assignor then) that commits (commitSync) after every
+//       batch it reads. JSON lines on stdout: {"ev": "assigned", "partitions": [...],
+//       "topics": [...]} whenever its assignment changes, {"ev": "subscribed", "topics": [...]}
+//       when SIGHUP moved its subscription to --then-topic, {"ev": "record", "p", "o", "v"} per record, {"ev": "committed",
 //       "offsets": {"p": offset}} after each commit, {"ev": "error", "error"} for an error the
 //       client raised (it goes on consuming), {"ev": "closed"} at the end. SIGTERM closes it
 //       (a dynamic member leaves the group; a static one does not).
@@ -102,21 +105,32 @@ public class JavaClient {
             System.err.println("unknown assignor " + assignor + "; known: " + ASSIGNORS.keySet());
             System.exit(2);
         }
+        String protocol = option(args, "group-protocol", "classic");
         Properties config = new Properties();
         config.put("bootstrap.servers", args[1]);
         config.put("group.id", args[2]);
-        // The classic protocol (JoinGroup/SyncGroup/Heartbeat), the one groupspec specifies.
-        config.put("group.protocol", "classic");
+        // The classic protocol (JoinGroup/SyncGroup/Heartbeat) unless --group-protocol=consumer
+        // asks for KIP-848's (ConsumerGroupHeartbeat).
+        config.put("group.protocol", protocol);
         config.put("client.id", "groupspec-java");
         config.put("key.deserializer", StringDeserializer.class.getName());
         config.put("value.deserializer", StringDeserializer.class.getName());
         config.put("auto.offset.reset", "earliest");
         config.put("enable.auto.commit", "false");
-        config.put("session.timeout.ms", Integer.toString(SESSION_TIMEOUT_MS));
-        config.put("heartbeat.interval.ms", Integer.toString(HEARTBEAT_MS));
         config.put("max.poll.interval.ms", Integer.toString(MAX_POLL_INTERVAL_MS));
         config.put("metadata.max.age.ms", "2000");
-        config.put("partition.assignment.strategy", ASSIGNORS.get(assignor));
+        if (protocol.equals("consumer")) {
+            // The broker owns the session, the heartbeat interval and the assignor; the consumer
+            // refuses these settings with this protocol. A server assignor may be named.
+            String remote = option(args, "remote-assignor", "");
+            if (!remote.isEmpty()) {
+                config.put("group.remote.assignor", remote);
+            }
+        } else {
+            config.put("session.timeout.ms", Integer.toString(SESSION_TIMEOUT_MS));
+            config.put("heartbeat.interval.ms", Integer.toString(HEARTBEAT_MS));
+            config.put("partition.assignment.strategy", ASSIGNORS.get(assignor));
+        }
         if (!instanceId.isEmpty()) {
             config.put("group.instance.id", instanceId);
         }
@@ -133,8 +147,15 @@ public class JavaClient {
                 Thread.currentThread().interrupt();
             }
         }));
+        // SIGHUP moves the subscription to --then-topic (a subscription change).
+        String thenTopic = option(args, "then-topic", "");
+        AtomicBoolean resubscribe = new AtomicBoolean(false);
+        if (!thenTopic.isEmpty()) {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> resubscribe.set(true));
+        }
         consumer.subscribe(List.of(args[3]));
         Set<Integer> current = null;
+        Set<String> currentTopics = null;
         try {
             while (!stopping.get()) {
                 try {
@@ -163,13 +184,23 @@ public class JavaClient {
                         + ": " + e.getMessage()) + "}");
                     continue;
                 }
+                if (resubscribe.getAndSet(false)) {
+                    consumer.subscribe(List.of(thenTopic));
+                    emit("{\"ev\": \"subscribed\", \"topics\": [" + quote(thenTopic) + "]}");
+                }
                 Set<Integer> assigned = new TreeSet<>();
+                Set<String> topics = new TreeSet<>();
                 for (TopicPartition partition : consumer.assignment()) {
                     assigned.add(partition.partition());
+                    topics.add(partition.topic());
                 }
-                if (!assigned.equals(current)) {
+                if (!assigned.equals(current) || !topics.equals(currentTopics)) {
                     current = assigned;
-                    emit("{\"ev\": \"assigned\", \"partitions\": " + assigned + "}");
+                    currentTopics = topics;
+                    List<String> names = new ArrayList<>();
+                    topics.forEach(topic -> names.add(quote(topic)));
+                    emit("{\"ev\": \"assigned\", \"partitions\": " + assigned
+                        + ", \"topics\": [" + String.join(", ", names) + "]}");
                 }
             }
         } finally {

@@ -2,9 +2,11 @@
 
 usage: python -m groupspec.record.workload.consumer CLIENT BOOTSTRAP GROUP TOPIC
            [--assignor=NAME] [--instance-id=ID] [--api-version=2.3]
+           [--group-protocol=consumer] [--remote-assignor=uniform|range] [--then-topic=T]
 
 CLIENT is kafka-python, confluent or aiokafka. The consumer commits after every batch it reads.
-Events: {"ev": "assigned", "partitions": [...]} whenever the assignment changes,
+Events: {"ev": "assigned", "partitions": [...]} whenever the assignment changes (confluent adds
+"topics"; with --then-topic, SIGHUP subscribes to that topic instead and says {"ev": "subscribed"}),
 {"ev": "record", "p", "o", "v"} per record, {"ev": "committed", "offsets": {"p": offset}} after
 each commit, {"ev": "error", "error"} for an error the client raised (it goes on consuming),
 {"ev": "closed"} at the end. SIGTERM closes the consumer gracefully (a dynamic
@@ -123,12 +125,32 @@ def run_confluent(args: argparse.Namespace, stop: threading.Event) -> None:
         "partition.assignment.strategy": args.assignor,
         "topic.metadata.refresh.interval.ms": 2000,
     }
+    if args.group_protocol == "consumer":
+        # KIP-848: the broker owns the session, the heartbeat interval and the assignor
+        # (librdkafka refuses these with the consumer protocol); a server assignor may be named.
+        for name in (
+            "session.timeout.ms",
+            "heartbeat.interval.ms",
+            "partition.assignment.strategy",
+        ):
+            del config[name]
+        config["group.protocol"] = "consumer"
+        if args.remote_assignor:
+            config["group.remote.assignor"] = args.remote_assignor
     if args.instance_id:
         config["group.instance.id"] = args.instance_id
     consumer = Consumer(config)
     consumer.subscribe([args.topic])
-    current: frozenset[int] | None = None
+    # SIGHUP moves the subscription to --then-topic (a subscription change).
+    resubscribe = threading.Event()
+    if args.then_topic:
+        signal.signal(signal.SIGHUP, lambda *_: resubscribe.set())
+    current: tuple[frozenset[int], frozenset[str]] | None = None
     while not stop.is_set():
+        if resubscribe.is_set():
+            resubscribe.clear()
+            consumer.subscribe([args.then_topic])
+            emit(ev="subscribed", topics=[args.then_topic])
         message = consumer.poll(0.2)
         got = False
         while message is not None:
@@ -149,10 +171,11 @@ def run_confluent(args: argparse.Namespace, stop: threading.Event) -> None:
                 print(f"commit failed: {error}", flush=True)
             else:
                 emit_committed({tp.partition: tp.offset for tp in done if tp.offset >= 0})
-        assigned = frozenset(tp.partition for tp in consumer.assignment())
-        if assigned != current:
-            current = assigned
-            emit(ev="assigned", partitions=sorted(assigned))
+        owned = consumer.assignment()
+        now = (frozenset(tp.partition for tp in owned), frozenset(tp.topic for tp in owned))
+        if now != current:
+            current = now
+            emit(ev="assigned", partitions=sorted(now[0]), topics=sorted(now[1]))
     consumer.close()
 
 
@@ -215,6 +238,11 @@ def main() -> None:
     parser.add_argument("--assignor", default="range")
     parser.add_argument("--instance-id", default="")
     parser.add_argument("--api-version", default="")
+    # confluent only: "consumer" speaks KIP-848's protocol (ConsumerGroupHeartbeat).
+    parser.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic")
+    parser.add_argument("--remote-assignor", default="")
+    # confluent only: SIGHUP subscribes to this topic instead.
+    parser.add_argument("--then-topic", default="")
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

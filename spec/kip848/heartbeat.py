@@ -86,7 +86,9 @@ def consumer_group_heartbeat(
     step: Step, state: ConsumerGroupsState, ref: RequestRef, request: ConsumerGroupHeartbeatRequest
 ) -> ConsumerGroupsState:
     """Handle one ConsumerGroupHeartbeat: a join, a heartbeat or a leave."""
-    if request.subscribed_topic_regex is not None:
+    # An empty regular expression is none (Kafka 4.4.0, ConsumerGroupMember
+    # .subscribedTopicRegexOrNull); librdkafka sends one beside its topic names when it joins.
+    if request.subscribed_topic_regex:
         raise UnknownApiError(
             "ConsumerGroupHeartbeat.subscribed_topic_regex: regular-expression subscriptions "
             "are not modelled (docs/protocol.md §12.13)"

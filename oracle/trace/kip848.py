@@ -1,0 +1,505 @@
+"""The consumer-protocol oracle: judges a broker's ConsumerGroupHeartbeat and ConsumerGroupDescribe
+traffic against the KIP-848 specification (`spec/kip848`), as `oracle.Oracle` judges the classic
+APIs against `spec/`.
+
+Each exchange is replayed through `ConsumerGroupCoordinatorSpec.step` when its response is seen
+(for one group Kafka answers in the order it processed, since every write of a group goes to one
+`__consumer_offsets` partition and is answered when committed), at the time its request was
+seen. Where the specification allows several outcomes (the server-side assignor's target, a tie
+between preferred assignors) the oracle keeps one hypothesis per outcome and drops those the
+observed responses rule out. Member ids the coordinator generates (v0 joins) are bound to the
+observed ones as they appear; v1 ids are the client's own and pass through unchanged.
+
+Timers are state in the specification (`spec/kip848/timers.py`): before each request, a
+session or rebalance timeout whose deadline is more than `late_ms` behind the request's time
+has fired; one within `early_ms` ahead to `late_ms` behind may have fired or not (the broker's
+clock and its timer thread are not the recorder's), so both are kept.
+
+What is not judged here, and why:
+- a heartbeat subscribing by regular expression (`subscribed_topic_regex`): the specification
+  does not model regular-expression subscriptions (docs/protocol.md §12.13); counted as skipped;
+- ConsumerGroupDescribe's client id and client host and each topic's name: the specification
+  keeps neither (`spec/kip848/state.py`), so they are left out of the comparison;
+- a consumer-protocol member's OffsetCommit and OffsetFetch: they are classic API keys, judged by
+  the classic oracle; judging them against the member's epoch needs the consumer-protocol offset
+  rules of `spec/kip848`, which `OFFSET_HOOK` names for when they exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from groupspec.spec.errors import UnknownApiError
+from groupspec.spec.events import EventNotEnabledError
+from groupspec.spec.kip848.config import ConsumerGroupConfig, TopicMetadata
+from groupspec.spec.kip848.coordinator import ConsumerGroupCoordinatorSpec
+from groupspec.spec.kip848.events import RequestArrived
+from groupspec.spec.kip848.state import ConsumerGroupsState
+from groupspec.spec.kip848.timers import armed_timers
+from groupspec.vocabulary import consumer_groups as cg
+from groupspec.vocabulary.errors import InvalidConfigError
+from groupspec.vocabulary.requests import RequestRef
+from groupspec.wire.group_apis import (
+    CONSUMER_BY_KEY,
+    CONSUMER_GROUP_DESCRIBE,
+    CONSUMER_GROUP_HEARTBEAT,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    BodyError,
+    UnmodelledRequest,
+    client_host_of,
+    read_consumer_requests,
+    response_body,
+)
+from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceEvent
+
+from .oracle import NOT_ALLOWED, UNDECODABLE, Divergence, ObservationError, OracleCounts
+
+# How far the broker's timers may run from the recorder's clock: a timer may fire up to
+# EARLY_MS before its deadline as the recorder sees it (the broker's own reading of the request
+# time is later than the recorder's, never earlier, so little), and must have fired LATE_MS
+# after it (the coordinator runs expired timers through its event queue).
+EARLY_MS = 200
+LATE_MS = 2_000
+# The most hypotheses kept; past it the oracle keeps the first ones (see `_keep`).
+MAX_HYPOTHESES = 256
+# The consumer-protocol OffsetCommit/OffsetFetch paths: judged by the classic oracle until
+# spec/kip848 has them (issue 30, item 1); this oracle then reads them here.
+OFFSET_HOOK = "spec/kip848 offsets (consumer-protocol OffsetCommit/OffsetFetch)"
+
+
+class ConsumerSettingsError(Exception):
+    """Consumer-protocol settings in a trace header that do not make a ConsumerGroupConfig."""
+
+
+def consumer_group_config(settings: dict[str, Any]) -> ConsumerGroupConfig:
+    """The consumer-protocol settings of a trace header (`TraceHeader.consumer_groups`) as the
+    specification's config; Kafka's defaults for what they omit."""
+    values = dict(settings)
+    topics = values.pop("topics", None)
+    if "assignors" in values:
+        values["assignors"] = tuple(values["assignors"])
+    try:
+        if topics is not None:
+            values["topics"] = tuple(
+                TopicMetadata(str(t["name"]), str(t["topic_id"]), int(t["partitions"]))
+                for t in topics
+            )
+        return ConsumerGroupConfig(**values)
+    except (InvalidConfigError, TypeError, KeyError) as error:
+        raise ConsumerSettingsError(f"consumer_groups settings: {error}") from None
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One specification state the observations allow so far, how the specification's member
+    ids are spelled in the trace, and the rules fired on the way here."""
+
+    state: ConsumerGroupsState
+    spelling: tuple[tuple[str, str], ...] = ()
+    fired: frozenset[str] = frozenset()
+
+    def observed_id(self, spec_id: str) -> str | None:
+        """How the trace spells `spec_id`, or None when not bound yet."""
+        return dict(self.spelling).get(spec_id)
+
+    def spec_id(self, observed_id: str) -> str:
+        """The specification's member id for an id seen in the trace (itself when unbound)."""
+        for spec_id, observed in self.spelling:
+            if observed == observed_id:
+                return spec_id
+        return observed_id
+
+    def bound(self, spec_id: str, observed_id: str) -> Hypothesis | None:
+        """This hypothesis with `spec_id` spelled `observed_id`, or None if that contradicts a
+        binding it holds."""
+        current = self.observed_id(spec_id)
+        if current is not None:
+            return self if current == observed_id else None
+        if spec_id == observed_id and all(o != observed_id for _, o in self.spelling):
+            return self
+        if any(o == observed_id for _, o in self.spelling):
+            return None
+        return replace(self, spelling=tuple(sorted((*self.spelling, (spec_id, observed_id)))))
+
+
+@dataclass
+class _Pending:
+    request: Any
+    version: int
+    ts_ms: float
+    line: int
+
+
+@dataclass
+class ConsumerProtocolOracle:
+    """Judges the KIP-848 group APIs of one coordinator's trace, event by event."""
+
+    config: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)
+    early_ms: int = EARLY_MS
+    late_ms: int = LATE_MS
+
+    def __post_init__(self) -> None:
+        self.spec = ConsumerGroupCoordinatorSpec(self.config)
+        self.hypotheses: list[Hypothesis] = [Hypothesis(self.spec.initial_state())]
+        self.counts = OracleCounts()
+        self.divergences: list[Divergence] = []
+        self.ambiguous = False
+        self._pending: dict[tuple[str, int], _Pending] = {}
+        self._skipped: set[tuple[str, int]] = set()
+        # The consumer-protocol groups seen, and the offset requests of theirs in flight.
+        self._groups: set[str] = set()
+        self._offsets: set[tuple[str, int]] = set()
+        self._now = 0
+
+    def judges(self, event: TraceEvent) -> bool:
+        """Whether the event is this oracle's: a KIP-848 API, or an OffsetCommit/OffsetFetch of
+        a consumer-protocol group (and its response), which it counts as skipped until
+        spec/kip848 has the offset paths (`OFFSET_HOOK`)."""
+        if event.api_key in CONSUMER_BY_KEY:
+            return True
+        ref = (event.connection, event.correlation_id)
+        if event.direction == RESPONSE:
+            return ref in self._offsets
+        if event.direction != REQUEST or event.api_key not in (OFFSET_COMMIT, OFFSET_FETCH):
+            return False
+        if _offset_group_ids(event.body or {}) & self._groups:
+            self._offsets.add(ref)
+            return True
+        return False
+
+    @property
+    def rules_exercised(self) -> frozenset[str]:
+        """The specification rules every hypothesis still held fired on its way here."""
+        fired = [hypothesis.fired for hypothesis in self.hypotheses]
+        return frozenset.intersection(*fired) if fired else frozenset()
+
+    def observe(self, event: TraceEvent, line: int = 0) -> Divergence | None:
+        """Take one KIP-848 event; the divergence if the coordinator departs here."""
+        ref = (event.connection, event.correlation_id)
+        self.counts.events += 1
+        if ref in self._offsets:
+            if event.direction == REQUEST:
+                self._skip(ref, f"{event.api} of a consumer-protocol group ({OFFSET_HOOK})")
+            else:
+                self._offsets.discard(ref)
+                self._skipped.discard(ref)
+            return None
+        if event.direction == REQUEST:
+            self._request(ref, event, line)
+            return None
+        if event.direction != RESPONSE:
+            return None
+        if ref in self._skipped:
+            self._skipped.discard(ref)
+            return None
+        pending = self._pending.pop(ref, None)
+        if pending is None:
+            raise ObservationError(
+                f"{event.api} response (correlation id {event.correlation_id}) answers no "
+                f"request seen on {event.connection}"
+            )
+        self.counts.judged += 1
+        if event.body is None:
+            return self._diverge(
+                event, line, UNDECODABLE, f"undecodable response: {event.undecodable}", (), ""
+            )
+        return self._response(event, pending, line)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _request(self, ref: tuple[str, int], event: TraceEvent, line: int) -> None:
+        try:
+            (request,) = read_consumer_requests(
+                event.api_key,
+                event.api_version,
+                event.body or {},
+                event.client_id,
+                client_host_of(event.connection),
+            )
+        except UnmodelledRequest:
+            self._skip(ref, event.api)
+            return
+        except BodyError as error:
+            raise ObservationError(f"{event.api} v{event.api_version} request: {error}") from None
+        if isinstance(request, cg.ConsumerGroupHeartbeatRequest) and request.subscribed_topic_regex:
+            self._skip(ref, f"{event.api} (regular-expression subscription)")
+            return
+        if isinstance(request, cg.ConsumerGroupHeartbeatRequest):
+            self._groups.add(request.group_id)
+        self.counts.requests += 1
+        self.counts.judged += 1
+        self._pending[ref] = _Pending(request, event.api_version, event.ts_ms, line)
+
+    def _skip(self, ref: tuple[str, int], name: str) -> None:
+        self._skipped.add(ref)
+        self.counts.skipped += 1
+        self.counts.skipped_apis[name] = self.counts.skipped_apis.get(name, 0) + 1
+
+    # -- responses -------------------------------------------------------------------------
+
+    def _response(self, event: TraceEvent, pending: _Pending, line: int) -> Divergence | None:
+        self.counts.responses_checked += 1
+        self._now = max(self._now, int(pending.ts_ms))
+        observed = event.body or {}
+        ref = RequestRef(event.connection, event.correlation_id)
+        kept: list[Hypothesis] = []
+        allowed: list[dict[str, Any]] = []
+        every: list[Hypothesis] = []
+        for hypothesis in self._timed(self.hypotheses, self._now):
+            request = _in_spec_ids(pending.request, hypothesis)
+            try:
+                outcomes = self.spec.step(hypothesis.state, RequestArrived(ref, request), self._now)
+            except UnknownApiError:
+                # An input the specification does not model (docs/protocol.md §12.13): the
+                # request and its response are skipped, not judged.
+                self.counts.judged -= 2
+                self.counts.requests -= 1
+                self.counts.responses_checked -= 1
+                self.counts.skipped += 1
+                name = f"{event.api} (unmodelled)"
+                self.counts.skipped_apis[name] = self.counts.skipped_apis.get(name, 0) + 1
+                return None
+            for outcome in outcomes:
+                (reply,) = [r for r in outcome.responses if r.ref == ref]
+                body = response_body((reply.body,), pending.version)
+                after = replace(
+                    hypothesis, state=outcome.state, fired=hypothesis.fired | set(outcome.rules)
+                )
+                every.append(after)
+                matched = _matches(event.api_key, pending.version, body, observed, after)
+                if matched is not None:
+                    kept.append(matched)
+                elif len(allowed) < 4 and body not in allowed:
+                    allowed.append(body)
+        if kept:
+            self.hypotheses = self._keep(kept)
+            return None
+        # Resynchronise: go on from every state the specification allowed here.
+        self.hypotheses = self._keep(every) or self.hypotheses
+        return self._diverge(
+            event,
+            line,
+            NOT_ALLOWED,
+            _reason(event.api_key, pending.version, allowed, observed),
+            tuple(allowed),
+            _first_field(event.api_key, pending.version, allowed, observed),
+        )
+
+    def _timed(self, hypotheses: Iterable[Hypothesis], now: int) -> list[Hypothesis]:
+        """The hypotheses at `now`: timers more than `late_ms` overdue fired, those near their
+        deadline fired or not."""
+        done: list[Hypothesis] = []
+        frontier = list(hypotheses)
+        while frontier:
+            hypothesis = frontier.pop()
+            due = sorted(
+                (deadline, index, timer)
+                for index, (timer, deadline) in enumerate(armed_timers(hypothesis.state))
+                if deadline <= now + self.early_ms
+            )
+            if not due:
+                done.append(hypothesis)
+                continue
+            deadline, _, timer = due[0]
+            frontier.extend(self._fire(hypothesis, timer, deadline))
+            if deadline > now - self.late_ms:
+                # It may not have fired yet, and then neither has any timer due after it: keep
+                # the state where none has.
+                done.append(hypothesis)
+        return self._keep(done)
+
+    def _fire(self, hypothesis: Hypothesis, timer: Any, deadline: int) -> list[Hypothesis]:
+        try:
+            outcomes = self.spec.step(hypothesis.state, timer, max(deadline, 0))
+        except EventNotEnabledError:
+            return []
+        return [
+            replace(hypothesis, state=o.state, fired=hypothesis.fired | set(o.rules))
+            for o in outcomes
+        ]
+
+    def _keep(self, hypotheses: list[Hypothesis]) -> list[Hypothesis]:
+        unique = list(dict.fromkeys(hypotheses))
+        self.counts.max_hypotheses = max(self.counts.max_hypotheses, len(unique))
+        if len(unique) > MAX_HYPOTHESES:
+            self.ambiguous = True
+            unique = unique[:MAX_HYPOTHESES]
+        return unique
+
+    def _diverge(
+        self,
+        event: TraceEvent,
+        line: int,
+        kind: str,
+        reason: str,
+        allowed: tuple[dict[str, Any], ...],
+        field_name: str,
+    ) -> Divergence:
+        divergence = Divergence(
+            line=line,
+            ts_ms=event.ts_ms,
+            connection=event.connection,
+            correlation_id=event.correlation_id,
+            api=event.api,
+            version=event.api_version,
+            reason=reason,
+            observed=event.body,
+            allowed=allowed,
+            state=_render(self.hypotheses),
+            kind=kind,
+            field=field_name,
+        )
+        self.divergences.append(divergence)
+        return divergence
+
+    def finish(self) -> None:
+        """The end of the trace: requests never answered are left as they are (a heartbeat in
+        flight when the recording stopped)."""
+        self._pending.clear()
+
+
+def _offset_group_ids(body: dict[str, Any]) -> set[str]:
+    """The groups an OffsetCommit or OffsetFetch body names (OffsetFetch v8+ batches them)."""
+    named = {body["group_id"]} if isinstance(body.get("group_id"), str) else set()
+    for group in body.get("groups") or ():
+        if isinstance(group, dict) and isinstance(group.get("group_id"), str):
+            named.add(group["group_id"])
+    return named
+
+
+# -- comparing ---------------------------------------------------------------------------------
+
+
+def _in_spec_ids(request: Any, hypothesis: Hypothesis) -> Any:
+    if isinstance(request, cg.ConsumerGroupHeartbeatRequest) and request.member_id:
+        return replace(request, member_id=hypothesis.spec_id(request.member_id))
+    return request
+
+
+def _partitions(entries: Any) -> frozenset[tuple[str, int]]:
+    return frozenset(
+        (str(entry["topic_id"]), int(p)) for entry in entries or () for p in entry["partitions"]
+    )
+
+
+def _heartbeat_form(body: dict[str, Any]) -> tuple[Any, ...]:
+    assignment = body.get("assignment")
+    return (
+        body.get("error_code"),
+        body.get("member_epoch"),
+        body.get("heartbeat_interval_ms"),
+        None if assignment is None else _partitions(assignment.get("topic_partitions")),
+    )
+
+
+def _member_form(member: dict[str, Any], version: int) -> tuple[Any, ...]:
+    return (
+        member.get("instance_id"),
+        member.get("rack_id"),
+        member.get("member_epoch"),
+        tuple(sorted(member.get("subscribed_topic_names") or ())),
+        member.get("subscribed_topic_regex"),
+        _partitions(member["assignment"]["topic_partitions"]),
+        _partitions(member["target_assignment"]["topic_partitions"]),
+        member.get("member_type") if version >= 1 else None,
+    )
+
+
+def _group_form(group: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        group.get("error_code"),
+        group.get("group_state"),
+        group.get("group_epoch"),
+        group.get("assignment_epoch"),
+        group.get("assignor_name"),
+    )
+
+
+def _matches(
+    api_key: int,
+    version: int,
+    spec_body: dict[str, Any],
+    observed: dict[str, Any],
+    hypothesis: Hypothesis,
+) -> Hypothesis | None:
+    """`hypothesis` with the member ids of this response bound, if the observed response is the
+    specification's `spec_body`; None if it is not."""
+    if api_key == CONSUMER_GROUP_HEARTBEAT:
+        if _heartbeat_form(spec_body) != _heartbeat_form(observed):
+            return None
+        spec_id, seen_id = spec_body.get("member_id"), observed.get("member_id")
+        if spec_id is None or seen_id is None:
+            return hypothesis if spec_id == seen_id else None
+        return hypothesis.bound(spec_id, seen_id)
+    if api_key == CONSUMER_GROUP_DESCRIBE:
+        spec_groups = {g["group_id"]: g for g in spec_body.get("groups", [])}
+        seen_groups = {g["group_id"]: g for g in observed.get("groups", [])}
+        if spec_groups.keys() != seen_groups.keys():
+            return None
+        for group_id, spec_group in spec_groups.items():
+            seen = seen_groups[group_id]
+            if _group_form(spec_group) != _group_form(seen):
+                return None
+            spec_members = {
+                (hypothesis.observed_id(m["member_id"]) or m["member_id"]): _member_form(m, version)
+                for m in spec_group.get("members", [])
+            }
+            seen_members = {
+                m["member_id"]: _member_form(m, version) for m in seen.get("members", [])
+            }
+            if spec_members != seen_members:
+                return None
+        return hypothesis
+    return None
+
+
+def _reason(
+    api_key: int, version: int, allowed: list[dict[str, Any]], observed: dict[str, Any]
+) -> str:
+    if not allowed:
+        return "no state the specification allows answers this request"
+    field_name = _first_field(api_key, version, allowed, observed)
+    return (
+        f"the specification allows {len(allowed)} other answer(s); first difference: {field_name}"
+    )
+
+
+def _first_field(
+    api_key: int, version: int, allowed: list[dict[str, Any]], observed: dict[str, Any]
+) -> str:
+    if not allowed:
+        return ""
+    expected = allowed[0]
+    if api_key == CONSUMER_GROUP_HEARTBEAT:
+        names = ("error_code", "member_epoch", "heartbeat_interval_ms", "assignment")
+        for name, a, b in zip(
+            names, _heartbeat_form(expected), _heartbeat_form(observed), strict=True
+        ):
+            if a != b:
+                return name
+        return "member_id"
+    return "groups"
+
+
+def _render(hypotheses: list[Hypothesis]) -> str:
+    if not hypotheses:
+        return ""
+    state = hypotheses[0].state
+    lines = []
+    for group in state.iter_groups():
+        lines.append(
+            f"group {group.group_id}: {group.state.value}, epoch {group.group_epoch}, "
+            f"assignment epoch {group.assignment_epoch}"
+        )
+        for member in group.iter_members():
+            lines.append(
+                f"  {member.member_id} epoch {member.member_epoch} {member.state.value} "
+                f"assigned {sorted((tp.topic, tp.partition) for tp in member.assigned)} "
+                f"revoking {sorted((tp.topic, tp.partition) for tp in member.pending_revocation)}"
+            )
+    if len(hypotheses) > 1:
+        lines.append(f"(and {len(hypotheses) - 1} other hypotheses)")
+    return "\n".join(lines)

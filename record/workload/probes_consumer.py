@@ -1,0 +1,457 @@
+"""Probes of the consumer protocol (KIP-848): short scripted ConsumerGroupHeartbeat and
+ConsumerGroupDescribe exchanges, each written to exercise named rules of `spec/kip848/rules.py`,
+spoken directly (no client library between) through the recording proxy to one Kafka 4.x
+broker, one trace each, judged by the consumer-protocol oracle.
+
+Members speak v1 with ids they generate (KIP-1082), subscribe to the probe's topic, and
+acknowledge an assignment by sending the partitions they own in their next heartbeat, as a
+consumer does once it has revoked and assigned; `still_owning` lets a probe keep partitions it
+was told to revoke. `tests/test_kafka_consumer_protocol.py` checks each probe's trace passes
+and exercises its rules; docs/kafka.md lists what they found.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+from groupspec.record.kafka.broker import KafkaBroker
+from groupspec.record.kafka.settings import consumer_group_header
+from groupspec.record.proxy import ProxyConfig
+from groupspec.record.proxy_thread import RecorderThread
+from groupspec.wire import codec
+from groupspec.wire.address import Address
+from groupspec.wire.group_apis import CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT
+from groupspec.wire.trace_format import TraceHeader
+
+from .consumer_protocol import PARTITIONS, create_topics, topic_ids
+from .probe_client import ProbeClient, ProbeStopped
+
+LOOPBACK = "127.0.0.1"
+# The member epochs with a meaning of their own (ConsumerGroupHeartbeatRequest.json); record/
+# reads Kafka's wire, not the vocabulary (tests/test_layers.py).
+JOIN_GROUP_MEMBER_EPOCH = 0
+LEAVE_GROUP_MEMBER_EPOCH = -1
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+
+class ErrorCode(IntEnum):
+    """The error codes the probes expect (Kafka's `Errors`)."""
+
+    NONE = 0
+    UNKNOWN_MEMBER_ID = 25
+    INVALID_REQUEST = 42
+    GROUP_ID_NOT_FOUND = 69
+    FENCED_INSTANCE_ID = 82
+    UNSUPPORTED_ASSIGNOR = 112
+    UNRELEASED_INSTANCE_ID = 111
+    FENCED_MEMBER_EPOCH = 110
+
+
+HEARTBEAT_VERSION = 1
+DESCRIBE_VERSION = 1
+REBALANCE_TIMEOUT_MS = 30_000
+# A member that does not revoke is fenced after this (the rebalance-timeout probe).
+SHORT_REBALANCE_TIMEOUT_MS = 1_000
+STEP_MS = 100
+MAX_ROUNDS = 100
+# How long a new topic takes to reach the group coordinator's metadata image (`probe_topic`).
+METADATA_PROPAGATION_S = 1.0
+
+Connect = Callable[[str], Coroutine[Any, Any, ProbeClient]]
+Owned = dict[str, frozenset[int]]
+
+
+@dataclass
+class Topic:
+    """The probe's topic: its name and id (UUID text)."""
+
+    name: str
+    topic_id: str
+
+
+@dataclass
+class CgMember:
+    """A consumer-protocol member on its own connection: its id, epoch and partitions."""
+
+    client: ProbeClient
+    group: str
+    topic: Topic
+    member_id: str
+    instance_id: str | None = None
+    epoch: int = 0
+    previous_epoch: int = -1
+    owned: Owned = field(default_factory=dict)
+    last_error: int = 0
+    # v0: the coordinator generates the member id (the join sends ""); v1: the client does.
+    version: int = HEARTBEAT_VERSION
+
+    async def send(self, **fields: Any) -> Any:
+        """A ConsumerGroupHeartbeat with `fields` (the member's group and id unless given)."""
+        body: dict[str, Any] = {
+            "group_id": self.group,
+            "member_id": self.member_id,
+            "member_epoch": self.epoch,
+            "instance_id": None,
+            "rack_id": None,
+            "rebalance_timeout_ms": -1,
+            "subscribed_topic_names": None,
+            "subscribed_topic_regex": None,
+            "server_assignor": None,
+            "topic_partitions": None,
+            **fields,
+        }
+        request_class, response_class = codec.MESSAGES[CONSUMER_GROUP_HEARTBEAT]
+        if self.version < 1:
+            del body["subscribed_topic_regex"]
+        request = codec.build(request_class, body, self.version)
+        answer = await self.client.call(request, response_class, self.version)
+        self.last_error = answer.error_code
+        if answer.error_code == 0:
+            if answer.member_id:
+                self.member_id = answer.member_id
+            if answer.member_epoch != self.epoch:
+                self.previous_epoch = self.epoch
+            self.epoch = answer.member_epoch
+            if answer.assignment is not None:
+                self.owned = {
+                    str(tp.topic_id): frozenset(tp.partitions)
+                    for tp in answer.assignment.topic_partitions
+                }
+        return answer
+
+    async def join(
+        self,
+        *,
+        assignor: str | None = None,
+        rebalance_timeout_ms: int = REBALANCE_TIMEOUT_MS,
+    ) -> Any:
+        """Join (epoch 0) subscribing to the probe's topic."""
+        self.epoch = JOIN_GROUP_MEMBER_EPOCH
+        return await self.send(
+            member_epoch=JOIN_GROUP_MEMBER_EPOCH,
+            instance_id=self.instance_id,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            subscribed_topic_names=[self.topic.name],
+            server_assignor=assignor,
+            topic_partitions=[],
+        )
+
+    async def heartbeat(self, *, epoch: int | None = None, owned: Owned | None = None) -> Any:
+        """A heartbeat at `epoch` (its own by default) reporting `owned` (what it holds)."""
+        held = self.owned if owned is None else owned
+        return await self.send(
+            member_epoch=self.epoch if epoch is None else epoch,
+            topic_partitions=[
+                {"topic_id": topic_id, "partitions": sorted(parts)}
+                for topic_id, parts in held.items()
+            ],
+        )
+
+    async def leave(self, epoch: int = LEAVE_GROUP_MEMBER_EPOCH) -> Any:
+        """Leave (-1), or as a static member for now (-2)."""
+        return await self.send(member_epoch=epoch, instance_id=self.instance_id)
+
+
+def expect(answer: Any, error: ErrorCode, what: str) -> None:
+    """Stop the probe if the broker's answer is not `error`: the next step needs it."""
+    if answer.error_code != error:
+        raise ProbeStopped(f"{what}: expected {error.name}, got error code {answer.error_code}")
+
+
+async def settle(*members: CgMember) -> None:
+    """Heartbeat every member until their epochs agree and each partition has one owner."""
+    for _ in range(MAX_ROUNDS):
+        for member in members:
+            await member.heartbeat()
+        held = [p for m in members for parts in m.owned.values() for p in parts]
+        if len({m.epoch for m in members}) == 1 and sorted(held) == list(range(PARTITIONS)):
+            return
+        await asyncio.sleep(STEP_MS / 1000)
+    raise ProbeStopped(f"the group did not settle: {[(m.epoch, m.owned) for m in members]}")
+
+
+async def describe(client: ProbeClient, *groups: str) -> Any:
+    """ConsumerGroupDescribe of `groups`."""
+    request_class, response_class = codec.MESSAGES[CONSUMER_GROUP_DESCRIBE]
+    body = {"group_ids": list(groups), "include_authorized_operations": False}
+    request = codec.build(request_class, body, DESCRIBE_VERSION)
+    return await client.call(request, response_class, DESCRIBE_VERSION)
+
+
+def new_id() -> str:
+    """A member id as a client generates one."""
+    return uuid.uuid4().hex[:22]
+
+
+# -- the probes -------------------------------------------------------------------------------
+
+
+async def join_leave_describe(connect: Connect, group: str, topic: Topic) -> None:
+    """A member joins, settles and leaves; the group, a missing one and "" are described."""
+    a = CgMember(await connect("a"), group, topic, new_id())
+    expect(await a.join(), ErrorCode.NONE, "join")
+    await settle(a)
+    await describe(a.client, group, f"{group}-missing", "")
+    expect(await a.leave(), ErrorCode.NONE, "leave")
+    await describe(a.client, group)
+
+
+async def fencing(connect: Connect, group: str, topic: Topic) -> None:
+    """Epochs ahead are fenced, a rejoin at 0 is taken, unknown ids and groups are refused,
+    and a v1 join without a member id is invalid."""
+    a = CgMember(await connect("a"), group, topic, new_id())
+    expect(await a.join(), ErrorCode.NONE, "join")
+    await settle(a)
+    ahead = await a.heartbeat(epoch=a.epoch + 5)
+    expect(ahead, ErrorCode.FENCED_MEMBER_EPOCH, "an epoch ahead")
+    expect(await a.join(), ErrorCode.NONE, "rejoin at epoch 0")
+    await settle(a)
+    stranger = CgMember(a.client, group, topic, new_id(), epoch=1)
+    expect(await stranger.heartbeat(), ErrorCode.UNKNOWN_MEMBER_ID, "an unknown member")
+    lost = CgMember(a.client, f"{group}-missing", topic, new_id(), epoch=1)
+    expect(await lost.heartbeat(), ErrorCode.GROUP_ID_NOT_FOUND, "an unknown group")
+    anonymous = CgMember(a.client, group, topic, "")
+    expect(await anonymous.join(), ErrorCode.INVALID_REQUEST, "a v1 join without member id")
+    # On v0 the coordinator names a member that joins without an id.
+    old = CgMember(await connect("v0"), group, topic, "", version=0)
+    expect(await old.join(), ErrorCode.NONE, "a v0 join without member id")
+    await settle(a, old)
+    expect(await old.leave(), ErrorCode.NONE, "the v0 member leaves")
+    expect(await a.leave(), ErrorCode.NONE, "leave")
+
+
+async def previous_epoch(connect: Connect, group: str, topic: Topic) -> None:
+    """A member one epoch behind, owning only what it is assigned, is still answered."""
+    a = CgMember(await connect("a"), group, topic, new_id())
+    b = CgMember(await connect("b"), group, topic, new_id())
+    expect(await a.join(), ErrorCode.NONE, "a joins")
+    await settle(a)
+    expect(await b.join(), ErrorCode.NONE, "b joins")
+    await settle(a, b)
+    if a.previous_epoch <= 0:
+        raise ProbeStopped(f"a has no previous epoch to send: {a.previous_epoch}")
+    behind = await a.heartbeat(epoch=a.previous_epoch)
+    expect(behind, ErrorCode.NONE, "a heartbeat at the previous epoch")
+    expect(await a.leave(), ErrorCode.NONE, "a leaves")
+    expect(await b.leave(), ErrorCode.NONE, "b leaves")
+
+
+async def static_members(connect: Connect, group: str, topic: Topic) -> None:
+    """A second member with a static member's instance id is refused while the first holds
+    it; once the first leaves with epoch -2, the second replaces it."""
+    instance = f"{group}-instance"
+    s = CgMember(await connect("s"), group, topic, new_id(), instance_id=instance)
+    t = CgMember(await connect("t"), group, topic, new_id(), instance_id=instance)
+    expect(await s.join(), ErrorCode.NONE, "s joins")
+    await settle(s)
+    expect(await t.join(), ErrorCode.UNRELEASED_INSTANCE_ID, "t takes s's instance id")
+    expect(await s.leave(LEAVE_GROUP_STATIC_MEMBER_EPOCH), ErrorCode.NONE, "s leaves for now")
+    expect(await t.join(), ErrorCode.NONE, "t replaces s")
+    await settle(t)
+    # s, back with its old member id, finds its instance id taken.
+    replaced = await s.send(member_epoch=s.epoch, instance_id=instance, topic_partitions=[])
+    expect(replaced, ErrorCode.FENCED_INSTANCE_ID, "s heartbeats as the replaced member")
+    stranger = CgMember(s.client, group, topic, new_id(), instance_id=f"{group}-unknown")
+    unknown = await stranger.leave(LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+    expect(unknown, ErrorCode.UNKNOWN_MEMBER_ID, "an unknown instance id leaves")
+    expect(await t.leave(), ErrorCode.NONE, "t leaves")
+
+
+async def unknown_assignor(connect: Connect, group: str, topic: Topic) -> None:
+    """A server assignor the broker does not have is refused; a known one is taken."""
+    a = CgMember(await connect("a"), group, topic, new_id())
+    expect(await a.join(assignor="no-such-assignor"), ErrorCode.UNSUPPORTED_ASSIGNOR, "join")
+    expect(await a.join(assignor="range"), ErrorCode.NONE, "join with range")
+    await settle(a)
+    expect(await a.leave(), ErrorCode.NONE, "leave")
+
+
+async def rebalance_timeout(connect: Connect, group: str, topic: Topic) -> None:
+    """A member told to revoke that keeps reporting its partitions is fenced once its
+    rebalance timeout passes."""
+    a = CgMember(await connect("a"), group, topic, new_id())
+    b = CgMember(await connect("b"), group, topic, new_id())
+    expect(await a.join(rebalance_timeout_ms=SHORT_REBALANCE_TIMEOUT_MS), ErrorCode.NONE, "a")
+    await settle(a)
+    held = dict(a.owned)
+    expect(await b.join(), ErrorCode.NONE, "b joins")
+    deadline = time.monotonic() + 3 * SHORT_REBALANCE_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        answer = await a.heartbeat(owned=held)
+        await b.heartbeat()
+        if answer.error_code != 0:
+            break
+        await asyncio.sleep(STEP_MS / 1000)
+    if a.last_error == 0:
+        raise ProbeStopped("a was not fenced by its rebalance timeout")
+    await settle(b)
+    expect(await b.leave(), ErrorCode.NONE, "b leaves")
+
+
+ProbeFunction = Callable[[Connect, str, Topic], Coroutine[Any, Any, None]]
+
+
+@dataclass(frozen=True)
+class ConsumerProbe:
+    """A scripted exchange and the rules (spec/kip848/rules.py) it is written to exercise."""
+
+    name: str
+    run: ProbeFunction
+    rules: tuple[str, ...]
+
+
+CONSUMER_PROBES: dict[str, ConsumerProbe] = {
+    p.name: p
+    for p in (
+        ConsumerProbe(
+            "cg-join-leave-describe",
+            join_leave_describe,
+            (
+                "cg_heartbeat.group_created",
+                "cg_heartbeat.join_client_member_id",
+                "cg_heartbeat.member_left",
+                "cg_describe.group",
+                "cg_describe.unknown_group",
+                "cg_describe.invalid_group_id",
+            ),
+        ),
+        ConsumerProbe(
+            "cg-fencing",
+            fencing,
+            (
+                "cg_heartbeat.fenced_member_epoch",
+                "cg_heartbeat.rejoin_known_member",
+                "cg_heartbeat.unknown_member_id",
+                "cg_heartbeat.unknown_group",
+                "cg_heartbeat.invalid_request",
+                "cg_heartbeat.join_coordinator_member_id",
+            ),
+        ),
+        ConsumerProbe(
+            "cg-previous-epoch",
+            previous_epoch,
+            ("cg_heartbeat.previous_epoch_accepted",),
+        ),
+        ConsumerProbe(
+            "cg-static",
+            static_members,
+            (
+                "cg_heartbeat.new_static_member",
+                "cg_heartbeat.unreleased_instance_id",
+                "cg_heartbeat.static_member_temporarily_left",
+                "cg_heartbeat.static_member_replaced",
+                "cg_heartbeat.fenced_instance_id",
+                "cg_heartbeat.unknown_static_member",
+            ),
+        ),
+        ConsumerProbe(
+            "cg-unknown-assignor",
+            unknown_assignor,
+            ("cg_heartbeat.unsupported_assignor",),
+        ),
+        ConsumerProbe(
+            "cg-rebalance-timeout",
+            rebalance_timeout,
+            ("cg_reconcile.rebalance_timeout_armed", "cg_timer.rebalance_timeout_expired"),
+        ),
+    )
+}
+
+
+def probe_topic(broker: KafkaBroker) -> Topic:
+    """A new topic for probes (each probe then uses a group of its own), once the group
+    coordinator can know it: the coordinator reads topics from its own copy of the metadata
+    image, updated a moment after CreateTopics answers and the topic is described, and a group
+    that subscribes before then is first assigned nothing and later rebalanced when the topic
+    appears (a topic-metadata change, which the specification does not model, docs/protocol.md
+    §12.13)."""
+    name = f"cg-probe-{uuid.uuid4().hex[:8]}"
+    create_topics(broker.bootstrap, (name,))
+    topic = Topic(name, topic_ids(broker.bootstrap, (name,))[name])
+    time.sleep(METADATA_PROPAGATION_S)
+    return topic
+
+
+def record_consumer_probe(
+    broker: KafkaBroker, probe: ConsumerProbe, folder: Path, topic: Topic
+) -> Path:
+    """Run `probe` through a recording proxy in front of `broker`, its members subscribing to
+    `topic` (`probe_topic`); the trace's path. Raises ProbeStopped (or a connection error) if
+    the broker answered a step otherwise than the probe needs; the trace is kept."""
+    suffix = uuid.uuid4().hex[:8]
+    header = TraceHeader(
+        broker.describe(),
+        broker.header_settings(),
+        consumer_group_header(
+            broker.line,
+            [{"name": topic.name, "topic_id": topic.topic_id, "partitions": PARTITIONS}],
+        ),
+    )
+    path = folder / f"{probe.name}.jsonl"
+    recorder = RecorderThread(
+        ProxyConfig(Address(LOOPBACK, 0), broker.address, advertise_self=True), path, header
+    ).start()
+    clients: list[ProbeClient] = []
+
+    async def connect(name: str) -> ProbeClient:
+        reader, writer = await asyncio.open_connection(LOOPBACK, recorder.port)
+        client = ProbeClient(reader, writer, f"{probe.name}-{name}")
+        clients.append(client)
+        return client
+
+    async def run() -> None:
+        try:
+            await probe.run(connect, f"{probe.name}-{suffix}", topic)
+        finally:
+            for client in clients:
+                client.close()
+            await asyncio.sleep(0.2)  # the recorder sees the last frames and the closes
+
+    try:
+        asyncio.run(run())
+    finally:
+        recorder.stop()
+    return path
+
+
+@dataclass
+class ConsumerProbeResult:
+    """One probe's trace, and why it stopped early (if it did)."""
+
+    name: str
+    trace: Path
+    error: str | None = None
+
+
+def run_consumer_probes(
+    folder: Path, names: list[str] | None = None, broker: KafkaBroker | None = None
+) -> list[ConsumerProbeResult]:
+    """Run the consumer-protocol probes `names` (all by default) against `broker`, or a Kafka
+    4.x broker started for them and stopped after (KafkaSetupError, BrokerStartError if it
+    cannot start); one trace each in `folder`."""
+    owned = broker is None
+    target = KafkaBroker() if broker is None else broker
+    if owned:
+        target.start()
+    try:
+        topic = probe_topic(target)
+        results = []
+        for name in names or list(CONSUMER_PROBES):
+            probe = CONSUMER_PROBES[name]
+            result = ConsumerProbeResult(name, folder / f"{name}.jsonl")
+            try:
+                record_consumer_probe(target, probe, folder, topic)
+            except (TimeoutError, OSError, asyncio.IncompleteReadError, ProbeStopped) as error:
+                result.error = f"{type(error).__name__}: {error}"
+            results.append(result)
+        return results
+    finally:
+        if owned:
+            target.stop()

@@ -1,0 +1,126 @@
+"""Apache Kafka 4.x's consumer protocol (KIP-848) as the ground truth: confluent-kafka and Kafka's
+Java consumer with `group.protocol=consumer`, in every scenario of
+`record/workload/consumer_protocol.py` (members joining one by one, leaving, a crash whose session
+expires, a static member restarting, a subscription change), recorded through the recording proxy and judged by the
+consumer-protocol oracle (docs/kafka.md, "The consumer protocol").
+
+One Kafka 4.x broker serves the module (`kafka_4x`); the runs go two at a time, each on a group
+and topic of its own.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from groupspec.coverage.presets import known_consumer_protocol_rules
+from groupspec.oracle.trace.kip848 import OFFSET_HOOK
+from groupspec.oracle.trace.validate import PASS, Verdict, validate_trace
+from groupspec.record.kafka.broker import KafkaBroker
+from groupspec.record.workload.consumer_protocol import CLIENTS, SCENARIOS, record_scenario
+from groupspec.record.workload.probes_consumer import CONSUMER_PROBES, run_consumer_probes
+
+RUNS = [(client, name) for client in CLIENTS for name in SCENARIOS]
+AT_LEAST_RULES = 19
+AT_LEAST_RULES_WITH_PROBES = 35
+# What the runs show together: joins, leaves, a crash fenced by its session timeout, a static
+# member's temporary leave and its replacement, and reconciliation through revocation.
+EXPECTED_RULES = {
+    "cg_heartbeat.group_created",
+    "cg_heartbeat.join_client_member_id",
+    "cg_heartbeat.member_left",
+    "cg_heartbeat.new_static_member",
+    "cg_heartbeat.static_member_temporarily_left",
+    "cg_heartbeat.static_member_replaced",
+    "cg_heartbeat.response_with_assignment",
+    "cg_heartbeat.response_without_assignment",
+    "cg_assignment.computed",
+    "cg_reconcile.revoke_first",
+    "cg_reconcile.to_unreleased",
+    "cg_reconcile.to_stable",
+    "cg_reconcile.rebalance_timeout_armed",
+    "cg_timer.session_expired",
+    "cg_heartbeat.subscription_changed",
+}
+
+
+@pytest.fixture(scope="module")
+def campaign(kafka_4x: KafkaBroker, tmp_path_factory) -> dict[str, Verdict]:
+    """Every run against the module's broker, each judged under the 4.x profile."""
+    folder = tmp_path_factory.mktemp("consumer-protocol")
+
+    def one(run: tuple[str, str]) -> tuple[str, Verdict]:
+        client, name = run
+        trace = record_scenario(kafka_4x, client, SCENARIOS[name], folder)
+        return f"{client}-{name}", validate_trace(trace, {"kafka_version": "4.x"}, shrink=False)
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(pool.map(one, RUNS))
+
+
+def _offset_events(verdict: Verdict) -> int:
+    """Events of the consumer-protocol groups' OffsetFetch/OffsetCommit (request and response),
+    which the oracle counts as skipped until spec/kip848 has the offset paths."""
+    return 2 * sum(n for name, n in verdict.counts.skipped_apis.items() if OFFSET_HOOK in name)
+
+
+def test_every_run_passes(campaign):
+    assert len(campaign) == len(RUNS) == 6
+    failed = {name: v.divergence for name, v in campaign.items() if v.status != PASS}
+    assert not failed
+
+
+def test_every_kip848_event_is_judged(campaign):
+    for name, verdict in campaign.items():
+        unjudged = {k: n for k, n in verdict.counts.skipped_apis.items() if OFFSET_HOOK not in k}
+        assert unjudged == {}, name
+        counts = verdict.counts
+        assert counts.judged + _offset_events(verdict) == counts.events, name
+        assert counts.responses_checked > 10, name
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="consumer-protocol OffsetFetch/OffsetCommit wait for spec/kip848's offset paths "
+    "(oracle/trace/kip848.py OFFSET_HOOK)",
+)
+def test_every_event_is_judged(campaign):
+    assert all(v.judged_fraction == 1.0 for v in campaign.values())
+
+
+def test_the_runs_exercise_the_consumer_protocol(campaign):
+    exercised = set().union(*(v.rules for v in campaign.values()))
+    assert exercised >= EXPECTED_RULES, sorted(EXPECTED_RULES - exercised)
+    # docs/kafka.md: at least 19 of the non-defensive consumer-protocol rules.
+    assert len(exercised & set(known_consumer_protocol_rules())) >= AT_LEAST_RULES
+
+
+# -- probes: one rule (or a few) at a time, on the same broker -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def probed(kafka_4x: KafkaBroker, tmp_path_factory) -> dict[str, Verdict]:
+    """Every consumer-protocol probe against the module's broker, each judged."""
+    folder = tmp_path_factory.mktemp("consumer-protocol-probes")
+    results = run_consumer_probes(folder, broker=kafka_4x)
+    assert [r.error for r in results if r.error] == []
+    return {
+        r.name: validate_trace(r.trace, {"kafka_version": "4.x"}, shrink=False) for r in results
+    }
+
+
+@pytest.mark.parametrize("name", sorted(CONSUMER_PROBES))
+def test_each_probe_passes_every_event_judged_and_exercises_its_rules(probed, name):
+    verdict = probed[name]
+    assert verdict.status == PASS, verdict.divergence
+    assert verdict.judged_fraction == 1.0
+    missing = set(CONSUMER_PROBES[name].rules) - verdict.rules
+    assert not missing, sorted(missing)
+
+
+def test_probes_and_runs_together_cover_most_consumer_protocol_rules(campaign, probed):
+    exercised = set().union(*(v.rules for v in [*campaign.values(), *probed.values()]))
+    known = set(known_consumer_protocol_rules())
+    # docs/kafka.md: at least 35 of the non-defensive consumer-protocol rules.
+    assert len(exercised & known) >= AT_LEAST_RULES_WITH_PROBES
