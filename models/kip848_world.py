@@ -94,8 +94,11 @@ class Kip848WorldState:
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding: the coordinator's state holds frozensets, whose repr order is
-        not canonical, so every set is written sorted."""
-        return repr(_canonical(self)).encode("utf-8")
+        not canonical, so every set is written sorted. The coordinator's log holds no set (its
+        records keep partitions and topics in sorted tuples), so its repr is written as is."""
+        log = self.coordinator.log
+        rest = replace(self, coordinator=replace(self.coordinator, log=()))
+        return (repr(_canonical(rest)) + repr(log)).encode("utf-8")
 
 
 def _canonical(value: Any) -> Any:
