@@ -41,6 +41,8 @@ from typing import Any
 from groupspec.checker.atomic_file import write_bytes_atomically
 from groupspec.checker.model import Model
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
+from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULE_IDS
+from groupspec.spec.kip848.rules import KIP848_RULE_IDS
 from groupspec.spec.rules import RULE_IDS
 
 from .group_world import GroupWorld
@@ -298,7 +300,8 @@ def _rules_reached(path: Path, table: dict[str, Any]) -> tuple[str, ...] | None:
     where = "[expected] rules_reached"
     if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
         raise PresetError(path, where, f"expected a list of rule ids, got {rules!r}")
-    unknown = sorted(set(rules) - RULE_IDS - CONSUMER_RULE_IDS)
+    known = RULE_IDS | CONSUMER_RULE_IDS | KIP848_RULE_IDS | KIP848_CONSUMER_RULE_IDS
+    unknown = sorted(set(rules) - known)
     if unknown:
         raise PresetError(path, where, f"unknown rule ids {unknown}")
     if rules != sorted(set(rules)):

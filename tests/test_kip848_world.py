@@ -55,6 +55,9 @@ def test_each_preset_gives_what_it_expects(name):
         expected.depth,
     )
     assert [item.verdict for item in result.liveness] == ["pass"]
+    if expected.rules_reached is not None:
+        # What `groupspec coverage --record` wrote is what the check fires.
+        assert sorted(search.rule_counts) == list(expected.rules_reached)
 
 
 def test_a_bad_parameter_is_refused_naming_it():
