@@ -303,3 +303,35 @@ def test_the_failover_path_is_a_path_of_the_world():
 def test_two_consumers_and_a_failover_run_no_partition_against_its_owner():
     world = Kip848World(Kip848Parameters(assignor="range", failovers=1))
     assert no_run_against_owner(walk(world, RACE_AFTER_FAILOVER)) == []
+
+
+# -- what replay does not restore: the timers -----------------------------------------------------
+
+
+class ForgetsTimersOnLoad(ConsumerGroupCoordinatorSpec):
+    """Rebuilds the groups on load but arms no timer (a seeded fault: onLoaded's work left out)."""
+
+    def step(self, state, event, now_ms):  # type: ignore[no-untyped-def]
+        outcomes = super().step(state, event, now_ms)
+        if not isinstance(event, CoordinatorLoaded):
+            return outcomes
+        return tuple(replace(outcome, state=_without_timers(outcome.state)) for outcome in outcomes)
+
+
+def _without_timers(state: ConsumerGroupsState) -> ConsumerGroupsState:
+    for group in state.iter_groups():
+        state = state.with_group(replace(group, session_deadlines=(), rebalance_deadlines=()))
+    return state
+
+
+def test_a_load_that_arms_no_timer_keeps_a_crashed_member_forever():
+    parameters = Kip848Parameters(consumers=1, assignor="range", crashes=1, failovers=1)
+    world = Kip848World(
+        parameters, coordinator=ForgetsTimersOnLoad(parameters.coordinator_config())
+    )
+    world.properties = tuple(p for p in world.properties if p.name == "Converges")
+    found = check(world)
+    assert (found.verdict, found.failed) == ("fail", ("Converges",))
+    correct = Kip848World(parameters)
+    correct.properties = tuple(p for p in correct.properties if p.name == "Converges")
+    assert check(correct).verdict == "pass"
