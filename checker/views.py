@@ -24,9 +24,10 @@ class ModelView(PlainModel[S]):
     """`model` seen with other initial states, a step filter, and its own properties: a plain
     model whose state is the viewed model's state object.
 
-    With `judged` false the view has no properties at all (and never deadlocks); a `goal`
-    (judged on a step: the state it leaves and the transition) becomes the one action property
-    "Goal", whose first violation ends a shortest run to it.
+    With `judged` false the view has no properties at all (and never deadlocks); with `judging`
+    it has only the named ones (and never deadlocks either: a deadlock is no named property); a
+    `goal` (judged on a step: the state it leaves and the transition) becomes the one action
+    property "Goal", whose first violation ends a shortest run to it.
     """
 
     def __init__(
@@ -37,8 +38,10 @@ class ModelView(PlainModel[S]):
         allowed: Callable[[Transition[S]], bool] | None = None,
         judged: bool = True,
         goal: Callable[[S, Transition[S]], bool] | None = None,
+        judging: frozenset[str] | None = None,
     ) -> None:
         self.model = model
+        self._judging = judging
         self._initial = tuple(initial) if initial is not None else None
         self._allowed = allowed
         self._judged = judged and goal is None
@@ -66,6 +69,11 @@ class ModelView(PlainModel[S]):
             for step in steps
             if allowed is None or allowed(step)
         ]
+        if self._judging is not None:
+            kept = [
+                _with_findings(step, self._judging) if isinstance(step, Transition) else step
+                for step in kept
+            ]
         return kept + [Cut(bound) for bound in sorted(cuts)]
 
     def representative(self, state: S) -> S:
@@ -74,7 +82,7 @@ class ModelView(PlainModel[S]):
 
     def is_end(self, state: S) -> bool:
         """The model's ends; any state, when nothing is judged."""
-        return not self._judged or is_end(self.model, state)
+        return not self._judged or self._judging is not None or is_end(self.model, state)
 
     @property
     def properties(self) -> Sequence[Property]:  # type: ignore[override]
@@ -89,11 +97,24 @@ class ModelView(PlainModel[S]):
                     lambda s, t: ["reached"] if goal(s, t) else [],
                 ),
             )
-        return on_whole_states(self.model) if self._judged else ()
+        if not self._judged:
+            return ()
+        judged = on_whole_states(self.model)
+        if self._judging is None:
+            return judged
+        return tuple(item for item in judged if item.name in self._judging)
 
     def __getattr__(self, name: str) -> Any:
         # Whatever else the model offers (explain, action_kinds, ...), the view offers too.
         return getattr(self.model, name)
+
+
+def _with_findings(step: Transition[S], names: frozenset[str]) -> Transition[S]:
+    """`step` with only the findings of the named action properties."""
+    kept = tuple(finding for finding in step.findings if finding[0] in names)
+    if kept == step.findings:
+        return step
+    return Transition(step.label, step.action, step.state, step.rules, kept)
 
 
 def _without_findings(step: Transition[S]) -> Transition[S]:

@@ -11,7 +11,7 @@ from typing import Any
 from groupspec.cli.arguments import WorkerCount, document_to_update
 from groupspec.cli.output import add_json_option, with_generated_block, write_atomically, write_json
 from groupspec.models.bugs import BUGS, Bug, BugRun, run_bug
-from groupspec.models.faults import FAULTS
+from groupspec.models.fault_names import ALL_FAULTS
 
 EXIT_OK, EXIT_MISSED, EXIT_USAGE = 0, 1, 2
 
@@ -137,7 +137,7 @@ def results_table(runs: list[BugRun]) -> str:
     for run in runs:
         bug = run.bug
         switch = (
-            FAULTS[bug.fault]
+            ALL_FAULTS[bug.fault]
             if bug.fault
             else "none: " + ", ".join(f"{key}={value}" for key, value in bug.overrides.items())
         )

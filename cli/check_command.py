@@ -31,7 +31,7 @@ from groupspec.diagrams.sequence_diagram import render_svg
 from groupspec.diagrams.sequence_events import counterexample_diagram, first_violation
 from groupspec.diagrams.trace_explorer import explorer_page
 from groupspec.models.factory_models import load_factory_model
-from groupspec.models.faults import FAULTS, unknown_fault_message
+from groupspec.models.fault_names import ALL_FAULTS, unknown_fault_message
 from groupspec.models.preset_models import LoadedModel, ModelLoadError, load_model, model_names
 from groupspec.verify.engines import IN_PROCESS, SPARK
 from groupspec.verify.preset_check import check_document, check_preset
@@ -124,7 +124,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--fault",
         metavar="NAME",
-        help=f"re-introduce a historical bug ({', '.join(sorted(FAULTS))}); see docs/bugs.md",
+        help=f"re-introduce a historical bug ({', '.join(sorted(ALL_FAULTS))}); see docs/bugs.md",
     )
     spark = parser.add_argument_group("Spark engine (see docs/spark.md)")
     add_engine_options(
@@ -157,7 +157,7 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"groupspec check: {problem}", file=sys.stderr)
         return EXIT_USAGE
     fault = getattr(args, "fault", None)
-    if fault is not None and fault not in FAULTS:
+    if fault is not None and fault not in ALL_FAULTS:
         print(f"groupspec check: --fault: {unknown_fault_message(fault)}", file=sys.stderr)
         return EXIT_USAGE
     try:

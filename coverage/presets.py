@@ -16,9 +16,13 @@ from groupspec.models.preset_models import (
     LoadedModel,
     group_preset_names,
     group_world_rules,
+    kip848_preset_names,
+    kip848_world_rules,
     load_model,
 )
+from groupspec.models.presets import KIP848_KIND
 from groupspec.spec.config import KAFKA_4X, KAFKA_VERSIONS
+from groupspec.spec.kip848.rules import KIP848_RULES
 from groupspec.spec.rules import reachable_rule_ids
 
 from .profiles import ProfileCoverage, defensive_rules
@@ -43,9 +47,25 @@ def profile_of(loaded: LoadedModel) -> str:
     return str(loaded.parameters.get("kafka_version", KAFKA_4X))
 
 
-def by_profile(reached: Mapping[str, tuple[str, frozenset[str]]]) -> ProfileCoverage:
+def reference_preset_names() -> tuple[str, ...]:
+    """The presets whose coverage is reported: the group worlds', then the KIP-848 worlds'."""
+    return (*group_preset_names(), *kip848_preset_names())
+
+
+def kip848_matrix(reached: Mapping[str, frozenset[str]]) -> Matrix:
+    """The KIP-848 presets (name -> rules reached) against the KIP-848 world's rules, the
+    coordinator's defensive ones apart."""
+    defensive = tuple(sorted(rule.rule_id for rule in KIP848_RULES if rule.defensive))
+    return Matrix(kip848_world_rules(), dict(reached), defensive)
+
+
+def by_profile(
+    reached: Mapping[str, tuple[str, frozenset[str]]],
+    kip848: Mapping[str, frozenset[str]] | None = None,
+) -> ProfileCoverage:
     """The coverage of presets given as name -> (profile, rules reached): one matrix per profile,
-    its presets in the given order, against that profile's rules with its defensive ones apart."""
+    its presets in the given order, against that profile's rules with its defensive ones apart;
+    and the matrix of the KIP-848 presets (`kip848`: name -> rules reached)."""
     return ProfileCoverage(
         {
             version: Matrix(
@@ -54,7 +74,8 @@ def by_profile(reached: Mapping[str, tuple[str, frozenset[str]]]) -> ProfileCove
                 defensive_rules(version),
             )
             for version in KAFKA_VERSIONS
-        }
+        },
+        kip848_matrix(kip848 or {}),
     )
 
 
@@ -67,25 +88,34 @@ def measured(
     """Check each preset exhaustively (safety only) and collect the rules it fired;
     `progress(preset, states, rules, seconds)` after each."""
     reached: dict[str, tuple[str, frozenset[str]]] = {}
+    kip848: dict[str, frozenset[str]] = {}
     for name in presets:
         loaded = load_model(name)
         result = search(loaded.model, workers=workers)
         if not result.complete:
             raise RuntimeError(f"{name}: the search stopped early ({result.stopped_by})")
-        reached[name] = (profile_of(loaded), frozenset(result.rule_counts))
+        rules = frozenset(result.rule_counts)
+        if loaded.kind == KIP848_KIND:
+            kip848[name] = rules
+        else:
+            reached[name] = (profile_of(loaded), rules)
         if progress is not None:
-            progress(name, result.distinct_states, len(reached[name][1]), result.elapsed_s)
-    return by_profile(reached)
+            progress(name, result.distinct_states, len(rules), result.elapsed_s)
+    return by_profile(reached, kip848)
 
 
 def recorded(presets: Sequence[str] | None = None) -> ProfileCoverage:
-    """The rules each preset's `[expected] rules_reached` records (every group preset by
-    default); ValueError naming a preset that records none."""
+    """The rules each preset's `[expected] rules_reached` records (every group and KIP-848
+    preset by default); ValueError naming a preset that records none."""
     reached: dict[str, tuple[str, frozenset[str]]] = {}
-    for name in presets or group_preset_names():
+    kip848: dict[str, frozenset[str]] = {}
+    for name in presets or reference_preset_names():
         loaded = load_model(name)
         expected = loaded.expected
         if expected is None or expected.rules_reached is None:
             raise ValueError(f"{name}: its [expected] table records no rules_reached")
-        reached[name] = (profile_of(loaded), frozenset(expected.rules_reached))
-    return by_profile(reached)
+        if loaded.kind == KIP848_KIND:
+            kip848[name] = frozenset(expected.rules_reached)
+        else:
+            reached[name] = (profile_of(loaded), frozenset(expected.rules_reached))
+    return by_profile(reached, kip848)

@@ -10,7 +10,7 @@ per profile (its presets against its rules) and sums them up over every rule of 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from groupspec.spec.config import KAFKA_VERSIONS
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
@@ -19,6 +19,7 @@ from groupspec.spec.rules import RULES
 from .reached import CONSUMER, COORDINATOR, Matrix, apart_line, families, side_of, totals_line
 
 JSON_FORMAT = 2
+KIP848_TITLE = "KIP-848 (the consumer-protocol coordinator and its Java consumer)"
 BOTH = "both profiles"
 DEFENSIVE = "defensive"
 
@@ -59,14 +60,22 @@ def profile_title(kafka_version: str) -> str:
 @dataclass(frozen=True)
 class ProfileCoverage:
     """The rules each preset reached, grouped by the profile it checks: one matrix per profile
-    (in `KAFKA_VERSIONS` order; a profile no preset checks has an empty one)."""
+    (in `KAFKA_VERSIONS` order; a profile no preset checks has an empty one). The KIP-848
+    presets have a matrix of their own (`kip848`), against the KIP-848 world's rules: none of
+    the classic figures counts them."""
 
     profiles: Mapping[str, Matrix]
+    kip848: Matrix = field(default_factory=lambda: Matrix((), {}))
 
     @property
     def reached(self) -> dict[str, frozenset[str]]:
         """The rules each preset reached, every profile's presets in order."""
         return {name: rules for m in self.profiles.values() for name, rules in m.reached.items()}
+
+    @property
+    def every_preset(self) -> dict[str, frozenset[str]]:
+        """The rules each preset reached, the classic profiles' then the KIP-848 presets'."""
+        return {**self.reached, **self.kip848.reached}
 
     @property
     def union(self) -> frozenset[str]:
@@ -118,6 +127,10 @@ class ProfileCoverage:
                 lines.append("  no preset checks this profile: none of its rules is reached")
             lines.append("")
         lines.append(self.every_rule_line())
+        if self.kip848.reached:
+            count = len(self.kip848.reached)
+            lines += ["", f"{KIP848_TITLE}: {count} preset{'s' * (count != 1)}"]
+            lines.extend(self.kip848.text_lines(verbose=verbose))
         return lines
 
     def as_json(self) -> dict[str, object]:
@@ -147,6 +160,7 @@ class ProfileCoverage:
                 },
             },
             "never_reached": list(self.unreached()),
+            "kip848": self.kip848.as_json(),
         }
 
     def markdown(self) -> str:
@@ -175,6 +189,30 @@ class ProfileCoverage:
             lines.append(f"| *{DEFENSIVE}, apart: not counted* |" + " |" * len(names))
             lines.extend(_markdown_row(rule_id, rule_id, names, profile_of) for rule_id in apart)
         return "\n".join(lines) + "\n"
+
+
+def kip848_markdown(matrix: Matrix) -> str:
+    """docs/coverage.md's KIP-848 block: the totals and one table of every KIP-848 rule × every
+    KIP-848 preset (✓ reached; bold: no preset reaches it), the defensive ones last, apart."""
+    union = matrix.union
+    names = list(matrix.reached)
+    totals = totals_line(matrix.known, union)
+    lines = [
+        f"- {KIP848_TITLE}: {totals}, by the union of {len(names)} presets; "
+        f"{apart_line(matrix.apart, union)}.",
+        "",
+        "| rule | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    of = dict.fromkeys(names, matrix)
+    for family in families(matrix.known, union):
+        for rule_id in (*family.reached, *family.never):
+            shown = rule_id if rule_id in union else f"**{rule_id}**"
+            lines.append(_markdown_row(shown, rule_id, names, of))
+    if matrix.apart:
+        lines.append(f"| *{DEFENSIVE}, apart: not counted* |" + " |" * len(names))
+        lines.extend(_markdown_row(rule_id, rule_id, names, of) for rule_id in matrix.apart)
+    return "\n".join(lines) + "\n"
 
 
 def _markdown_row(shown: str, rule_id: str, names: Sequence[str], of: Mapping[str, Matrix]) -> str:

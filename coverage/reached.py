@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
+from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULE_IDS
 
 COORDINATOR, CONSUMER = "coordinator", "consumer"
 _WIDTH = 100  # the summary's lines, in characters
@@ -23,8 +24,11 @@ _APART_ROW = "(defensive)"  # the table row of the rules apart
 
 
 def side_of(rule_id: str) -> str:
-    """`coordinator` or `consumer`: the side a rule id belongs to."""
-    return CONSUMER if rule_id in CONSUMER_RULE_IDS else COORDINATOR
+    """`coordinator` or `consumer`: the side a rule id belongs to (a KIP-848 consumer's rule,
+    `cg_client.*`, is the consumer's side of the KIP-848 world)."""
+    if rule_id in CONSUMER_RULE_IDS or rule_id in KIP848_CONSUMER_RULE_IDS:
+        return CONSUMER
+    return COORDINATOR
 
 
 def family_of(rule_id: str) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from groupspec.spec.config import INT32_MAX
 from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
 
+from .kip848_faults import KIP848_FAULTS
 from .parameters import ParameterError, check_ranges, documented
 
 # Every consumer more multiplies the states by the interleavings of its steps: 3 consumers with
@@ -43,6 +44,7 @@ class Kip848Parameters:
     under a new member id, taking over the instance's assignment. `failovers` moves the group's
     coordinator away and back: its memory is lost and rebuilt from the log, and heartbeats
     meanwhile get NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
+    `fault` re-introduces a bug of Kafka's history (models/kip848_faults/, docs/bugs.md).
     """
 
     consumers: int = documented(2, "Java consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
@@ -85,6 +87,11 @@ class Kip848Parameters:
     )
     slow_consumers: bool = documented(
         False, "member timeouts may fire while the consumer still runs (it missed a deadline)"
+    )
+    fault: str = documented(
+        "",
+        "a historical bug of Kafka's consumer-protocol coordinator to re-introduce (empty: none)",
+        choices=("", *KIP848_FAULTS),
     )
     check_convergence: bool = documented(
         True, "also check the liveness property Converges (keeps the state graph)"

@@ -43,6 +43,7 @@ from groupspec.spec.kip848 import (
     RequestArrived,
 )
 from groupspec.spec.kip848 import invariants as kip848_invariants
+from groupspec.spec.kip848.config import ConsumerGroupConfig
 from groupspec.spec.kip848.consumer import machine
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
 from groupspec.spec.kip848.events import (
@@ -60,6 +61,7 @@ from groupspec.vocabulary.consumer_groups import (
 )
 from groupspec.vocabulary.requests import RequestRef, TopicPartition
 
+from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
 from .kip848_params import Kip848Parameters
 from .memo import Memo
 
@@ -188,7 +190,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         self.parameters = parameters or Kip848Parameters()
         self.name = name
         self.config = self.parameters.coordinator_config()
-        self.coordinator = coordinator or ConsumerGroupCoordinatorSpec(self.config)
+        self.coordinator = coordinator or _coordinator(self.config, self.parameters.fault)
         self.consumer = consumer or ConsumerMachine()
         # Consumer and network steps leave the coordinator as it was: its invariants (replaying
         # the log among them) are judged once per coordinator state.
@@ -350,6 +352,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                         "coordinator_receives",
                         after,
                         outcome.rules,
+                        findings=unreleased_without_owner(waiting.coordinator, outcome.state),
                     )
                 )
             if state.message_losses:
@@ -469,6 +472,11 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 check=no_run_against_owner,
             ),
             ActionProperty(
+                "UnreleasedWaitsForOwner",
+                "A heartbeat leaves its member in UnreleasedPartitions only while another member "
+                "still owns a partition of its target (KAFKA-19449's needless hop breaks it).",
+            ),
+            ActionProperty(
                 "ReleasedWithCallback",
                 "A consumer releases a partition only in a step that ran onPartitionsRevoked or "
                 "onPartitionsLost for it (its steps report it).",
@@ -488,6 +496,39 @@ class Kip848World(PlainModel[Kip848WorldState]):
 
 
 # -- property checks ----------------------------------------------------------------------------
+
+
+def unreleased_without_owner(
+    before: ConsumerGroupsState, after: ConsumerGroupsState
+) -> tuple[tuple[str, str], ...]:
+    """UnreleasedWaitsForOwner's findings of one coordinator step: each member the step changed
+    that it left in UnreleasedPartitions with no target partition owned by another member."""
+    findings = []
+    for group in after.iter_groups():
+        was = before.group(group.group_id)
+        for member in group.iter_members():
+            if member.state is not MemberState.UNRELEASED_PARTITIONS:
+                continue
+            if was is not None and was.member(member.member_id) == member:
+                continue
+            waiting_for = group.target_of(member.member_id) - member.assigned
+            owners = {group.owner_of(partition) for partition in waiting_for}
+            if not owners - {None, member.member_id}:
+                findings.append(
+                    (
+                        "UnreleasedWaitsForOwner",
+                        f"{member.member_id} waits in UnreleasedPartitions for "
+                        f"{sorted(map(str, waiting_for))}, which no other member owns",
+                    )
+                )
+    return tuple(findings)
+
+
+def _coordinator(config: ConsumerGroupConfig, fault: str) -> Coordinator:
+    """The specified coordinator, or the one with the historical bug `fault` re-introduced."""
+    correct = ConsumerGroupCoordinatorSpec(config)
+    switch = kip848_fault(fault)
+    return correct if switch is NO_KIP848_FAULT else FaultyCoordinator(correct, switch)
 
 
 def owned_once(state: Kip848WorldState) -> list[str]:

@@ -22,7 +22,7 @@ from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULE_IDS
 from groupspec.spec.kip848.rules import KIP848_RULES
 from groupspec.spec.rules import REACHABLE_RULE_IDS, reachable_rule_ids
 
-from .faults import FAULTS
+from .fault_names import ALL_FAULTS
 from .kip848_world import world_actions
 from .parameters import Parameter
 from .presets import (
@@ -103,7 +103,7 @@ def parameter_changes(loaded: LoadedModel) -> list[ParameterChange]:
     for name in loaded.overrides:
         value = loaded.parameters.get(name)
         if name == "fault":
-            meaning = FAULTS.get(str(value), "no fault: the correct protocol")
+            meaning = ALL_FAULTS.get(str(value), "no fault: the correct protocol")
         else:
             meaning = declared[name].doc if name in declared else ""
         changes.append(ParameterChange(name, value, own.get(name), meaning))
@@ -118,6 +118,11 @@ def model_names() -> tuple[str, ...]:
 def group_preset_names() -> tuple[str, ...]:
     """The shipped group-world presets (the reference presets), sorted."""
     return preset_names(GROUP_KIND)
+
+
+def kip848_preset_names() -> tuple[str, ...]:
+    """The shipped KIP-848 worlds, sorted."""
+    return preset_names(KIP848_KIND)
 
 
 def random_clients_preset_names() -> tuple[str, ...]:

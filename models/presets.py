@@ -42,7 +42,7 @@ from groupspec.checker.atomic_file import write_bytes_atomically
 from groupspec.checker.model import Model
 from groupspec.spec.consumer.rules import CONSUMER_RULE_IDS
 from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULE_IDS
-from groupspec.spec.kip848.rules import KIP848_RULE_IDS
+from groupspec.spec.kip848.rules import KIP848_RULES
 from groupspec.spec.rules import RULE_IDS
 
 from .group_world import GroupWorld
@@ -293,6 +293,10 @@ def _expected(path: Path, table: dict[str, Any] | None) -> Expected | None:
     return Expected(verdict, **counts, rules_reached=_rules_reached(path, table))
 
 
+# The rules a KIP-848 preset may record: its coordinator's and its consumer's.
+_KIP848_RULE_IDS = frozenset(rule.rule_id for rule in KIP848_RULES) | KIP848_CONSUMER_RULE_IDS
+
+
 def _rules_reached(path: Path, table: dict[str, Any]) -> tuple[str, ...] | None:
     rules = table.get("rules_reached")
     if rules is None:
@@ -300,8 +304,7 @@ def _rules_reached(path: Path, table: dict[str, Any]) -> tuple[str, ...] | None:
     where = "[expected] rules_reached"
     if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
         raise PresetError(path, where, f"expected a list of rule ids, got {rules!r}")
-    known = RULE_IDS | CONSUMER_RULE_IDS | KIP848_RULE_IDS | KIP848_CONSUMER_RULE_IDS
-    unknown = sorted(set(rules) - known)
+    unknown = sorted(set(rules) - RULE_IDS - CONSUMER_RULE_IDS - _KIP848_RULE_IDS)
     if unknown:
         raise PresetError(path, where, f"unknown rule ids {unknown}")
     if rules != sorted(set(rules)):

@@ -55,7 +55,8 @@ def test_every_rule_is_counted_once_profile_by_profile_with_the_defensive_ones_a
     assert all(hit == known for kind, (hit, known) in kinds.items() if kind != DEFENSIVE)
     assert coverage.every_rule_line() in printed
     assert f"coordinator {sum(hit for hit, _ in kinds.values())}/{len(RULES)}:" in printed
-    assert printed.count("(defensive)") == len(KAFKA_VERSIONS)
+    # One row of defensive rules per classic profile, and one in the KIP-848 matrix.
+    assert printed.count("(defensive)") == len(KAFKA_VERSIONS) + 1
 
 
 def test_a_profile_no_preset_checks_is_said_so(capsys):
@@ -152,3 +153,21 @@ def test_record_refuses_a_preset_whose_expected_table_is_not_last(tmp_path):
     with pytest.raises(PresetError, match="last table"):
         record_rules_reached(copy, ["heartbeat.accepted"])
     assert copy.read_text() == before
+
+
+def test_the_kip848_presets_have_a_matrix_of_their_own(tmp_path, capsys):
+    from groupspec.coverage.profiles import KIP848_TITLE
+    from groupspec.models.preset_models import kip848_preset_names, kip848_world_rules
+
+    out = tmp_path / "coverage.json"
+    assert main(["coverage", "--recorded", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    coverage = recorded()
+    assert set(coverage.kip848.reached) == set(kip848_preset_names())
+    assert coverage.kip848.known == kip848_world_rules()
+    assert f"{KIP848_TITLE}: {len(kip848_preset_names())} presets" in printed
+    # The classic figures do not count them.
+    assert not set(coverage.kip848.reached) & set(coverage.reached)
+    document = json.loads(out.read_text())
+    assert set(document["kip848"]["presets"]) == set(kip848_preset_names())
+    assert not set(document["kip848"]["never_reached"]) & coverage.kip848.union

@@ -92,21 +92,25 @@ def test_presets_and_parameters_in_docs_are_current():
 COVERAGE_DOC = SPEC_DOC.parent / "coverage.md"
 
 
-def _coverage_block(document: str) -> str:
+def _coverage_block(document: str, begin: str | None = None) -> str:
     from groupspec.cli.coverage_command import BEGIN, END
 
-    start = document.index(BEGIN) + len(BEGIN)
+    begin = begin or BEGIN
+    start = document.index(begin) + len(begin)
     return document[start : document.index(END, start)]
 
 
 def test_rule_coverage_table_in_docs_matches_the_presets_records():
+    from groupspec.cli.coverage_command import KIP848_BEGIN
     from groupspec.coverage.presets import recorded
+    from groupspec.coverage.profiles import kip848_markdown
 
-    assert _coverage_block(COVERAGE_DOC.read_text(encoding="utf-8")) == "\n" + (
-        recorded().markdown()
-    ), (
-        "docs/coverage.md is stale: run `groupspec coverage --recorded --update-doc docs/coverage.md`"
-    )
+    document = COVERAGE_DOC.read_text(encoding="utf-8")
+    coverage = recorded()
+    stale = "docs/coverage.md is stale: run `groupspec coverage --recorded --update-doc docs/coverage.md`"
+    assert _coverage_block(document) == "\n" + coverage.markdown(), stale
+    assert coverage.kip848.reached, "no KIP-848 preset records its rules"
+    assert _coverage_block(document, KIP848_BEGIN) == "\n" + kip848_markdown(coverage.kip848), stale
 
 
 def test_a_stale_coverage_table_is_detected():

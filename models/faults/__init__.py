@@ -7,13 +7,10 @@ the registry below finds it. `models/bugs.py` lists the catalog in the order of 
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from .switch import NO_FAULT, Bug, FaultSwitch
+from .switch import NO_FAULT, Bug, FaultSwitch, discover
 
 __all__ = [
     "FAULTS",
@@ -26,26 +23,8 @@ __all__ = [
 ]
 
 
-def _reference_order(switch: FaultSwitch) -> tuple[str, int, str]:
-    # KAFKA-2555 before KAFKA-12890 (by number), then KIP-429.
-    match = re.fullmatch(r"([A-Z]+)-(\d+)", switch.name)
-    return (match.group(1), int(match.group(2)), "") if match else ("~", 0, switch.name)
-
-
-def _discover() -> tuple[FaultSwitch, ...]:
-    switches = []
-    for module in pkgutil.iter_modules(__path__):
-        if module.name == "switch":
-            continue
-        switch = importlib.import_module(f"{__name__}.{module.name}").SWITCH
-        if not isinstance(switch, FaultSwitch) or not switch.name:
-            raise TypeError(f"{__name__}.{module.name}.SWITCH must be a named FaultSwitch")
-        switches.append(switch)
-    return tuple(sorted(switches, key=_reference_order))
-
-
 FAULT_SWITCHES: Mapping[str, FaultSwitch] = MappingProxyType(
-    {switch.name: switch for switch in _discover()}
+    {switch.name: switch for switch in discover(__name__, __path__, "SWITCH", FaultSwitch)}
 )
 # The `fault` parameter's values and their one-line summaries.
 FAULTS: Mapping[str, str] = MappingProxyType(

@@ -8,8 +8,12 @@ property must fail, under which preset and bounds, and how long the shortest cou
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import pkgutil
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from groupspec.spec import Input, Outcome
 from groupspec.spec.consumer import ConsumerEvent, ConsumerOutcome, ConsumerState
@@ -91,3 +95,32 @@ class FaultSwitch:
 
 
 NO_FAULT = FaultSwitch()
+
+
+class _Named(Protocol):
+    name: str
+
+
+Plugin = TypeVar("Plugin", bound=_Named)
+
+
+def reference_order(name: str) -> tuple[str, int, str]:
+    """A sort key putting KAFKA-2555 before KAFKA-12890 (by number), then KIP-429 and others."""
+    match = re.fullmatch(r"([A-Z]+)-(\d+)", name)
+    return (match.group(1), int(match.group(2)), "") if match else ("~", 0, name)
+
+
+def discover(
+    package: str, path: Iterable[str], attribute: str, kind: type[Plugin]
+) -> tuple[Plugin, ...]:
+    """The `attribute` of each module of `package` (its `switch` module aside), each a named
+    `kind`, in reference order; TypeError naming the module otherwise."""
+    found = []
+    for module in pkgutil.iter_modules(path):
+        if module.name == "switch":
+            continue
+        plugin = getattr(importlib.import_module(f"{package}.{module.name}"), attribute)
+        if not isinstance(plugin, kind) or not plugin.name:
+            raise TypeError(f"{package}.{module.name}.{attribute} must be a named {kind.__name__}")
+        found.append(plugin)
+    return tuple(sorted(found, key=lambda plugin: reference_order(plugin.name)))

@@ -24,7 +24,7 @@ longer written since Kafka 4.1.0 (KIP-1101 replaced it by the metadata hash); it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from groupspec.vocabulary.requests import TopicPartition
 
@@ -35,6 +35,7 @@ from .state import (
     NO_ASSIGNMENT_TIMESTAMP,
     ConsumerGroup,
     ConsumerGroupMember,
+    ConsumerGroupsState,
     MemberState,
 )
 
@@ -286,3 +287,20 @@ def compacted(log: tuple[Record, ...], written: tuple[Record, ...]) -> tuple[Rec
 def _key_order(key: RecordKey) -> tuple[str, str, str]:
     member = getattr(key, "member_id", "")
     return (key.group_id, type(key).__name__, member)
+
+
+def rewritten_with_records(
+    config: ConsumerGroupConfig, written: ConsumerGroupsState, rewritten: ConsumerGroupsState
+) -> ConsumerGroupsState:
+    """`rewritten` (a step's outcome another coordinator changed, as a seeded fault does) with
+    the records of its changes to `written`'s groups appended to the log, so that the log stays
+    that coordinator's own."""
+    if rewritten.groups_by_id == written.groups_by_id:
+        return rewritten
+    ids = {g.group_id for g in written.iter_groups()} | {
+        g.group_id for g in rewritten.iter_groups()
+    }
+    records: list[Record] = []
+    for gid in sorted(ids):
+        records += records_between(config, written.group(gid), rewritten.group(gid))
+    return replace(rewritten, log=compacted(written.log, tuple(records)))
