@@ -12,7 +12,9 @@ from groupspec.cli.arguments import WorkerCount, output_directory
 from groupspec.cli.output import ProgressLine
 from groupspec.diagrams.generate import (
     FORMATS,
+    FULL_KIP848_SOURCES,
     FULL_MACHINE_SOURCES,
+    KIP848_SOURCES,
     MACHINE_SOURCES,
     Diagram,
     generate,
@@ -101,6 +103,7 @@ def run_diagram(args: argparse.Namespace) -> int:
             args.format,
             workers=args.workers,
             sources=FULL_MACHINE_SOURCES if args.full_presets else MACHINE_SOURCES,
+            kip848_sources=FULL_KIP848_SOURCES if args.full_presets else KIP848_SOURCES,
             progress=lambda what: line.update(f"diagram: {what}"),
         )
     finally:

@@ -83,7 +83,7 @@ def _update_doc(path: Path) -> int:
     except ValueError as error:
         print(
             f"groupspec rules: {path}: {error} (expected one of "
-            f"{[side.begin_marker for side in SIDES]} ... {GENERATED_END!r})",
+            f"{[marker for side in SIDES for marker in side.markers]} ... {GENERATED_END!r})",
             file=sys.stderr,
         )
         return 2

@@ -6,8 +6,9 @@ docs are generated and cannot drift from the code. A handler fires a rule consta
 looked up in its side's rules module, which gives the rule id. There are four sides: the
 classic coordinator's rules (`spec/rules.py`, indexed in docs/spec.md), the consumer's
 (`spec/consumer/rules.py`, indexed in docs/consumer.md), the KIP-848 coordinator's
-(`spec/kip848/rules.py`) and the KIP-848 consumer's (`spec/kip848/consumer/rules.py`), both
-indexed in docs/kip-848.md.
+(`spec/kip848/rules.py`, indexed in docs/kip-848.md and, beside the classic rows, in
+docs/spec.md) and the KIP-848 consumer's (`spec/kip848/consumer/rules.py`, indexed in
+docs/kip-848.md).
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ class RuleSide:
     module: ModuleType  # the rules module, whose constants the handlers fire
     rules: Sequence[Rule | ConsumerRule]
     begin_marker: str
+    # Markers of the same index in other documents (docs/spec.md also lists the KIP-848 rows).
+    other_markers: tuple[str, ...] = ()
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """Every marker that opens this side's generated index, in any document."""
+        return (self.begin_marker, *self.other_markers)
 
     @property
     def rule_ids(self) -> frozenset[str]:
@@ -90,6 +98,7 @@ KIP848_SIDE = RuleSide(
     kip848_rules_module,
     KIP848_RULES,
     "<!-- BEGIN GENERATED kip848 rules by `groupspec rules --update-doc docs/kip-848.md` -->",
+    ("<!-- BEGIN GENERATED kip848 rules by `groupspec rules --update-doc docs/spec.md` -->",),
 )
 # The Java consumer of KIP-848's protocol (spec/kip848/consumer/, indexed in docs/kip-848.md).
 KIP848_CONSUMER_SIDE = RuleSide(
@@ -189,15 +198,16 @@ def with_generated_index(document: str) -> str:
     """`document` with every generated rule-index block replaced by the current index."""
     found = False
     for side in SIDES:
-        start = document.find(side.begin_marker)
-        if start < 0:
-            continue
-        end = document.find(GENERATED_END, start)
-        if end < 0:
-            raise ValueError(f"the {side.name} index has no end marker")
-        found = True
-        head = document[: start + len(side.begin_marker)]
-        document = f"{head}\n{rule_index_markdown(side)}{document[end:]}"
+        for marker in side.markers:
+            start = document.find(marker)
+            if start < 0:
+                continue
+            end = document.find(GENERATED_END, start)
+            if end < 0:
+                raise ValueError(f"the {side.name} index has no end marker")
+            found = True
+            head = document[: start + len(marker)]
+            document = f"{head}\n{rule_index_markdown(side)}{document[end:]}"
     if not found:
         raise ValueError("generated-index markers not found")
     return document

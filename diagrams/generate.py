@@ -3,6 +3,9 @@
 - `group-state-machine`: the group states (reference §1) the presets reach, with the action
   kinds that move between them, merged with the spec's legal-transition table;
 - `consumer-eager`, `consumer-cooperative`: the client phases, per rebalance protocol;
+- `kip848-group-states`, `kip848-member-reconciliation`, `kip848-consumer-member-states`: KIP-848's
+  consumer-group states, each member's reconciliation states and the Java consumer's MemberState
+  machine (merged with its legal-transition table), from the kip848 presets (`kip848_graphs.py`);
 - `sequence-<scenario>`: the canonical scenarios of `scenarios.py`, as sequence diagrams;
 - `state-graph-tiny`: every state and step of a one-client world, for teaching;
 - `counterexample-<bug>`: the shortest counterexamples of four bugs of the catalog, as
@@ -24,6 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import Protocol
 
 import graphviz
 import networkx as nx
@@ -39,8 +43,9 @@ from groupspec.models.preset_models import load_model
 from groupspec.models.world_state import GROUP_ID, WorldState
 from groupspec.spec.assignment import RebalanceProtocol
 from groupspec.spec.consumer import phase
+from groupspec.vocabulary.consumer_groups import ConsumerGroupState
 
-from .explore import explore
+from .explore import Exploration, explore
 from .graphs import (
     FAULT_ACTIONS,
     GROUP_STATE_NAMES,
@@ -54,6 +59,19 @@ from .graphs import (
     group_machine,
     group_node,
     tally,
+)
+from .kip848_graphs import (
+    CLIENT_STATE_NAMES,
+    CONSUMER_GROUP_STATE_NAMES,
+    KIP848_FAULT_ACTIONS,
+    MEMBER_STATE_NAMES,
+    NO_PROCESS,
+    NOT_A_MEMBER,
+    Kip848Tally,
+    client_machine,
+    consumer_group_machine,
+    kip848_tally,
+    member_machine,
 )
 from .member_names import as_people_see_it
 from .render import machine_dot, render
@@ -87,6 +105,18 @@ MACHINE_SOURCES: tuple[DiagramSource, ...] = (
 FULL_MACHINE_SOURCES: tuple[DiagramSource, ...] = tuple(
     DiagramSource(source.preset) for source in MACHINE_SOURCES
 )
+# The kip848 presets the KIP-848 machines are derived from. kip848-2 keeps its own bounds;
+# kip848-uniform-2 keeps the uniform assignor on one topic of 2 partitions; kip848-faults-1
+# trades its message losses for a poll expiry, the one fault it lacks, so that every MemberState
+# of the Java consumer (Stale included) is reached.
+KIP848_SOURCES: tuple[DiagramSource, ...] = (
+    _source("kip848-2"),
+    _source("kip848-uniform-2", partitions="2"),
+    _source("kip848-faults-1", message_losses="0", poll_expiries="1"),
+)
+FULL_KIP848_SOURCES: tuple[DiagramSource, ...] = tuple(
+    DiagramSource(source.preset) for source in KIP848_SOURCES
+)
 TINY_SOURCE = _source("eager-2", clients="1", evictions="1", commits="0", max_generation="1")
 
 # Rough cost of each job (thousands of states), to schedule the slowest first.
@@ -101,6 +131,9 @@ _WEIGHTS = MappingProxyType(
         "scenario startup-3": 3,
         "scenario static-restart": 3,
         "counterexample KAFKA-12890": 2,
+        "kip848-tally kip848-faults-1 (message_losses=0, poll_expiries=1)": 12,
+        "kip848-tally kip848-2": 3,
+        "kip848-tally kip848-uniform-2 (partitions=2)": 3,
     }
 )
 
@@ -124,7 +157,19 @@ class Diagram:
 # -- machines ---------------------------------------------------------------------------------
 
 
-def _caption(tallies: Sequence[SourceTally], extra: Sequence[str]) -> list[str]:
+class _Explored(Protocol):
+    """What a caption reads of a tally: which source was explored, and how much of it."""
+
+    @property
+    def source(self) -> DiagramSource: ...
+
+    @property
+    def exploration(self) -> Exploration: ...
+
+
+def _caption(
+    tallies: Sequence[_Explored], extra: Sequence[str], labels: str = "action kind"
+) -> list[str]:
     states = sum(t.exploration.states for t in tallies)
     transitions = sum(t.exploration.transitions for t in tallies)
     names = [t.source.describe() for t in tallies]
@@ -134,7 +179,7 @@ def _caption(tallies: Sequence[SourceTally], extra: Sequence[str]) -> list[str]:
     lines += ["    " + "; ".join(names[i : i + 3]) for i in range(0, len(names), 3)]
     lines.append(
         f"{states:,} distinct states, {transitions:,} explored steps in all. Edge labels: "
-        "action kind × explored steps that took that edge."
+        f"{labels} × explored steps that took that edge."
     )
     return lines + list(extra)
 
@@ -202,6 +247,100 @@ def consumer_machine_dot(tallies: Sequence[SourceTally], protocol: RebalanceProt
         faults=FAULT_ACTIONS,
         node_notes=notes,
         label_limit=6,
+    )
+
+
+# -- KIP-848's machines -----------------------------------------------------------------------
+
+KIP848_NOTES = MappingProxyType(
+    {
+        NO_GROUP: "the coordinator holds no group 'g'",
+        NOT_A_MEMBER: "before its join, after it left\nor was fenced",
+        NO_PROCESS: "crashed, not restarted yet",
+    }
+)
+
+
+def kip848_group_dot(tallies: Sequence[Kip848Tally]) -> str:
+    """The Graphviz source of KIP-848's consumer-group states."""
+    graph = consumer_group_machine(tallies)
+    unreached = [name for name, data in graph.nodes(data=True) if not data["reached"]]
+    caption = _caption(
+        tallies,
+        [
+            "Nodes are ConsumerGroup.state of spec/kip848/state.py, derived from the group's "
+            "epochs and members (so one step moves it at most once).",
+            *(
+                [
+                    f"Not reached: {', '.join(unreached)}. The worlds compute the target "
+                    "assignment in the step that bumps the group epoch (assignment interval 0), "
+                    "so the group is never left Assigning."
+                ]
+                if ConsumerGroupState.ASSIGNING.value in unreached
+                else []
+            ),
+        ],
+    )
+    return machine_dot(
+        graph,
+        name="kip848_group_states",
+        title="KIP-848: the consumer group's states, as the model checker explored them",
+        caption=caption,
+        node_order=[NO_GROUP, *CONSUMER_GROUP_STATE_NAMES],
+        faults=KIP848_FAULT_ACTIONS,
+        node_notes=KIP848_NOTES,
+    )
+
+
+def kip848_member_dot(tallies: Sequence[Kip848Tally]) -> str:
+    """The Graphviz source of the members' reconciliation states (coordinator side)."""
+    graph = member_machine(tallies)
+    caption = _caption(
+        tallies,
+        [
+            "Nodes are the coordinator's MemberState of each member (spec/kip848/state.py). "
+            "The rules are those of spec/kip848/rules.py that join, reconcile or remove",
+            "a member (joined by +); a step that fired none is labelled with its action kind. "
+            "A loop: the member moved to a new epoch in the same state.",
+        ],
+        labels="rules",
+    )
+    return machine_dot(
+        graph,
+        name="kip848_member_reconciliation",
+        title="KIP-848: each member's reconciliation, as the model checker explored it",
+        caption=caption,
+        node_order=[NOT_A_MEMBER, *MEMBER_STATE_NAMES],
+        faults=KIP848_FAULT_ACTIONS,
+        node_notes=KIP848_NOTES,
+        label_limit=4,
+    )
+
+
+def kip848_client_dot(tallies: Sequence[Kip848Tally]) -> str:
+    """The Graphviz source of the Java consumer's MemberState machine, merged with its table."""
+    graph = client_machine(tallies)
+    caption = _caption(
+        tallies,
+        [
+            "Nodes are the Java consumer's MemberState (spec/kip848/consumer/machine.py). Dashed "
+            "grey edge: legal in its table (LEGAL_PREDECESSORS, Kafka's MemberState) but",
+            "reached by no preset; a red edge would be a move the table forbids. 'response E': "
+            "the consumer read a heartbeat response with error code E.",
+            "A poll expiry passes PrepareLeaving on its way to Leaving, and a fencing error "
+            "while PrepareLeaving passes Leaving: each is drawn as both hops.",
+        ],
+    )
+    return machine_dot(
+        graph,
+        name="kip848_consumer_member_states",
+        title="KIP-848: the Java consumer's MemberState machine, as the model checker explored it",
+        caption=caption,
+        node_order=[*CLIENT_STATE_NAMES, NO_PROCESS],
+        faults=KIP848_FAULT_ACTIONS,
+        node_notes=KIP848_NOTES,
+        label_limit=4,
+        table="MemberState's table",
     )
 
 
@@ -376,6 +515,9 @@ def _task(job: tuple[str, object]) -> tuple[str, object]:
     if kind == "tally":
         assert isinstance(argument, DiagramSource)
         return kind, tally(argument)
+    if kind == "kip848-tally":
+        assert isinstance(argument, DiagramSource)
+        return kind, kip848_tally(argument)
     if kind == "scenario":
         # Scenarios hold closures, which do not pickle: workers look them up by name.
         assert isinstance(argument, str)
@@ -416,16 +558,19 @@ def generate(
     *,
     workers: int = 1,
     sources: Sequence[DiagramSource] = MACHINE_SOURCES,
+    kip848_sources: Sequence[DiagramSource] = KIP848_SOURCES,
     progress: Callable[[str], None] | None = None,
 ) -> list[Diagram]:
     """Every diagram, as files named for docs/diagrams/ (deterministic for a given code).
 
-    `sources` are the presets the state machines are derived from.
+    `sources` are the presets the classic state machines are derived from, `kip848_sources`
+    those of KIP-848's.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     report = progress or (lambda _: None)
     jobs: list[tuple[str, object]] = [("tally", source) for source in sources]
+    jobs += [("kip848-tally", source) for source in kip848_sources]
     jobs += [("scenario", scenario.name) for scenario in SCENARIOS]
     jobs += [("counterexample", name) for name in COUNTEREXAMPLE_BUGS]
     jobs.append(("state-graph", TINY_SOURCE))
@@ -436,11 +581,18 @@ def generate(
         (value for kind, value in results if isinstance(value, SourceTally)),
         key=lambda item: list(sources).index(item.source),
     )
+    kip848 = sorted(
+        (value for kind, value in results if isinstance(value, Kip848Tally)),
+        key=lambda item: list(kip848_sources).index(item.source),
+    )
     dots: dict[str, str] = {
         "group-state-machine": group_machine_dot(tallies),
         "consumer-eager": consumer_machine_dot(tallies, RebalanceProtocol.EAGER),
         "consumer-cooperative": consumer_machine_dot(tallies, RebalanceProtocol.COOPERATIVE),
         "state-graph-tiny": next(str(v) for k, v in results if k == "state-graph"),
+        "kip848-group-states": kip848_group_dot(kip848),
+        "kip848-member-reconciliation": kip848_member_dot(kip848),
+        "kip848-consumer-member-states": kip848_client_dot(kip848),
     }
     files: list[Diagram] = []
     for name, source in dots.items():
@@ -451,7 +603,7 @@ def generate(
     for kind, value in results:
         if kind.startswith("counterexample-"):
             files.append(Diagram(f"{kind}.svg", str(value).encode("utf-8")))
-        elif kind not in ("tally", "state-graph"):
+        elif kind not in ("tally", "kip848-tally", "state-graph"):
             files.append(Diagram(f"sequence-{kind}.svg", str(value).encode("utf-8")))
     return sorted(files, key=lambda item: item.name)
 

@@ -81,9 +81,11 @@ def machine_dot(
     node_notes: Mapping[str, str] | None = None,
     same_rank: Sequence[Sequence[str]] = (),
     label_limit: int = 8,
+    table: str = "§1",
 ) -> str:
     """The Graphviz source of a derived machine (see `diagram_graphs`): reached edges solid,
-    legal-but-unreached ones dashed, illegal hops red, pseudo states grey and dashed."""
+    legal-but-unreached ones dashed, illegal hops red, pseudo states grey and dashed. `table`
+    names the legal-transition table the edges are judged by (reference §1 by default)."""
     notes = node_notes or {}
     dot = graphviz.Digraph(name=name)
     dot.attr(
@@ -133,13 +135,13 @@ def machine_dot(
                 "style": "dashed",
                 "color": UNREACHED_COLOUR,
                 "fontcolor": UNREACHED_COLOUR,
-                "label": "legal in §1,\\lnot reached\\l",
+                "label": f"legal in {table},\\lnot reached\\l",
             }
         else:
             attributes["label"] = _edge_label(dict(data["actions"]), faults, label_limit)
             if data["spec"] == "illegal":
                 attributes |= {"color": FAULT_COLOUR, "fontcolor": FAULT_COLOUR, "penwidth": "2"}
-                attributes["label"] = "ILLEGAL in §1\\l" + attributes["label"]
+                attributes["label"] = f"ILLEGAL in {table}\\l" + attributes["label"]
             elif data["spec"] == "outside":
                 attributes |= {"color": "#555555", "fontcolor": "#555555"}
         dot.edge(source, target, **attributes)

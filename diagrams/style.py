@@ -23,6 +23,22 @@ STATE_COLOURS: MappingProxyType[str, str] = MappingProxyType(
         "rejoin needed": "#e3d4f0",
         "fatal": "#f4c7c3",
         "closed": "#d9d9d9",
+        # KIP-848: the consumer group's states, a member's reconciliation, the Java consumer's
+        # MemberState (Stable and Empty share the classic colours).
+        "Assigning": "#fde2b3",
+        "Reconciling": "#fff3b0",
+        "UnrevokedPartitions": "#fde2b3",
+        "UnreleasedPartitions": "#fff3b0",
+        "not a member": "#f2f2f2",
+        "no process": "#f2f2f2",
+        "Unsubscribed": "#eeeeee",
+        "Joining": "#fde2b3",
+        "Acknowledging": "#e6f0c0",
+        "Fenced": "#e3d4f0",
+        "PrepareLeaving": "#dfe7f1",
+        "Leaving": "#c9d6e8",
+        "Fatal": "#f4c7c3",
+        "Stale": "#d9d9d9",
     }
 )
 DEFAULT_COLOUR = "#ffffff"

@@ -22,8 +22,7 @@ every consumer holding its target).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, is_dataclass, replace
-from enum import Enum
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from groupspec.checker.model import (
@@ -51,6 +50,8 @@ from groupspec.spec.kip848.events import (
     CoordinatorLoadStarted,
     CoordinatorUnloaded,
 )
+from groupspec.spec.kip848.failover import as_served
+from groupspec.spec.kip848.refinement import refinement_problems
 from groupspec.spec.kip848.state import CoordinatorPhase
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import (
@@ -64,6 +65,7 @@ from groupspec.vocabulary.requests import RequestRef, TopicPartition
 from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
 from .kip848_params import Kip848Parameters
 from .memo import Memo
+from .world_state import canonical_repr, part_digest, text_digest
 
 GROUP_ID = "g"
 # What the coordinator is to the world: anything that steps like the spec (tests give faulty ones).
@@ -104,27 +106,22 @@ class Kip848WorldState:
     failovers: int = 0
 
     def canonical_bytes(self) -> bytes:
-        """A canonical encoding: the coordinator's state holds frozensets, whose repr order is
-        not canonical, so every set is written sorted. The coordinator's log holds no set (its
-        records keep partitions and topics in sorted tuples), so its repr is written as is."""
-        log = self.coordinator.log
-        rest = replace(self, coordinator=replace(self.coordinator, log=()))
-        return (repr(_canonical(rest)) + repr(log)).encode("utf-8")
+        """A canonical encoding: each field's digest, in field order. The coordinator's state
+        holds frozensets, whose repr order is not canonical, so every set is written sorted
+        (`canonical_repr`); the coordinator and each consumer remember their digests, being
+        shared by many states (most steps change one consumer or one queue)."""
+        return b"".join(_field_digest(getattr(self, name)) for name in _STATE_FIELDS)
 
 
-def _canonical(value: Any) -> Any:
-    if isinstance(value, (frozenset, set)):
-        return ("set", tuple(sorted((_canonical(item) for item in value), key=repr)))
-    if isinstance(value, tuple):
-        return tuple(_canonical(item) for item in value)
-    if isinstance(value, Enum):
-        return value.name
-    if is_dataclass(value) and not isinstance(value, type):
-        return (
-            type(value).__name__,
-            tuple(_canonical(getattr(value, f.name)) for f in fields(value)),
-        )
-    return value
+_STATE_FIELDS = tuple(f.name for f in fields(Kip848WorldState))
+
+
+def _field_digest(value: Any) -> bytes:
+    if hasattr(type(value), "__dataclass_fields__"):
+        return part_digest(value)
+    if type(value) is tuple:
+        return b"".join(_field_digest(item) for item in value) + b"\x00%d" % len(value)
+    return text_digest(canonical_repr(value))
 
 
 class ConsumerMachine:
@@ -472,6 +469,13 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 check=no_run_against_owner,
             ),
             ActionProperty(
+                "Refinement",
+                "Every coordinator step is a step of the abstract consumer-protocol group "
+                "(spec/kip848/refinement.py: join, leave, replacement, new target, one member's "
+                "reconciliation) or changes nothing it describes.",
+                check=refines,
+            ),
+            ActionProperty(
                 "UnreleasedWaitsForOwner",
                 "A heartbeat leaves its member in UnreleasedPartitions only while another member "
                 "still owns a partition of its target (KAFKA-19449's needless hop breaks it).",
@@ -496,6 +500,12 @@ class Kip848World(PlainModel[Kip848WorldState]):
 
 
 # -- property checks ----------------------------------------------------------------------------
+
+
+def refines(before: Kip848WorldState, step: Transition[Kip848WorldState]) -> list[str]:
+    """Refinement's findings of one step: what its coordinator change does that no step of the
+    abstract group allows."""
+    return refinement_problems(as_served(before.coordinator), as_served(step.state.coordinator))
 
 
 def unreleased_without_owner(

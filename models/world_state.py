@@ -170,7 +170,7 @@ def part_digest(part: Any) -> bytes:
         if type(part) is ClientSlot:
             cached = _slot_digest(part)
         else:
-            cached = _text_digest(canonical_repr(part))
+            cached = text_digest(canonical_repr(part))
         object.__setattr__(part, _DIGEST_CACHE, cached)
     return cached
 
@@ -194,7 +194,8 @@ def _slot_digest(slot: ClientSlot) -> bytes:
     return blake2b(b"|".join(parts), digest_size=PART_DIGEST_BYTES).digest()
 
 
-def _text_digest(text: str) -> bytes:
+def text_digest(text: str) -> bytes:
+    """A BLAKE2b digest of `text`, as long as a part's (`part_digest`)."""
     return blake2b(text.encode("utf-8"), digest_size=PART_DIGEST_BYTES).digest()
 
 
@@ -328,7 +329,7 @@ class WorldState:
                 *[part_digest(slot) for slot in self.clients],
                 part_digest(self.cluster),
                 part_digest(self.budgets),
-                _text_digest(_pairs_text(self.acknowledged) + _pairs_text(self.step_problems)),
+                text_digest(_pairs_text(self.acknowledged) + _pairs_text(self.step_problems)),
             ]
         )
 

@@ -30,6 +30,21 @@ def test_quick_benchmark_reports_sane_fields():
     assert "two-phase:3" in table and "states/s" in table
 
 
+def test_kip848_presets_are_benchmarked_against_the_yardstick():
+    """The KIP-848 presets are in the default list, and a preset other than two-phase commit
+    reports its states/s as a fraction of the hand-written search timed in the same run."""
+    from groupspec.bench.checker_bench import default_presets
+
+    assert {"kip848-2", "kip848-uniform-2", "kip848-faults-1"} <= set(default_presets())
+    (bench,) = bench_checker(["kip848-2"], [1])
+    (run,) = bench.runs
+    assert (run.distinct_states, run.verdict) == (2683, "pass")
+    assert run.baseline_ratio is None and run.yardstick_states_per_s is not None
+    assert run.yardstick_states_per_s > 0 and run.yardstick_ratio is not None
+    assert run.yardstick_ratio == pytest.approx(run.states_per_s / run.yardstick_states_per_s)
+    assert "rate " in format_table([bench])
+
+
 def test_quick_mode_includes_a_group_preset_and_small_two_phase():
     assert "two-phase:6" in QUICK_PRESETS
     assert any(not spec.startswith("two-phase") for spec in QUICK_PRESETS)

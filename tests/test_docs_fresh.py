@@ -27,6 +27,20 @@ def test_a_stale_index_is_detected():
     assert stale != with_generated_index(stale)
 
 
+def test_spec_doc_lists_every_kip848_rule():
+    """docs/spec.md, the rule catalog, holds a row for every rule of spec/kip848/rules.py, in
+    the generated block that the freshness test above keeps current."""
+    from groupspec.coverage.rule_index import GENERATED_END, KIP848_SIDE
+
+    text = SPEC_DOC.read_text(encoding="utf-8")
+    marker = KIP848_SIDE.other_markers[0]
+    block = text[text.index(marker) : text.index(GENERATED_END, text.index(marker))]
+    missing = [r.rule_id for r in KIP848_SIDE.rules if f"| `{r.rule_id}`" not in block]
+    assert not missing, f"docs/spec.md lacks KIP-848 rows {missing}"
+    stale = text.replace(block, marker + "\n")
+    assert stale != with_generated_index(stale)
+
+
 CONSUMER_DOC = SPEC_DOC.parent / "consumer.md"
 
 

@@ -49,7 +49,7 @@ class PartitionEpochLost(Kip848Fault):
         "a member given back a partition it was revoking keeps it, but the coordinator lost its "
         "partition epoch and assigns it to another member as well",
         NAME,
-        "SingleOwner",
+        "Refinement",
         "kip848-2",
         {"leaves": "1", "check_convergence": "false"},
         22,

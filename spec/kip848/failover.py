@@ -157,3 +157,13 @@ def on_loaded(
                 )
         loaded = loaded.with_group(group)
     return loaded
+
+
+def as_served(state: ConsumerGroupsState) -> ConsumerGroupsState:
+    """The groups as the coordinator serves them: those in memory when it is active, else those
+    its log rebuilds (a failover moves them out of memory, not out of the group's history; the
+    abstract group of docs/refinement.md sees it as no step)."""
+    if state.phase is CoordinatorPhase.ACTIVE:
+        return state
+    groups = replay(state.log).groups
+    return replace(state, groups_by_id=tuple((g.group_id, g) for g in groups))
