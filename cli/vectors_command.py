@@ -12,6 +12,15 @@ from typing import Any
 
 from groupspec.cli.arguments import output_directory
 from groupspec.conformance.coordinator_runs import CoordinatorRunsError, explore_coordinator_runs
+from groupspec.conformance.kip848_vectors import (
+    Kip848VectorError,
+    Kip848VectorReport,
+    explore_kip848_runs,
+    is_kip848_vector_file,
+    read_kip848_vectors,
+    run_kip848_vectors,
+    write_kip848_vectors,
+)
 from groupspec.conformance.vectors import (
     CoordinatorAdapter,
     SpecAdapter,
@@ -22,8 +31,10 @@ from groupspec.conformance.vectors import (
     upgrade_vectors,
     write_vectors,
 )
+from groupspec.models.kip848_world import Kip848World
 from groupspec.models.preset_models import (
     GROUP_KIND,
+    KIP848_KIND,
     ModelLoadError,
     group_preset_names,
     load_model,
@@ -136,10 +147,14 @@ def _export(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     progress = ProgressLine() if not args.quiet else None
     for preset in presets:
+        path = args.out / (Path(preset).stem + (".jsonl.gz" if args.gzip else ".jsonl"))
         try:
             loaded = load_model(preset, {})
+            if loaded.kind == KIP848_KIND and isinstance(loaded.model, Kip848World):
+                _export_kip848(loaded.preset, loaded.model, path, progress)
+                continue
             if loaded.kind != GROUP_KIND:
-                raise CoordinatorRunsError(f"{preset}: not a group-world preset")
+                raise CoordinatorRunsError(f"{preset}: not a group-world or kip848 preset")
             runs = explore_coordinator_runs(
                 loaded, _exploring(progress, preset) if progress else None
             )
@@ -148,7 +163,6 @@ def _export(args: argparse.Namespace) -> int:
                 progress.close()
             print(f"groupspec vectors: {error}", file=sys.stderr)
             return EXIT_USAGE
-        path = args.out / (Path(preset).stem + (".jsonl.gz" if args.gzip else ".jsonl"))
         write_vectors(runs, path)
         if progress:
             progress.close()
@@ -158,6 +172,20 @@ def _export(args: argparse.Namespace) -> int:
             f"{runs.world_states:,} world states, {runs.elapsed_s:.1f} s"
         )
     return EXIT_OK
+
+
+def _export_kip848(
+    preset: str, world: Kip848World, path: Path, progress: ProgressLine | None
+) -> None:
+    """Write the KIP-848 vectors of a kip848 preset (conformance/kip848_vectors.py)."""
+    runs = explore_kip848_runs(preset, world, _exploring(progress, preset) if progress else None)
+    write_kip848_vectors(runs, path)
+    if progress:
+        progress.close()
+    print(
+        f"{path}: {len(runs.nodes):,} coordinator transitions in {len(runs.leaves):,} vectors "
+        f"from {runs.world_states:,} world states, {runs.elapsed_s:.1f} s"
+    )
 
 
 def _exploring(line: ProgressLine, preset: str) -> Callable[[int, int], None]:
@@ -203,10 +231,18 @@ def _run(args: argparse.Namespace) -> int:
         )
         if not files:
             raise ValueError(f"{args.run_path}: no .jsonl vector files")
-        vector_files = [read_vectors(path) for path in files]
-    except (ValueError, VectorFileError) as error:
+        kip848_files = [read_kip848_vectors(p) for p in files if is_kip848_vector_file(p)]
+        vector_files = [read_vectors(p) for p in files if not is_kip848_vector_file(p)]
+        if kip848_files and args.adapter not in ("spec", "impl"):
+            raise ValueError(f"--adapter {args.adapter!r}: KIP-848 vectors run on spec or impl")
+    except (ValueError, VectorFileError, Kip848VectorError) as error:
         print(f"groupspec vectors: {error}", file=sys.stderr)
         return EXIT_USAGE
+    kip848_reports: list[Kip848VectorReport] = []
+    for kip848 in kip848_files:
+        kip848_report = run_kip848_vectors(kip848, args.adapter)
+        kip848_reports.append(kip848_report)
+        _print_kip848(kip848.path, kip848_report)
     reports: list[VectorReport] = []
     for vectors in vector_files:
         progress = ProgressLine() if not args.quiet else None
@@ -221,8 +257,38 @@ def _run(args: argparse.Namespace) -> int:
         reports.append(report)
         _print(vectors.path, report)
     if args.json is not None:
-        write_json(args, [_document(r) for r in reports])
-    return EXIT_OK if all(report.passed for report in reports) else EXIT_FAILED
+        write_json(args, [*map(_kip848_document, kip848_reports), *map(_document, reports)])
+    passed = all(r.passed for r in reports) and all(r.passed for r in kip848_reports)
+    return EXIT_OK if passed else EXIT_FAILED
+
+
+def _print_kip848(path: Path, report: Kip848VectorReport) -> None:
+    verdict = "pass" if report.passed else "FAIL"
+    print(
+        f"{path}: {verdict}: {report.vectors:,} vectors, {report.steps:,} steps, "
+        f"transitions covered {len(report.covered):,}/{report.transitions:,}, "
+        f"{report.diverged:,} left by an allowed choice, {len(report.failures)} failures"
+    )
+    for failure in report.failures[:3]:
+        print(f"  node {failure.node}, step {failure.step}: {json.dumps(failure.actual)}")
+        for number, allowed in enumerate(failure.allowed, start=1):
+            print(f"    allowed {number}: {json.dumps(allowed)}")
+
+
+def _kip848_document(report: Kip848VectorReport) -> dict[str, Any]:
+    return {
+        "preset": report.preset,
+        "passed": report.passed,
+        "vectors": report.vectors,
+        "steps": report.steps,
+        "transitions": report.transitions,
+        "covered_transitions": len(report.covered),
+        "diverged": report.diverged,
+        "failures": [
+            {"node": f.node, "step": f.step, "actual": f.actual, "allowed": f.allowed}
+            for f in report.failures
+        ],
+    }
 
 
 def _print(path: Path, report: VectorReport) -> None:

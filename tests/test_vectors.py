@@ -258,7 +258,13 @@ def test_committed_vectors_are_fresh(vector_file):
     )
 
 
-@pytest.mark.parametrize("name", sorted(path.name for path in COMMITTED.glob("*.jsonl.gz")))
+# The kip848-* files are KIP-848 vectors, another format (tests/test_kip848_impl_vectors.py).
+CLASSIC_FILES = sorted(
+    path.name for path in COMMITTED.glob("*.jsonl.gz") if not path.name.startswith("kip848-")
+)
+
+
+@pytest.mark.parametrize("name", CLASSIC_FILES)
 def test_the_specification_passes_every_committed_vector(name):
     report = run_vectors(read_vectors(COMMITTED / name), SpecAdapter())
     assert report.failures == []
@@ -266,9 +272,7 @@ def test_the_specification_passes_every_committed_vector(name):
 
 
 def test_every_reference_preset_has_committed_vectors():
-    assert {path.name for path in COMMITTED.glob("*.jsonl.gz")} == {
-        f"{preset}.jsonl.gz" for preset in group_preset_names()
-    }
+    assert set(CLASSIC_FILES) == {f"{preset}.jsonl.gz" for preset in group_preset_names()}
 
 
 @pytest.mark.parametrize("preset", group_preset_names())

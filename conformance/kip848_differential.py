@@ -1,0 +1,234 @@
+"""Differential conformance of the optimized consumer-protocol coordinator
+(`groupspec.impl.kip848`) against the specification (`groupspec.spec.kip848`).
+
+The spec is a relation: for a state and an input it returns every outcome Kafka allows (the
+preferred assignor on a tie, each target assignment the assignor may compute). The impl is a
+function: it takes one. `Kip848Differential` feeds the same input to both, keeps the spec
+outcome whose responses and state projection equal the impl's, and raises
+`Kip848ConformanceError` when none does.
+
+The projection compares, per group: the group epoch, the assignment epoch and its timestamp,
+the group state; each member's instance and rack ids, rebalance timeout, subscription, server
+assignor, epoch and previous epoch, reconciliation state, assigned and pending partitions; the
+target assignment; every armed session and rebalance timer with its deadline (and the epoch a
+rebalance timer was armed at). Responses are compared as they are (both sides speak the
+vocabulary). Member ids a v0 join leaves to the coordinator are spelled as the spec spells them
+(`member-<n>`), by handing the impl a counter as its id source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import count
+from typing import Any
+
+from groupspec.impl.clock import ManualClock
+from groupspec.impl.kip848 import ConsumerGroupConfig as ImplConfig
+from groupspec.impl.kip848 import ConsumerGroupCoordinator, Topic
+from groupspec.impl.kip848 import RebalanceTimeoutExpired as ImplRebalanceTimeout
+from groupspec.impl.kip848 import SessionTimeoutExpired as ImplSessionTimeout
+from groupspec.impl.kip848.state import Group as ImplGroup
+from groupspec.spec.events import EventNotEnabledError
+from groupspec.spec.kip848 import (
+    ConsumerGroupConfig,
+    ConsumerGroupCoordinatorSpec,
+    ConsumerGroupsState,
+    Outcome,
+    RebalanceTimeoutExpired,
+    RequestArrived,
+    SessionTimeoutExpired,
+)
+from groupspec.spec.kip848.events import ConsumerGroupInput
+from groupspec.spec.kip848.state import ConsumerGroup
+from groupspec.spec.kip848.timers import armed_timers
+from groupspec.vocabulary.requests import RequestRef, TopicPartition
+
+Projection = tuple[Any, ...]
+
+
+class Kip848ConformanceError(AssertionError):
+    """The impl answered or changed state in a way no spec outcome allows."""
+
+
+def impl_config(config: ConsumerGroupConfig) -> ImplConfig:
+    """The impl's settings equal to the spec's `config`."""
+    return ImplConfig(
+        session_timeout_ms=config.session_timeout_ms,
+        heartbeat_interval_ms=config.heartbeat_interval_ms,
+        max_size=config.max_size,
+        assignors=config.assignors,
+        assignment_interval_ms=config.assignment_interval_ms,
+        topics=tuple(Topic(t.name, t.topic_id, t.partitions) for t in config.topics),
+    )
+
+
+def spec_member_ids() -> Callable[[], str]:
+    """A member-id source spelling ids as the spec does: member-0, member-1, ..."""
+    numbers = count()
+    return lambda: f"member-{next(numbers)}"
+
+
+def _parts(partitions: frozenset[TopicPartition]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((p.topic, p.partition) for p in partitions))
+
+
+def _spec_group(group: ConsumerGroup) -> Projection:
+    members = tuple(
+        (
+            m.member_id,
+            m.instance_id,
+            m.rack_id,
+            m.rebalance_timeout_ms,
+            tuple(sorted(m.subscribed_topic_names)),
+            m.server_assignor,
+            m.member_epoch,
+            m.previous_member_epoch,
+            m.state.value,
+            _parts(m.assigned),
+            _parts(m.pending_revocation),
+        )
+        for m in group.iter_members()
+    )
+    return (
+        group.group_id,
+        group.group_epoch,
+        group.assignment_epoch,
+        group.assignment_timestamp_ms,
+        group.state.value,
+        members,
+        tuple((member_id, _parts(parts)) for member_id, parts in group.target_by_id),
+        tuple(sorted(group.session_deadlines)),
+        tuple(sorted(group.rebalance_deadlines)),
+    )
+
+
+def _impl_group(group: ImplGroup) -> Projection:
+    members = tuple(
+        (
+            m.member_id,
+            m.instance_id,
+            m.rack_id,
+            m.rebalance_timeout_ms,
+            tuple(sorted(m.subscribed_topic_names)),
+            m.server_assignor,
+            m.member_epoch,
+            m.previous_member_epoch,
+            m.state.value,
+            _parts(m.assigned),
+            _parts(m.pending_revocation),
+        )
+        for _, m in sorted(group.members.items())
+    )
+    return (
+        group.group_id,
+        group.group_epoch,
+        group.assignment_epoch,
+        group.assignment_timestamp_ms,
+        group.state.value,
+        members,
+        tuple((member_id, _parts(parts)) for member_id, parts in sorted(group.target.items())),
+        tuple(sorted(group.session_deadlines.items())),
+        tuple(sorted(group.rebalance_deadlines.items())),
+    )
+
+
+def spec_projection(state: ConsumerGroupsState) -> Projection:
+    """What is compared of the spec's state."""
+    return tuple(_spec_group(group) for group in state.iter_groups())
+
+
+def impl_projection(coordinator: ConsumerGroupCoordinator) -> Projection:
+    """What is compared of the impl's state."""
+    return tuple(_impl_group(group) for group in coordinator.groups())
+
+
+def impl_timer(event: SessionTimeoutExpired | RebalanceTimeoutExpired) -> Any:
+    """The impl's event for the spec's timer `event`."""
+    if isinstance(event, SessionTimeoutExpired):
+        return ImplSessionTimeout(event.group_id, event.member_id)
+    return ImplRebalanceTimeout(event.group_id, event.member_id)
+
+
+def outcome_key(outcome: Outcome) -> tuple[Any, Projection]:
+    """An outcome as compared with the impl: its responses by ref, and its state's projection."""
+    return _responses((reply.ref, reply.body) for reply in outcome.responses), spec_projection(
+        outcome.state
+    )
+
+
+def _responses(pairs: Any) -> tuple[Any, ...]:
+    return tuple(sorted(((str(ref), body) for ref, body in pairs), key=lambda item: item[0]))
+
+
+@dataclass
+class StepReport:
+    """What one differential step saw: the allowed outcomes and the one the impl took."""
+
+    allowed: int
+    taken: Outcome
+
+
+class Kip848Differential:
+    """The spec and the impl side by side, fed the same inputs at the same times."""
+
+    def __init__(self, config: ConsumerGroupConfig | None = None) -> None:
+        self.spec = ConsumerGroupCoordinatorSpec(config)
+        self.state = self.spec.initial_state()
+        self.clock = ManualClock(0)
+        self.impl = ConsumerGroupCoordinator(
+            impl_config(self.spec.config), clock=self.clock, new_member_id=spec_member_ids()
+        )
+
+    def step(self, event: ConsumerGroupInput, now_ms: int) -> StepReport:
+        """Apply `event` at `now_ms` to both; raise `Kip848ConformanceError` on a divergence."""
+        outcomes = self.spec.step(self.state, event, now_ms)
+        self.clock.set(max(now_ms, self.clock.now_ms()))
+        if isinstance(event, RequestArrived):
+            self.impl.handle(event.ref, event.request)
+        else:
+            self.impl.fire(impl_timer(event))
+        assert self.impl.outbox is not None
+        actual = (_responses(self.impl.outbox.take().items()), impl_projection(self.impl))
+        for outcome in outcomes:
+            if outcome_key(outcome) == actual:
+                self.state = outcome.state
+                return StepReport(len(outcomes), outcome)
+        raise Kip848ConformanceError(_difference(event, actual, outcomes))
+
+    def advance_to(self, now_ms: int) -> list[Any]:
+        """Move the impl's clock to `now_ms` and let it fire every due timer itself
+        (`advance`); the spec fires the same events in the same order. Raise
+        `Kip848ConformanceError` if the states then differ or the spec still has a due timer."""
+        self.clock.set(max(now_ms, self.clock.now_ms()))
+        fired = self.impl.advance()
+        for event in fired:
+            spec_event = (
+                SessionTimeoutExpired(event.group_id, event.member_id)
+                if isinstance(event, ImplSessionTimeout)
+                else RebalanceTimeoutExpired(event.group_id, event.member_id)
+            )
+            try:
+                (outcome,) = self.spec.step(self.state, spec_event, self.clock.now_ms())
+            except EventNotEnabledError as error:
+                raise Kip848ConformanceError(f"the impl fired {event!r}: {error}") from None
+            self.state = outcome.state
+        due = [e for e, deadline in armed_timers(self.state) if deadline <= self.clock.now_ms()]
+        if due:
+            raise Kip848ConformanceError(f"the impl did not fire the due timers {due!r}")
+        if impl_projection(self.impl) != spec_projection(self.state):
+            raise Kip848ConformanceError(
+                f"after firing {fired!r}: impl {impl_projection(self.impl)!r} "
+                f"!= spec {spec_projection(self.state)!r}"
+            )
+        return fired
+
+
+def _difference(event: Any, actual: tuple[Any, Projection], outcomes: tuple[Outcome, ...]) -> str:
+    lines = [f"no spec outcome matches the impl after {event!r}", f"  impl: {actual!r}"]
+    for number, outcome in enumerate(outcomes[:3], start=1):
+        lines.append(f"  allowed {number} ({outcome.rules}): {outcome_key(outcome)!r}")
+    return "\n".join(lines)
+
+
+REF = RequestRef("client", 0)

@@ -1,0 +1,412 @@
+"""ConsumerGroupHeartbeat: a join, a heartbeat or a leave (Kafka 4.3.0's
+GroupMetadataManager.consumerGroupHeartbeat, in its order): validate, find or create the group
+and the member, update the member and bump the group epoch if its subscription changed,
+recompute the target if the group epoch is ahead, reconcile the member, re-arm its session
+timeout, answer. Every refusal is decided before anything changes.
+
+A Stable member's heartbeat with nothing to change costs a few dict lookups: no target
+computation, no scan of the members (the owner index and the unreconciled count are kept
+incrementally).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from groupspec.vocabulary.consumer_groups import (
+    JOIN_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupHeartbeatAssignment,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    ConsumerGroupTopicPartitions,
+)
+from groupspec.vocabulary.errors import ErrorCode
+
+from ..errors import UnknownRequestError
+from ..state import Ref
+from .assignors import compute_target
+from .config import ConsumerGroupConfig
+from .fencing import fence_member
+from .reconcile import Owned, reconcile, within
+from .runtime import Runtime
+from .state import NO_PARTITIONS, Group, Member, MemberState, Partitions
+
+# ConsumerGroupHeartbeat v1 is the first version whose member ids the client generates.
+CLIENT_GENERATED_MEMBER_ID_VERSION = 1
+
+
+class Refused(Exception):
+    """An answer with an error code; nothing has changed."""
+
+    def __init__(self, error: ErrorCode) -> None:
+        super().__init__(error.name)
+        self.error = error
+
+
+def consumer_group_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> None:
+    """Serve one ConsumerGroupHeartbeat."""
+    if request.subscribed_topic_regex is not None:
+        raise UnknownRequestError(
+            "ConsumerGroupHeartbeat.subscribed_topic_regex: regular-expression subscriptions "
+            "are not implemented"
+        )
+    try:
+        if invalid_request_reason(request):
+            raise Refused(ErrorCode.INVALID_REQUEST)
+        assignor = request.server_assignor
+        if assignor is not None and assignor not in rt.config.assignors:
+            raise Refused(ErrorCode.UNSUPPORTED_ASSIGNOR)
+        if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            _leave(rt, ref, request)
+        elif not _stable_heartbeat(rt, ref, request):
+            _heartbeat(rt, ref, request)
+    except Refused as refused:
+        rt.respond(ref, ConsumerGroupHeartbeatResponse(refused.error))
+
+
+def invalid_request_reason(request: ConsumerGroupHeartbeatRequest) -> str:
+    """Why the request is refused as INVALID_REQUEST before the group is read, or ''."""
+    epoch = request.member_epoch
+    needs_member_id = (
+        request.api_version >= CLIENT_GENERATED_MEMBER_ID_VERSION
+        or epoch > 0
+        or epoch == LEAVE_GROUP_MEMBER_EPOCH
+    )
+    if needs_member_id and request.member_id == "":
+        return "MemberId can't be empty"
+    if request.group_id == "":
+        return "GroupId can't be empty"
+    if request.instance_id == "":
+        return "InstanceId can't be empty"
+    if request.rack_id == "":
+        return "RackId can't be empty"
+    if epoch == JOIN_GROUP_MEMBER_EPOCH:
+        if request.rebalance_timeout_ms == -1:
+            return "RebalanceTimeoutMs must be provided when joining"
+        if request.topic_partitions != ():
+            return "TopicPartitions must be empty when joining"
+        if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
+            return "a subscription must be given when joining"
+    elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if request.instance_id is None:
+            return "InstanceId can't be null"
+    elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        return "MemberEpoch is invalid"
+    return ""
+
+
+def _owned(config: ConsumerGroupConfig, request: ConsumerGroupHeartbeatRequest) -> Owned:
+    if request.topic_partitions is None:
+        return None
+    entries = []
+    for entry in request.topic_partitions:
+        topic = config.topic_with_id(entry.topic_id)
+        entries.append((None if topic is None else topic.name, frozenset(entry.partitions)))
+    return tuple(entries)
+
+
+def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> bool:
+    """Kafka's fast path: a member at its current epoch, reconciled to a target that is up to
+    date, whose subscription does not change, only re-arms its session and is answered without
+    an assignment (unless the request is a full one). False when the request needs more."""
+    epoch = request.member_epoch
+    if epoch <= 0:
+        return False
+    group = rt.groups.get(request.group_id)
+    if group is None or group.assignment_epoch != group.group_epoch:
+        return False
+    member_id = request.member_id
+    member = group.members.get(member_id)
+    if (
+        member is None
+        or member.member_epoch != epoch
+        or member.state is not MemberState.STABLE
+        or epoch != group.assignment_epoch
+    ):
+        return False
+    instance_id = request.instance_id
+    if instance_id is not None and group.static_members.get(instance_id) != member_id:
+        return False
+    names = request.subscribed_topic_names
+    if names is not None and frozenset(names) != member.subscribed_topic_names:
+        return False
+    if request.rack_id is not None:
+        member.rack_id = request.rack_id
+    if request.rebalance_timeout_ms != -1:
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+    if request.server_assignor is not None:
+        member.server_assignor = request.server_assignor
+    config = rt.config
+    rt.arm_session(group, member_id, rt.now + config.session_timeout_ms)
+    full = (
+        request.rebalance_timeout_ms != -1
+        and names is not None
+        and request.topic_partitions is not None
+    )
+    rt.respond(
+        ref,
+        ConsumerGroupHeartbeatResponse(
+            ErrorCode.NONE,
+            member_id=member_id,
+            member_epoch=epoch,
+            heartbeat_interval_ms=config.heartbeat_interval_ms,
+            assignment=(
+                ConsumerGroupHeartbeatAssignment(topic_partitions(config, member.assigned))
+                if full
+                else None
+            ),
+        ),
+    )
+    return True
+
+
+def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> None:
+    config = rt.config
+    joining = request.member_epoch == JOIN_GROUP_MEMBER_EPOCH
+    group = rt.groups.get(request.group_id)
+    new_group = group is None
+    if group is None:
+        if not joining:
+            raise Refused(ErrorCode.GROUP_ID_NOT_FOUND)
+        group = Group(request.group_id)
+    members = group.members
+    member_id = request.member_id
+    if len(members) >= config.max_size and (member_id == "" or member_id not in members):
+        raise Refused(ErrorCode.GROUP_MAX_SIZE_REACHED)
+    # The owned partitions are read only off the fast path (a previous epoch, reconciliation).
+    owned: Owned = None
+    owned_read = False
+
+    # Find the member, or decide to create it or to take over a static member's place.
+    incumbent: Member | None = None
+    member = members.get(member_id) if member_id else None
+    if request.instance_id is None:
+        if member is None:
+            if not joining:
+                raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
+        else:
+            if request.member_epoch not in (0, member.member_epoch):
+                owned, owned_read = _owned(config, request), True
+            _check_member_epoch(member, request.member_epoch, owned)
+    else:
+        holder = group.static_member(request.instance_id)
+        if joining:
+            if holder is not None:
+                if holder.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                    raise Refused(ErrorCode.UNRELEASED_INSTANCE_ID)
+                incumbent = holder
+        else:
+            if holder is None:
+                raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
+            if holder.member_id != member_id:
+                raise Refused(ErrorCode.FENCED_INSTANCE_ID)
+            if request.member_epoch not in (0, holder.member_epoch):
+                owned, owned_read = _owned(config, request), True
+            _check_member_epoch(holder, request.member_epoch, owned)
+            member = holder
+    # A member in the Unknown state is fenced unless it reports owning nothing (the one
+    # refusal reconciliation makes), decided before anything changes.
+    base = incumbent if incumbent is not None else member
+    if base is not None and base.state is MemberState.UNKNOWN:
+        owned, owned_read = _owned(config, request), True
+        if owned is None or owned:
+            raise Refused(ErrorCode.FENCED_MEMBER_EPOCH)
+
+    # Nothing refuses from here on.
+    if new_group:
+        rt.groups[group.group_id] = group
+    if member_id == "":
+        member_id = rt.new_member_id()
+    if incumbent is not None:
+        # replaceMember: the old id leaves with its target (its timers stay armed and find no
+        # member when they fire); the new id takes the old target.
+        target = group.target.get(incumbent.member_id, NO_PARTITIONS)
+        group.remove(incumbent.member_id)
+        member = incumbent
+        member.member_id = member_id
+        member.member_epoch = 0
+        member.previous_member_epoch = 0
+        group.add(member)
+        group.target[member_id] = target
+    elif member is None:
+        member = Member(member_id)
+        group.add(member)
+    previous_assigned = member.assigned
+
+    # 1. Update the member; a changed subscription bumps the group epoch.
+    old_topics = member.subscribed_topic_names
+    if request.instance_id is not None:
+        group.set_instance_id(member, request.instance_id)
+    if request.rack_id is not None:
+        member.rack_id = request.rack_id
+    if request.rebalance_timeout_ms != -1:
+        member.rebalance_timeout_ms = request.rebalance_timeout_ms
+    if request.server_assignor is not None:
+        member.server_assignor = request.server_assignor
+    names = request.subscribed_topic_names
+    subscription_changed = False
+    if names is not None:
+        topics = frozenset(names)
+        if topics != old_topics:
+            member.subscribed_topic_names = topics
+            subscription_changed = True
+            group.group_epoch += 1
+
+    # 2. Recompute the target when the group epoch is ahead of it.
+    if group.assignment_epoch < group.group_epoch:
+        _maybe_update_target(rt, group)
+
+    # 3. Reconcile the member towards its target.
+    if subscription_changed or not member.is_reconciled_to(group.assignment_epoch):
+        if not owned_read:
+            owned = _owned(config, request)
+        known = frozenset(
+            name for name in member.subscribed_topic_names if config.topic_named(name) is not None
+        )
+        reconciled = reconcile(
+            member,
+            group.assignment_epoch,
+            group.target.get(member_id, NO_PARTITIONS),
+            known,
+            subscription_changed,
+            owned,
+            group.owners,
+        )
+        if reconciled is not None and reconciled != (
+            member.member_epoch,
+            member.previous_member_epoch,
+            member.state,
+            member.assigned,
+            member.pending_revocation,
+        ):
+            group.move(member, *reconciled)
+            if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
+                deadline = rt.now + member.rebalance_timeout_ms
+                rt.arm_rebalance(group, member_id, reconciled.epoch, deadline)
+            else:
+                group.rebalance_deadlines.pop(member_id, None)
+
+    # 4. Re-arm the session timeout.
+    rt.arm_session(group, member_id, rt.now + config.session_timeout_ms)
+
+    # 5. Answer; the assignment only on a full request or when it changed.
+    full = (
+        request.rebalance_timeout_ms != -1
+        and (
+            request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None
+        )
+        and request.topic_partitions is not None
+    )
+    assignment = None
+    assigned = member.assigned
+    if joining or full or (assigned is not previous_assigned and assigned != previous_assigned):
+        assignment = ConsumerGroupHeartbeatAssignment(topic_partitions(config, assigned))
+    rt.respond(
+        ref,
+        ConsumerGroupHeartbeatResponse(
+            ErrorCode.NONE,
+            member_id=member_id,
+            member_epoch=member.member_epoch,
+            heartbeat_interval_ms=config.heartbeat_interval_ms,
+            assignment=assignment,
+        ),
+    )
+
+
+def _check_member_epoch(member: Member, epoch: int, owned: Owned) -> None:
+    """Epoch 0 (a rejoin) and the member's own epoch pass; its previous epoch passes when what
+    it reports owning is inside its assignment."""
+    if epoch == JOIN_GROUP_MEMBER_EPOCH:
+        return
+    current = member.member_epoch
+    if epoch > current:
+        raise Refused(ErrorCode.FENCED_MEMBER_EPOCH)
+    if epoch < current and (
+        epoch != member.previous_member_epoch or not within(owned, member.assigned)
+    ):
+        raise Refused(ErrorCode.FENCED_MEMBER_EPOCH)
+
+
+def _maybe_update_target(rt: Runtime, group: Group) -> None:
+    """A new target for the group epoch, unless the assignment interval has not passed."""
+    last = group.assignment_timestamp_ms
+    interval = rt.config.assignment_interval_ms
+    if last != 0 and interval != 0 and rt.now < last + interval:
+        return
+    assignor = preferred_assignor(rt.config, group)
+    target = compute_target(rt.config, assignor, group.members.values(), group.target)
+    if rt.settle_target is not None:
+        target = rt.settle_target(group.group_id, target)
+    group.target = target
+    group.assignment_timestamp_ms = rt.now
+    group.set_assignment_epoch(group.group_epoch)
+
+
+def preferred_assignor(config: ConsumerGroupConfig, group: Group) -> str:
+    """The assignor the most members name (on a tie, the first by name), or the default."""
+    votes = Counter(m.server_assignor for m in group.members.values() if m.server_assignor)
+    if not votes:
+        return config.default_assignor
+    most = max(votes.values())
+    return min(name for name, count in votes.items() if count == most)
+
+
+def topic_partitions(
+    config: ConsumerGroupConfig, partitions: Partitions
+) -> tuple[ConsumerGroupTopicPartitions, ...]:
+    """Partitions as the messages carry them: by topic id, topics and partitions in order."""
+    by_topic: dict[str, list[int]] = {}
+    for partition in partitions:
+        by_topic.setdefault(partition.topic, []).append(partition.partition)
+    entries = []
+    for name in sorted(by_topic):
+        topic = config.topic_named(name)
+        assert topic is not None, f"partition of unknown topic {name}"
+        entries.append(ConsumerGroupTopicPartitions(topic.topic_id, tuple(sorted(by_topic[name]))))
+    return tuple(entries)
+
+
+def _leave(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> None:
+    """-1 fences the member; -2 keeps a static member until its session expires or a new member
+    takes its instance id."""
+    group = rt.groups.get(request.group_id)
+    if group is None:
+        raise Refused(ErrorCode.GROUP_ID_NOT_FOUND)
+    if request.instance_id is None:
+        member = group.members.get(request.member_id)
+        if member is None:
+            raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
+    else:
+        member = group.static_member(request.instance_id)
+        if member is None:
+            raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
+        if member.member_id != request.member_id:
+            raise Refused(ErrorCode.FENCED_INSTANCE_ID)
+        if request.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # Kafka keeps the member's state (KAFKA-20641), dropping only what it revokes.
+            group.move(
+                member,
+                LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                member.previous_member_epoch,
+                member.state,
+                member.assigned,
+                NO_PARTITIONS,
+            )
+            rt.respond(
+                ref,
+                ConsumerGroupHeartbeatResponse(
+                    ErrorCode.NONE,
+                    member_id=member.member_id,
+                    member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                ),
+            )
+            return
+    rt.respond(
+        ref,
+        ConsumerGroupHeartbeatResponse(
+            ErrorCode.NONE, member_id=request.member_id, member_epoch=request.member_epoch
+        ),
+    )
+    fence_member(rt, group, member.member_id)

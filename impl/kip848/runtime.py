@@ -1,0 +1,84 @@
+"""What every handler of the consumer-protocol coordinator reads and writes: the settings, the
+groups, the time of the input being served, the timer heap, the member-id source and the
+callback responses go to."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from itertools import count
+
+from groupspec.vocabulary.consumer_groups import (
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatResponse,
+)
+
+from ..state import Ref
+from .config import ConsumerGroupConfig
+from .state import Group, Partitions
+
+ResponseBody = ConsumerGroupHeartbeatResponse | ConsumerGroupDescribeResponse
+# Given a group id and the target the assignor computed, the target to install: a harness's way
+# to steer the impl onto another outcome the specification allows (the conformance vectors'
+# hints); None keeps the assignor's.
+TargetChoice = Callable[[str, dict[str, Partitions]], dict[str, Partitions]]
+Responder = Callable[[Ref, ResponseBody], None]
+
+# Timer kinds in heap entries.
+SESSION = 0
+REBALANCE = 1
+# (deadline_ms, sequence, kind, group id, member id); the sequence orders equal deadlines.
+TimerEntry = tuple[int, int, int, str, str]
+
+
+class Runtime:
+    """The coordinator's mutable context."""
+
+    __slots__ = (
+        "_sequence",
+        "config",
+        "groups",
+        "heap",
+        "new_member_id",
+        "now",
+        "respond",
+        "settle_target",
+    )
+
+    def __init__(
+        self,
+        config: ConsumerGroupConfig,
+        respond: Responder,
+        new_member_id: Callable[[], str],
+        now: int,
+        settle_target: TargetChoice | None = None,
+    ) -> None:
+        self.config = config
+        self.respond = respond
+        self.new_member_id = new_member_id
+        self.settle_target = settle_target
+        self.now = now
+        self.groups: dict[str, Group] = {}
+        self.heap: list[TimerEntry] = []
+        self._sequence = count()
+
+    def arm_session(self, group: Group, member_id: str, deadline_ms: int) -> None:
+        """(Re)arm the member's session timeout. A queued entry at or before the new deadline
+        is kept (it re-queues itself when it surfaces early), so a heartbeat costs no heap push."""
+        group.session_deadlines[member_id] = deadline_ms
+        entry = group.session_entries.get(member_id)
+        if entry is None or entry[0] > deadline_ms:
+            group.session_entries[member_id] = self.push(deadline_ms, SESSION, group, member_id)
+
+    def arm_rebalance(self, group: Group, member_id: str, epoch: int, deadline_ms: int) -> None:
+        """Arm the member's rebalance timeout for `epoch`."""
+        group.rebalance_deadlines[member_id] = (epoch, deadline_ms)
+        entry = group.rebalance_entries.get(member_id)
+        if entry is None or entry[0] > deadline_ms:
+            group.rebalance_entries[member_id] = self.push(deadline_ms, REBALANCE, group, member_id)
+
+    def push(self, deadline_ms: int, kind: int, group: Group, member_id: str) -> TimerEntry:
+        """Queue a heap entry and return it."""
+        entry = (deadline_ms, next(self._sequence), kind, group.group_id, member_id)
+        heapq.heappush(self.heap, entry)
+        return entry

@@ -1,0 +1,203 @@
+"""Consumer-protocol groups and members as mutable, indexed objects.
+
+A group keeps its members by id, an index from instance id to member id (static members), the
+target assignment, an index from each owned partition to its owner (Kafka's partition epochs:
+a partition is assignable only when no other member owns it), the count of members not yet
+reconciled to the target's epoch (so the group state is O(1)), and each member's timers.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from groupspec.vocabulary.consumer_groups import ConsumerGroupState
+from groupspec.vocabulary.requests import TopicPartition
+
+Partitions = frozenset[TopicPartition]
+NO_PARTITIONS: Partitions = frozenset()
+# A new group's epochs, and "no target computed yet" (the next may be computed at once).
+INITIAL_GROUP_EPOCH = 1
+INITIAL_ASSIGNMENT_EPOCH = 1
+NO_ASSIGNMENT_TIMESTAMP = 0
+
+
+class MemberState(Enum):
+    """Where a member is in its reconciliation towards the target assignment."""
+
+    STABLE = "Stable"
+    UNREVOKED_PARTITIONS = "UnrevokedPartitions"
+    UNRELEASED_PARTITIONS = "UnreleasedPartitions"
+    UNKNOWN = "Unknown"
+
+
+class Member:
+    """A consumer-protocol member (ConsumerGroupMember)."""
+
+    __slots__ = (
+        "assigned",
+        "instance_id",
+        "member_epoch",
+        "member_id",
+        "pending_revocation",
+        "previous_member_epoch",
+        "rack_id",
+        "rebalance_timeout_ms",
+        "server_assignor",
+        "state",
+        "subscribed_topic_names",
+    )
+
+    def __init__(self, member_id: str) -> None:
+        self.member_id = member_id
+        self.instance_id: str | None = None
+        self.rack_id: str | None = None
+        self.rebalance_timeout_ms = -1
+        self.subscribed_topic_names: frozenset[str] = frozenset()
+        self.server_assignor: str | None = None
+        self.member_epoch = 0
+        self.previous_member_epoch = -1
+        self.state = MemberState.STABLE
+        self.assigned: Partitions = NO_PARTITIONS
+        self.pending_revocation: Partitions = NO_PARTITIONS
+
+    def is_reconciled_to(self, epoch: int) -> bool:
+        """Whether the member runs the target assignment of `epoch` in full."""
+        return self.state is MemberState.STABLE and self.member_epoch == epoch
+
+
+class Group:
+    """One consumer-protocol group with its indices and timers."""
+
+    __slots__ = (
+        "assignment_epoch",
+        "assignment_timestamp_ms",
+        "group_epoch",
+        "group_id",
+        "members",
+        "owners",
+        "rebalance_deadlines",
+        "rebalance_entries",
+        "session_deadlines",
+        "session_entries",
+        "static_members",
+        "target",
+        "unreconciled",
+    )
+
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.group_epoch = INITIAL_GROUP_EPOCH
+        self.assignment_epoch = INITIAL_ASSIGNMENT_EPOCH
+        self.assignment_timestamp_ms = NO_ASSIGNMENT_TIMESTAMP
+        self.members: dict[str, Member] = {}
+        self.static_members: dict[str, str] = {}
+        self.target: dict[str, Partitions] = {}
+        self.owners: dict[TopicPartition, str] = {}
+        self.unreconciled = 0
+        # Timers by member id. A timer outlives its member when a static member is replaced
+        # (Kafka leaves the old id's timers armed; they find no member when they fire).
+        self.session_deadlines: dict[str, int] = {}
+        self.rebalance_deadlines: dict[str, tuple[int, int]] = {}
+        # The heap entry queued for each timer (see coordinator.py: lazy re-arming).
+        self.session_entries: dict[str, tuple[int, int, int, str, str]] = {}
+        self.rebalance_entries: dict[str, tuple[int, int, int, str, str]] = {}
+
+    @property
+    def state(self) -> ConsumerGroupState:
+        """The group state, derived as ConsumerGroup.maybeUpdateGroupState derives it."""
+        if not self.members:
+            return ConsumerGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ConsumerGroupState.ASSIGNING
+        if self.unreconciled == 0:
+            return ConsumerGroupState.STABLE
+        return ConsumerGroupState.RECONCILING
+
+    def static_member(self, instance_id: str) -> Member | None:
+        """The member holding `instance_id`, or None."""
+        member_id = self.static_members.get(instance_id)
+        return None if member_id is None else self.members.get(member_id)
+
+    # -- writing (every change of a member goes through these, to keep the indices) ---------
+
+    def add(self, member: Member) -> None:
+        """Add `member` (not yet in the group) and index it."""
+        self.members[member.member_id] = member
+        if member.instance_id is not None:
+            self.static_members[member.instance_id] = member.member_id
+        for partition in member.assigned:
+            self.owners[partition] = member.member_id
+        for partition in member.pending_revocation:
+            self.owners[partition] = member.member_id
+        if not member.is_reconciled_to(self.assignment_epoch):
+            self.unreconciled += 1
+
+    def remove(self, member_id: str) -> Member | None:
+        """Remove the member and its target entry (its timers are the caller's), unindexed."""
+        member = self.members.pop(member_id, None)
+        self.target.pop(member_id, None)
+        if member is None:
+            return None
+        if member.instance_id is not None and self.static_members.get(member.instance_id) == (
+            member_id
+        ):
+            del self.static_members[member.instance_id]
+        owners = self.owners
+        for partition in member.assigned:
+            if owners.get(partition) == member_id:
+                del owners[partition]
+        for partition in member.pending_revocation:
+            if owners.get(partition) == member_id:
+                del owners[partition]
+        if not member.is_reconciled_to(self.assignment_epoch):
+            self.unreconciled -= 1
+        return member
+
+    def set_instance_id(self, member: Member, instance_id: str) -> None:
+        """Give `member` (in the group) the instance id `instance_id`."""
+        if member.instance_id == instance_id:
+            return
+        if member.instance_id is not None and self.static_members.get(member.instance_id) == (
+            member.member_id
+        ):
+            del self.static_members[member.instance_id]
+        member.instance_id = instance_id
+        self.static_members[instance_id] = member.member_id
+
+    def move(
+        self,
+        member: Member,
+        epoch: int,
+        previous_epoch: int,
+        state: MemberState,
+        assigned: Partitions,
+        pending: Partitions,
+    ) -> None:
+        """Change the member's epochs, state and partitions, keeping the owner index and the
+        count of unreconciled members."""
+        was_reconciled = member.is_reconciled_to(self.assignment_epoch)
+        owners = self.owners
+        member_id = member.member_id
+        if assigned is not member.assigned or pending is not member.pending_revocation:
+            for partition in (member.assigned | member.pending_revocation) - (assigned | pending):
+                if owners.get(partition) == member_id:
+                    del owners[partition]
+            for partition in assigned:
+                owners[partition] = member_id
+            for partition in pending:
+                owners[partition] = member_id
+        member.member_epoch = epoch
+        member.previous_member_epoch = previous_epoch
+        member.state = state
+        member.assigned = assigned
+        member.pending_revocation = pending
+        now_reconciled = member.is_reconciled_to(self.assignment_epoch)
+        if was_reconciled != now_reconciled:
+            self.unreconciled += -1 if now_reconciled else 1
+
+    def set_assignment_epoch(self, epoch: int) -> None:
+        """Move the target's epoch and recount the members not reconciled to it."""
+        self.assignment_epoch = epoch
+        self.unreconciled = sum(
+            1 for member in self.members.values() if not member.is_reconciled_to(epoch)
+        )
