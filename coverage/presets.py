@@ -20,7 +20,7 @@ from groupspec.models.preset_models import (
     kip848_world_rules,
     load_model,
 )
-from groupspec.models.presets import KIP848_KIND
+from groupspec.models.presets import KIP848_KIND, MIXED_KIND, preset_names
 from groupspec.spec.config import KAFKA_4X, KAFKA_VERSIONS
 from groupspec.spec.kip848.rules import KIP848_RULES
 from groupspec.spec.rules import reachable_rule_ids
@@ -47,9 +47,14 @@ def profile_of(loaded: LoadedModel) -> str:
     return str(loaded.parameters.get("kafka_version", KAFKA_4X))
 
 
+# The kinds of world whose rules are the KIP-848 world's (spec/kip848/rules.py and its consumer).
+_KIP848_KINDS = (KIP848_KIND, MIXED_KIND)
+
+
 def reference_preset_names() -> tuple[str, ...]:
-    """The presets whose coverage is reported: the group worlds', then the KIP-848 worlds'."""
-    return (*group_preset_names(), *kip848_preset_names())
+    """The presets whose coverage is reported: the group worlds', then the KIP-848 worlds' and
+    the mixed worlds' (classic and KIP-848 consumers in one group)."""
+    return (*group_preset_names(), *kip848_preset_names(), *preset_names(MIXED_KIND))
 
 
 def kip848_matrix(reached: Mapping[str, frozenset[str]]) -> Matrix:
@@ -95,7 +100,7 @@ def measured(
         if not result.complete:
             raise RuntimeError(f"{name}: the search stopped early ({result.stopped_by})")
         rules = frozenset(result.rule_counts)
-        if loaded.kind == KIP848_KIND:
+        if loaded.kind in _KIP848_KINDS:
             kip848[name] = rules
         else:
             reached[name] = (profile_of(loaded), rules)
@@ -114,7 +119,7 @@ def recorded(presets: Sequence[str] | None = None) -> ProfileCoverage:
         expected = loaded.expected
         if expected is None or expected.rules_reached is None:
             raise ValueError(f"{name}: its [expected] table records no rules_reached")
-        if loaded.kind == KIP848_KIND:
+        if loaded.kind in _KIP848_KINDS:
             kip848[name] = frozenset(expected.rules_reached)
         else:
             reached[name] = (profile_of(loaded), frozenset(expected.rules_reached))

@@ -39,6 +39,11 @@ class Kip848Parameters:
     group.consumer.max.size (0: unlimited). With `slow_consumers` a member's session and
     rebalance timeouts may fire while its consumer still runs (the consumer missed its
     deadlines); otherwise only for members whose consumer is gone or stopped heartbeating.
+    With `static_members` each consumer carries group.instance.id `i<n>`, kept across restarts,
+    and a leave is close(): the consumer leaves with epoch -2 and its process may start again
+    under a new member id, taking over the instance's assignment. `failovers` moves the group's
+    coordinator away and back: its memory is lost and rebuilt from the log, and heartbeats
+    meanwhile get NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
     `fault` re-introduces a bug of Kafka's history (models/kip848_faults/, docs/bugs.md).
     """
 
@@ -90,6 +95,17 @@ class Kip848Parameters:
     )
     check_convergence: bool = documented(
         True, "also check the liveness property Converges (keeps the state graph)"
+    )
+    static_members: bool = documented(
+        False,
+        "each consumer has a group.instance.id (i1, i2, ...) that its restarts keep; a leave is "
+        "close() with epoch -2, after which the process may start again",
+    )
+    failovers: int = documented(
+        0,
+        "budget: coordinator failovers (memory lost, the group rebuilt from its records)",
+        minimum=0,
+        maximum=MAX_BUDGET,
     )
 
     def __post_init__(self) -> None:

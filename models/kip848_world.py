@@ -45,9 +45,17 @@ from groupspec.spec.kip848 import invariants as kip848_invariants
 from groupspec.spec.kip848.config import ConsumerGroupConfig
 from groupspec.spec.kip848.consumer import machine
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
+from groupspec.spec.kip848.events import (
+    CoordinatorLoaded,
+    CoordinatorLoadStarted,
+    CoordinatorUnloaded,
+)
+from groupspec.spec.kip848.failover import as_served
 from groupspec.spec.kip848.refinement import refinement_problems
+from groupspec.spec.kip848.state import CoordinatorPhase
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import (
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupState,
@@ -56,6 +64,7 @@ from groupspec.vocabulary.requests import RequestRef, TopicPartition
 
 from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
 from .kip848_params import Kip848Parameters
+from .memo import Memo
 from .world_state import canonical_repr, part_digest, text_digest
 
 GROUP_ID = "g"
@@ -94,6 +103,7 @@ class Kip848WorldState:
     subscription_changes: int = 0
     poll_expiries: int = 0
     message_losses: int = 0
+    failovers: int = 0
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding: each field's digest, in field order. The coordinator's state
@@ -157,6 +167,8 @@ FAIR_ACTIONS = frozenset(
         "restart",
         "session_timeout",
         "rebalance_timeout",
+        "start_loading",
+        "finish_loading",
     }
 )
 _LIVE_STATES = machine.IN_GROUP
@@ -177,6 +189,9 @@ class Kip848World(PlainModel[Kip848WorldState]):
         self.config = self.parameters.coordinator_config()
         self.coordinator = coordinator or _coordinator(self.config, self.parameters.fault)
         self.consumer = consumer or ConsumerMachine()
+        # Consumer and network steps leave the coordinator as it was: its invariants (replaying
+        # the log among them) are judged once per coordinator state.
+        self._judged: Memo[tuple[str, ConsumerGroupsState], list[str]] = Memo()
         self.properties = self._properties()
 
     # -- states --------------------------------------------------------------------------------
@@ -188,7 +203,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         return [
             Kip848WorldState(
                 coordinator=self.coordinator.initial_state(),
-                consumers=tuple(KafkaConsumer(_member_id(i, 0), GROUP_ID) for i in range(count)),
+                consumers=tuple(self._consumer(i, 0) for i in range(count)),
                 incarnations=(0,) * count,
                 requests=((),) * count,
                 responses=((),) * count,
@@ -197,8 +212,15 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 subscription_changes=p.subscription_changes,
                 poll_expiries=p.poll_expiries,
                 message_losses=p.message_losses,
+                failovers=p.failovers,
             )
         ]
+
+    def _consumer(self, index: int, incarnation: int) -> KafkaConsumer:
+        """A fresh consumer process in slot `index`: a new member id, and the slot's instance id
+        when members are static."""
+        instance_id = f"i{index + 1}" if self.parameters.static_members else None
+        return KafkaConsumer(_member_id(index, incarnation), GROUP_ID, instance_id=instance_id)
 
     def is_end(self, state: Kip848WorldState) -> bool:
         """A world with nothing left to do (every consumer gone, left or fatal) may end."""
@@ -211,6 +233,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
             steps += self._consumer_steps(state, index)
             steps += self._network_steps(state, index)
         steps += self._timer_steps(state)
+        steps += self._failover_steps(state)
         return steps
 
     # -- consumers -----------------------------------------------------------------------------
@@ -223,11 +246,20 @@ class Kip848World(PlainModel[Kip848WorldState]):
         if consumer is None:
             if state.incarnations[index] == 0:
                 return []
-            restarted = KafkaConsumer(_member_id(index, state.incarnations[index]), GROUP_ID)
+            restarted = self._consumer(index, state.incarnations[index])
             return [
                 Transition(f"restart({name})", "restart", _with_consumer(state, index, restarted))
             ]
         p = self.parameters
+        if p.static_members and _has_left_statically(consumer):
+            # A static consumer's leave is close(): once the -2 leave is answered the process
+            # ends (and may start again as a new incarnation); it does not subscribe again.
+            if consumer.in_flight:
+                return []
+            closed = replace(
+                _with_consumer(state, index, None), incarnations=_bumped(state.incarnations, index)
+            )
+            return [Transition(f"close({name})", "close", closed)]
         machine_steps: list[tuple[str, ClientStep | None]] = [
             ("subscribe", self.consumer.subscribe(consumer, self.parameters.topics)),
             ("heartbeat", self.consumer.heartbeat(consumer, self)),
@@ -383,14 +415,41 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 )
         return found
 
+    # -- the coordinator's failovers ------------------------------------------------------------
+
+    def _failover_steps(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
+        """The coordinator moving away (a budget), then loading the log and finishing (owed)."""
+        phase = state.coordinator.phase
+        if phase is CoordinatorPhase.ACTIVE:
+            if not state.failovers:
+                return []
+            event: CoordinatorUnloaded | CoordinatorLoadStarted | CoordinatorLoaded
+            event, action = CoordinatorUnloaded(), "unload"
+            state = replace(state, failovers=state.failovers - 1)
+        elif phase is CoordinatorPhase.UNLOADED:
+            event, action = CoordinatorLoadStarted(), "start_loading"
+        else:
+            event, action = CoordinatorLoaded(), "finish_loading"
+        return [
+            Transition(action, action, replace(state, coordinator=outcome.state), outcome.rules)
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0)
+        ]
+
     # -- properties ----------------------------------------------------------------------------
+
+    def _on_coordinator(self, name: str, check: Any) -> Any:
+        def judge(state: Kip848WorldState) -> list[str]:
+            coordinator = state.coordinator
+            return self._judged.get((name, coordinator), lambda: list(check(coordinator)))
+
+        return judge
 
     def _properties(self) -> tuple[Property, ...]:
         coordinator_invariants: list[Property] = [
             Invariant(
                 invariant.name,
                 f"{invariant.description} (the coordinator's state, spec/kip848/invariants.py)",
-                check=_on_coordinator(invariant.check),
+                check=self._on_coordinator(invariant.name, invariant.check),
             )
             # Read from the registry when the world is built, so an invariant added there is
             # checked here without a second list (docs/extending.md).
@@ -446,7 +505,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
 def refines(before: Kip848WorldState, step: Transition[Kip848WorldState]) -> list[str]:
     """Refinement's findings of one step: what its coordinator change does that no step of the
     abstract group allows."""
-    return refinement_problems(before.coordinator, step.state.coordinator)
+    return refinement_problems(as_served(before.coordinator), as_served(step.state.coordinator))
 
 
 def unreleased_without_owner(
@@ -480,13 +539,6 @@ def _coordinator(config: ConsumerGroupConfig, fault: str) -> Coordinator:
     correct = ConsumerGroupCoordinatorSpec(config)
     switch = kip848_fault(fault)
     return correct if switch is NO_KIP848_FAULT else FaultyCoordinator(correct, switch)
-
-
-def _on_coordinator(check: Any) -> Any:
-    def judge(state: Kip848WorldState) -> list[str]:
-        return list(check(state.coordinator))
-
-    return judge
 
 
 def owned_once(state: Kip848WorldState) -> list[str]:
@@ -567,6 +619,14 @@ _OUT_OF_GROUP = frozenset({ConsumerState.UNSUBSCRIBED, ConsumerState.FATAL})
 # -- helpers ------------------------------------------------------------------------------------
 
 
+def _has_left_statically(consumer: KafkaConsumer) -> bool:
+    """Whether the consumer sent its -2 leave and is out of the group."""
+    return (
+        consumer.state is ConsumerState.UNSUBSCRIBED
+        and consumer.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH
+    )
+
+
 def _member_id(index: int, incarnation: int) -> str:
     name = f"c{index + 1}"
     return name if incarnation == 0 else f"{name}-{incarnation + 1}"
@@ -604,6 +664,7 @@ def world_actions() -> Sequence[str]:
         "change_subscription",
         "expire_poll",
         "crash",
+        "close",
         "restart",
         "coordinator_receives",
         "consumer_receives",
@@ -611,4 +672,7 @@ def world_actions() -> Sequence[str]:
         "lose_response",
         "session_timeout",
         "rebalance_timeout",
+        "unload",
+        "start_loading",
+        "finish_loading",
     )

@@ -10,7 +10,7 @@ import pytest
 
 from groupspec.cli.main import build_parser
 from groupspec.models.preset_models import group_preset_names, preset_names
-from groupspec.models.presets import MIXED_KIND
+from groupspec.models.presets import KIP848_KIND, MIXED_KIND
 
 WORKFLOW = Path(__file__).resolve().parent.parent / "docs" / "ci" / "groupspec-model-check.yml"
 
@@ -44,8 +44,10 @@ def matrix_presets(text: str) -> list[str]:
 
 def test_the_workflow_checks_every_group_preset():
     presets = matrix_presets(WORKFLOW.read_text(encoding="utf-8"))
-    # The group presets and the mixed-group worlds (classic and KIP-848 consumers together).
-    assert sorted(presets) == sorted((*group_preset_names(), *preset_names(MIXED_KIND)))
+    # The group presets, the KIP-848 worlds and the mixed-group worlds (classic and KIP-848
+    # consumers together).
+    expected = (*group_preset_names(), *preset_names(KIP848_KIND), *preset_names(MIXED_KIND))
+    assert sorted(presets) == sorted(expected)
 
 
 def test_every_groupspec_command_of_the_workflow_parses():

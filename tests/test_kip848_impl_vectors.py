@@ -32,6 +32,7 @@ FILES = sorted(path.name for path in COMMITTED.glob("kip848-*.jsonl.gz"))
 UNHINTED_COVERAGE = {
     "kip848-2.jsonl.gz": (64, 122),
     "kip848-faults-1.jsonl.gz": (341, 341),
+    "kip848-static-1.jsonl.gz": (146, 146),
     "kip848-uniform-2.jsonl.gz": (64, 354),
 }
 

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from kip848_helpers import beat, first, join, only, send, tps
+from kip848_helpers import CONFIG, beat, first, join, only, send, tps
 
 from groupspec.spec.kip848 import ConsumerGroupsState, MemberState
 from groupspec.spec.kip848.invariants import KIP848_INVARIANTS, check_state
+from groupspec.spec.kip848.records import CurrentAssignmentKey, compacted, records_between
 from groupspec.spec.kip848.state import ConsumerGroup
 
 EMPTY = ConsumerGroupsState()
@@ -29,7 +30,14 @@ VALID = _two_stable()
 
 
 def _with(group: ConsumerGroup) -> ConsumerGroupsState:
-    return VALID.with_group(group)
+    # The log is rewritten to match, so that each faulty state breaks only its own invariant.
+    return replace(VALID.with_group(group), log=compacted((), records_between(CONFIG, None, group)))
+
+
+def record_left_out() -> ConsumerGroupsState:
+    # b's current assignment never reached the log: replay rebuilds b at epoch 0 with nothing.
+    kept = tuple(r for r in VALID.log if r.key != CurrentAssignmentKey("g", "b"))
+    return replace(VALID, log=kept)
 
 
 def double_owner() -> ConsumerGroupsState:
@@ -73,6 +81,7 @@ FAULTY: dict[str, Callable[[], ConsumerGroupsState]] = {
     "EmptyEpochsAgree": empty_epochs_apart,
     "UnrevokedHasRevocations": unrevoked_without_revocations,
     "TargetsForMembers": target_for_stranger,
+    "LogReplaysToGroups": record_left_out,
 }
 
 

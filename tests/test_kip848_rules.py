@@ -21,9 +21,23 @@ from groupspec.spec.kip848 import (
     RebalanceTimeoutExpired,
     SessionTimeoutExpired,
 )
+from groupspec.spec.kip848.events import (
+    CoordinatorLoaded,
+    CoordinatorLoadStarted,
+    CoordinatorUnloaded,
+)
+from groupspec.spec.kip848.failover import with_records
 from groupspec.spec.kip848.invariants import check_state
 from groupspec.spec.kip848.mixed_rules import MIXED_RULES
+from groupspec.spec.kip848.records import (
+    GroupMetadataKey,
+    MemberMetadataKey,
+    Record,
+    records_between,
+)
+from groupspec.spec.kip848.replay import durable_view
 from groupspec.spec.kip848.rules import KIP848_RULE_IDS
+from groupspec.spec.kip848.step import Step, all_outcomes
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -366,6 +380,146 @@ def describe_group() -> Outcome:
     return outcome
 
 
+# -- records, replay and failover (spec/kip848/records.py, replay.py, failover.py) ---------------
+
+
+def written(outcome: Outcome) -> set[str]:
+    """The kinds of record the outcome's log holds."""
+    return {type(record.key).__name__ for record in outcome.state.log}
+
+
+def record_member_tombstones() -> Outcome:
+    outcome = member_fenced()
+    assert "a" not in {getattr(r.key, "member_id", None) for r in outcome.state.log}
+    return outcome
+
+
+def record_member_metadata() -> Outcome:
+    outcome = group_created()
+    assert "MemberMetadataKey" in written(outcome)
+    return outcome
+
+
+def record_group_epoch() -> Outcome:
+    return group_created()
+
+
+def record_target_member() -> Outcome:
+    return group_created()
+
+
+def record_target_epoch() -> Outcome:
+    return group_created()
+
+
+def record_current_assignment() -> Outcome:
+    outcome = only(send(a_revoking(), beat("a", 2, "t0-0", "t1-0")))
+    # Only a's current assignment changed: it is the one record written.
+    assert outcome.rules.count("cg_record.current_assignment") == 1
+    return outcome
+
+
+def record_group_tombstones() -> Outcome:
+    # No handler of this branch deletes a group (DeleteGroups does): write what deleting it does.
+    state = two_stable()
+
+    def delete(step: Step) -> ConsumerGroupsState:
+        return with_records(step, state, replace(state, groups_by_id=()))
+
+    (outcome,) = all_outcomes(SPEC.config, 0, delete)
+    assert outcome.state.log == ()
+    return outcome
+
+
+def failed_over(state: ConsumerGroupsState) -> ConsumerGroupsState:
+    """`state` unloaded and loading again."""
+    unloaded = only(send(state, CoordinatorUnloaded())).state
+    return only(send(unloaded, CoordinatorLoadStarted())).state
+
+
+def loaded(state: ConsumerGroupsState) -> Outcome:
+    """`state` after a whole failover."""
+    return only(send(failed_over(state), CoordinatorLoaded()))
+
+
+def replay_group_epoch() -> Outcome:
+    return loaded(two_stable())
+
+
+def replay_member_metadata() -> Outcome:
+    return loaded(two_stable())
+
+
+def replay_target_member() -> Outcome:
+    return loaded(two_stable())
+
+
+def replay_target_epoch() -> Outcome:
+    return loaded(two_stable())
+
+
+def replay_current_assignment() -> Outcome:
+    return loaded(two_stable())
+
+
+def uncompacted(state: ConsumerGroupsState, *requests: ConsumerGroupHeartbeatRequest):  # type: ignore[no-untyped-def]
+    """The records the requests write from `state`, as Kafka's log holds them before cleaning."""
+    log: list[Record] = []
+    for request in requests:
+        after = send(state, request)[0].state  # any target: replay must rebuild whichever
+        group_before, group_after = state.group("g"), after.group("g")
+        log += records_between(SPEC.config, group_before, group_after)
+        state = after
+    return state, tuple(log)
+
+
+def replay_tombstone() -> Outcome:
+    state, log = uncompacted(EMPTY, join("a"), join("b"), beat("b", -1))
+    outcome = loaded(replace(state, log=log))
+    assert set(group_of(outcome).members) == {"a"}
+    return outcome
+
+
+def replay_tombstone_ignored() -> Outcome:
+    state, log = uncompacted(EMPTY, join("a"), beat("a", -1))
+    ignored = (Record(MemberMetadataKey("g", "ghost"), None), Record(GroupMetadataKey("h"), None))
+    outcome = loaded(replace(state, log=log + ignored))
+    assert [g.group_id for g in outcome.state.iter_groups()] == ["g"]
+    return outcome
+
+
+def failover_unloaded() -> Outcome:
+    outcome = only(send(two_stable(), CoordinatorUnloaded()))
+    assert outcome.state.group("g") is None and outcome.state.log == two_stable().log
+    return outcome
+
+
+def failover_load_started() -> Outcome:
+    unloaded = only(send(two_stable(), CoordinatorUnloaded())).state
+    return only(send(unloaded, CoordinatorLoadStarted()))
+
+
+def failover_loaded() -> Outcome:
+    before = a_revoking()
+    outcome = loaded(before)
+    group, old = group_of(outcome), before.group("g")
+    assert old is not None
+    assert durable_view(group) == durable_view(old)
+    # Timers are armed anew: a session timeout each, a rebalance timeout for revoking a.
+    assert dict(group.session_deadlines) == {"a": 45_000, "b": 45_000}
+    assert [m for m, _ in group.rebalance_deadlines] == ["a"]
+    return outcome
+
+
+def failover_not_coordinator() -> Outcome:
+    unloaded = only(send(two_stable(), CoordinatorUnloaded())).state
+    return refused(unloaded, beat("a", 3), ErrorCode.NOT_COORDINATOR)
+
+
+def failover_load_in_progress() -> Outcome:
+    return refused(failed_over(two_stable()), beat("a", 3), ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
+
+
 SCENARIOS: dict[str, Callable[[], Outcome]] = {
     "cg_heartbeat.invalid_request": invalid_request,
     "cg_heartbeat.unsupported_assignor": unsupported_assignor,
@@ -408,6 +562,25 @@ SCENARIOS: dict[str, Callable[[], Outcome]] = {
     "cg_describe.invalid_group_id": describe_invalid_group_id,
     "cg_describe.unknown_group": describe_unknown_group,
     "cg_describe.group": describe_group,
+    "cg_record.member_tombstones": record_member_tombstones,
+    "cg_record.member_metadata": record_member_metadata,
+    "cg_record.group_epoch": record_group_epoch,
+    "cg_record.target_member": record_target_member,
+    "cg_record.target_epoch": record_target_epoch,
+    "cg_record.current_assignment": record_current_assignment,
+    "cg_record.group_tombstones": record_group_tombstones,
+    "cg_replay.group_epoch": replay_group_epoch,
+    "cg_replay.member_metadata": replay_member_metadata,
+    "cg_replay.target_member": replay_target_member,
+    "cg_replay.target_epoch": replay_target_epoch,
+    "cg_replay.current_assignment": replay_current_assignment,
+    "cg_replay.tombstone": replay_tombstone,
+    "cg_replay.tombstone_ignored": replay_tombstone_ignored,
+    "cg_failover.unloaded": failover_unloaded,
+    "cg_failover.load_started": failover_load_started,
+    "cg_failover.loaded": failover_loaded,
+    "cg_failover.not_coordinator": failover_not_coordinator,
+    "cg_failover.load_in_progress": failover_load_in_progress,
 }
 
 

@@ -9,9 +9,12 @@ bounds, and how long the shortest counterexample is.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from groupspec.spec.kip848 import ConsumerGroupCoordinatorSpec, ConsumerGroupsState
 from groupspec.spec.kip848.config import ConsumerGroupConfig
 from groupspec.spec.kip848.events import ConsumerGroupInput
+from groupspec.spec.kip848.records import rewritten_with_records
 from groupspec.spec.kip848.step import Outcome
 
 from ..faults.switch import Bug
@@ -57,8 +60,22 @@ class Kip848Fault:
     ) -> tuple[Outcome, ...]:
         """Every outcome of the buggy coordinator: the correct ones, each rewritten."""
         outcomes = correct.step(state, event, now_ms)
-        rewritten = (self.coordinator_outcome(correct.config, state, event, o) for o in outcomes)
+        rewritten = (
+            _with_own_records(
+                correct.config, o, self.coordinator_outcome(correct.config, state, event, o)
+            )
+            for o in outcomes
+        )
         return tuple(dict.fromkeys(rewritten))
+
+
+def _with_own_records(config: ConsumerGroupConfig, correct: Outcome, faulty: Outcome) -> Outcome:
+    """The faulty outcome whose log holds the records of what the buggy coordinator did (a
+    buggy Kafka writes records of its own state), so that only the bug's property sees it."""
+    if faulty.state is correct.state:
+        return faulty
+    state = rewritten_with_records(config, correct.state, faulty.state)
+    return replace(faulty, state=state)
 
 
 NO_KIP848_FAULT = Kip848Fault()

@@ -23,12 +23,22 @@ from .config import ConsumerGroupConfig
 from .describe import consumer_group_describe
 from .events import (
     ConsumerGroupInput,
+    CoordinatorLoaded,
+    CoordinatorLoadStarted,
+    CoordinatorUnloaded,
     RebalanceTimeoutExpired,
     RequestArrived,
     SessionTimeoutExpired,
 )
+from .failover import (
+    on_load_started,
+    on_loaded,
+    on_unloaded,
+    refuse_while_not_active,
+    with_records,
+)
 from .heartbeat import consumer_group_heartbeat
-from .state import ConsumerGroupsState
+from .state import ConsumerGroupsState, CoordinatorPhase
 from .step import Outcome, Step, all_outcomes
 from .timers import on_rebalance_timeout, on_session_timeout
 
@@ -49,6 +59,18 @@ class ConsumerGroupCoordinatorSpec:
         """Every allowed outcome of `event` arriving in `state` at `now_ms`."""
 
         def run(step: Step) -> ConsumerGroupsState:
+            if isinstance(event, CoordinatorUnloaded):
+                return on_unloaded(step, state, event)
+            if isinstance(event, CoordinatorLoadStarted):
+                return on_load_started(step, state, event)
+            if isinstance(event, CoordinatorLoaded):
+                return on_loaded(step, state, event)
+            if state.phase is not CoordinatorPhase.ACTIVE and isinstance(event, RequestArrived):
+                return refuse_while_not_active(step, state, event)
+            # Every change a handler makes reaches the log as records (spec/kip848/records.py).
+            return with_records(step, state, handle(step))
+
+        def handle(step: Step) -> ConsumerGroupsState:
             if isinstance(event, RequestArrived):
                 request = event.request
                 if isinstance(request, ConsumerGroupHeartbeatRequest):

@@ -40,4 +40,26 @@ class RebalanceTimeoutExpired:
     member_id: str
 
 
-ConsumerGroupInput = RequestArrived | SessionTimeoutExpired | RebalanceTimeoutExpired
+@dataclass(frozen=True)
+class CoordinatorUnloaded:
+    """The group's `__consumer_offsets` partition moved to another broker: memory is dropped."""
+
+
+@dataclass(frozen=True)
+class CoordinatorLoadStarted:
+    """This broker leads the partition again and starts replaying its log."""
+
+
+@dataclass(frozen=True)
+class CoordinatorLoaded:
+    """Replaying the log finished: the groups are back and their timers armed anew."""
+
+
+ConsumerGroupInput = (
+    RequestArrived
+    | SessionTimeoutExpired
+    | RebalanceTimeoutExpired
+    | CoordinatorUnloaded
+    | CoordinatorLoadStarted
+    | CoordinatorLoaded
+)

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from groupspec.vocabulary.consumer_groups import ConsumerGroupState
 
 from ..invariants import Invariant
-from .state import ConsumerGroup, ConsumerGroupsState, MemberState
+from .replay import durability_problems
+from .state import ConsumerGroup, ConsumerGroupsState, CoordinatorPhase, MemberState
 
 
 def _per_group(
@@ -101,6 +102,12 @@ def _targets_for_members(group: ConsumerGroup) -> list[str]:
     return problems
 
 
+def _log_replays_to_groups(state: ConsumerGroupsState) -> list[str]:
+    if state.phase is not CoordinatorPhase.ACTIVE:
+        return []
+    return durability_problems(state, state.log)
+
+
 KIP848_INVARIANTS: tuple[Invariant[ConsumerGroupsState], ...] = (
     Invariant(
         "SingleOwner",
@@ -131,6 +138,12 @@ KIP848_INVARIANTS: tuple[Invariant[ConsumerGroupsState], ...] = (
         "TargetsForMembers",
         "The target assignment names only members, and an instance id belongs to one member.",
         _per_group(_targets_for_members),
+    ),
+    Invariant(
+        "LogReplaysToGroups",
+        "Replaying the log gives every group's durable part: members, instance ids, epochs, "
+        "target and current assignments (everything but the timers).",
+        _log_replays_to_groups,
     ),
 )
 

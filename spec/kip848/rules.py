@@ -238,6 +238,109 @@ CG_DESCRIBE_GROUP = _rule(
 )
 
 
+# Records written to __consumer_offsets (spec/kip848/records.py)
+CG_RECORD_MEMBER_TOMBSTONES = _rule(
+    "cg_record.member_tombstones",
+    "§12.16",
+    "A member left the group (fenced, left, expired or replaced): its current-assignment, target-assignment and subscription tombstones, in that order.",
+)
+CG_RECORD_MEMBER_METADATA = _rule(
+    "cg_record.member_metadata",
+    "§12.16",
+    "A new member, or one whose subscription fields changed: a ConsumerGroupMemberMetadata record.",
+)
+CG_RECORD_GROUP_EPOCH = _rule(
+    "cg_record.group_epoch",
+    "§12.16",
+    "The group epoch changed: a ConsumerGroupMetadata record with the epoch and the metadata hash of the subscribed topics.",
+)
+CG_RECORD_TARGET_MEMBER = _rule(
+    "cg_record.target_member",
+    "§12.16",
+    "A member's entry in the target assignment changed (or is new): a ConsumerGroupTargetAssignmentMember record.",
+)
+CG_RECORD_TARGET_EPOCH = _rule(
+    "cg_record.target_epoch",
+    "§12.16",
+    "The target assignment's epoch (or time) changed: a ConsumerGroupTargetAssignmentMetadata record, after the member entries.",
+)
+CG_RECORD_CURRENT_ASSIGNMENT = _rule(
+    "cg_record.current_assignment",
+    "§12.16",
+    "A member's epochs, reconciliation state or partitions changed: a ConsumerGroupCurrentMemberAssignment record.",
+)
+CG_RECORD_GROUP_TOMBSTONES = _rule(
+    "cg_record.group_tombstones",
+    "§12.16",
+    "The group was deleted: every member's tombstones, the target-assignment epoch's and the group's.",
+)
+
+# Replay of the records (spec/kip848/replay.py)
+CG_REPLAY_GROUP_EPOCH = _rule(
+    "cg_replay.group_epoch",
+    "§12.16",
+    "A group record: the group (created if absent) takes its epoch.",
+)
+CG_REPLAY_MEMBER_METADATA = _rule(
+    "cg_replay.member_metadata",
+    "§12.16",
+    "A subscription record: the member (created if absent, at epoch 0) takes its subscription fields.",
+)
+CG_REPLAY_TARGET_MEMBER = _rule(
+    "cg_replay.target_member",
+    "§12.16",
+    "A target-assignment member record: the member's target entry is set.",
+)
+CG_REPLAY_TARGET_EPOCH = _rule(
+    "cg_replay.target_epoch",
+    "§12.16",
+    "A target-assignment metadata record: the assignment epoch and time are set.",
+)
+CG_REPLAY_CURRENT_ASSIGNMENT = _rule(
+    "cg_replay.current_assignment",
+    "§12.16",
+    "A current-assignment record: the member (created if absent) takes its epochs, state and partitions.",
+)
+CG_REPLAY_TOMBSTONE = _rule(
+    "cg_replay.tombstone",
+    "§12.16",
+    "A tombstone of a known group: a current assignment is reset to epoch -1 and nothing, a target entry or member removed, the assignment epoch set to -1, the group removed.",
+)
+CG_REPLAY_TOMBSTONE_IGNORED = _rule(
+    "cg_replay.tombstone_ignored",
+    "§12.16",
+    "A tombstone for a group or member replay does not hold: ignored.",
+    defensive=True,
+)
+
+# Failover: the coordinator loses its memory and rebuilds it from the log
+CG_FAILOVER_UNLOADED = _rule(
+    "cg_failover.unloaded",
+    "§12.16",
+    "The coordinator's __consumer_offsets partition moves away: its groups and timers are dropped from memory, the log stays.",
+)
+CG_FAILOVER_LOAD_STARTED = _rule(
+    "cg_failover.load_started",
+    "§12.16",
+    "This broker becomes the partition's coordinator again and starts replaying its log.",
+)
+CG_FAILOVER_LOADED = _rule(
+    "cg_failover.loaded",
+    "§12.16",
+    "Replay finished (onLoaded): the groups are those the log rebuilds, every member's session timeout is armed anew, and a member in UnrevokedPartitions has its rebalance timeout armed.",
+)
+CG_FAILOVER_NOT_COORDINATOR = _rule(
+    "cg_failover.not_coordinator",
+    "§12.16",
+    "A request while the partition is not led here: NOT_COORDINATOR, nothing changes.",
+)
+CG_FAILOVER_LOAD_IN_PROGRESS = _rule(
+    "cg_failover.load_in_progress",
+    "§12.16",
+    "A request while the partition is being loaded: COORDINATOR_LOAD_IN_PROGRESS, nothing changes.",
+)
+
+
 KIP848_RULES: tuple[Rule, ...] = (
     CG_HEARTBEAT_INVALID_REQUEST,
     CG_HEARTBEAT_UNSUPPORTED_ASSIGNOR,
@@ -281,6 +384,25 @@ KIP848_RULES: tuple[Rule, ...] = (
     CG_DESCRIBE_UNKNOWN_GROUP,
     CG_DESCRIBE_GROUP,
     *MIXED_RULES,
+    CG_RECORD_MEMBER_TOMBSTONES,
+    CG_RECORD_MEMBER_METADATA,
+    CG_RECORD_GROUP_EPOCH,
+    CG_RECORD_TARGET_MEMBER,
+    CG_RECORD_TARGET_EPOCH,
+    CG_RECORD_CURRENT_ASSIGNMENT,
+    CG_RECORD_GROUP_TOMBSTONES,
+    CG_REPLAY_GROUP_EPOCH,
+    CG_REPLAY_MEMBER_METADATA,
+    CG_REPLAY_TARGET_MEMBER,
+    CG_REPLAY_TARGET_EPOCH,
+    CG_REPLAY_CURRENT_ASSIGNMENT,
+    CG_REPLAY_TOMBSTONE,
+    CG_REPLAY_TOMBSTONE_IGNORED,
+    CG_FAILOVER_UNLOADED,
+    CG_FAILOVER_LOAD_STARTED,
+    CG_FAILOVER_LOADED,
+    CG_FAILOVER_NOT_COORDINATOR,
+    CG_FAILOVER_LOAD_IN_PROGRESS,
 )
 
 KIP848_RULE_IDS: frozenset[str] = frozenset(rule.rule_id for rule in KIP848_RULES)

@@ -16,10 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from groupspec.vocabulary.consumer_groups import ConsumerGroupState
 from groupspec.vocabulary.requests import JoinGroupProtocol, TopicPartition
+
+if TYPE_CHECKING:
+    from .records import Record
 
 T = TypeVar("T")
 Partitions = frozenset[TopicPartition]
@@ -31,6 +34,15 @@ INITIAL_GROUP_EPOCH = 1
 INITIAL_ASSIGNMENT_EPOCH = 1
 # No target assignment computed yet (or its time unknown): the next one may be computed at once.
 NO_ASSIGNMENT_TIMESTAMP = 0
+
+
+class CoordinatorPhase(Enum):
+    """Whether this broker serves the group's `__consumer_offsets` partition (docs/protocol.md
+    §12.15): it does, it does not (another broker leads it), or it is replaying the log."""
+
+    ACTIVE = "Active"
+    UNLOADED = "Unloaded"
+    LOADING = "Loading"
 
 
 class MemberState(Enum):
@@ -220,10 +232,16 @@ class ConsumerGroup:
 @dataclass(frozen=True)
 class ConsumerGroupsState:
     """Every consumer-protocol group of the coordinator, and the counter behind the member ids it
-    generates for v0 joins (Kafka draws a random UUID; ids are compared only for equality)."""
+    generates for v0 joins (Kafka draws a random UUID; ids are compared only for equality).
+
+    `log` is the groups' part of `__consumer_offsets`, compacted (spec/kip848/records.py): it
+    outlives a failover, the groups in memory do not. `phase` says whether the coordinator serves
+    the partition, and is ACTIVE except around a failover."""
 
     groups_by_id: tuple[tuple[str, ConsumerGroup], ...] = ()
     next_member_number: int = 0
+    log: tuple[Record, ...] = ()
+    phase: CoordinatorPhase = CoordinatorPhase.ACTIVE
 
     def group(self, group_id: str) -> ConsumerGroup | None:
         """The group called `group_id`, or None."""

@@ -27,6 +27,7 @@ from enum import Enum
 from groupspec.vocabulary.consumer_groups import (
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupTopicPartitions,
@@ -37,6 +38,7 @@ from groupspec.vocabulary.requests import TopicPartition
 from ...consumer.rules import ConsumerRule
 from ..config import ConsumerGroupConfig
 from .rules import (
+    CG_CLIENT_ERROR_COORDINATOR,
     CG_CLIENT_ERROR_FATAL,
     CG_CLIENT_ERROR_FENCED,
     CG_CLIENT_ERROR_FENCED_LEAVING,
@@ -132,6 +134,14 @@ _TAKES_ASSIGNMENT = LEGAL_PREDECESSORS[_S.RECONCILING]
 _HEARTBEAT_NOW = frozenset({_S.JOINING, _S.ACKNOWLEDGING, _S.LEAVING})
 _HEARTBEAT_ON_INTERVAL = frozenset({_S.STABLE, _S.RECONCILING, _S.PREPARE_LEAVING})
 _FENCING_ERRORS = frozenset({ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID})
+# Errors of the coordinator's whereabouts: the heartbeat is retried, the membership unchanged.
+_COORDINATOR_ERRORS = frozenset(
+    {
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    }
+)
 
 
 class IllegalTransitionError(Exception):
@@ -160,6 +170,7 @@ class KafkaConsumer:
     send_rebalance_timeout: bool = True
     send_owned: bool = True
     poll_expired: bool = False
+    instance_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +211,14 @@ class _Effects:
         self, consumer: KafkaConsumer, request: ConsumerGroupHeartbeatRequest | None = None
     ) -> ClientStep:
         return ClientStep(consumer, tuple(self.rules), tuple(self.callbacks), request)
+
+
+def leave_epoch(consumer: KafkaConsumer) -> int:
+    """The epoch a leave carries: -2 for a static member (group.instance.id set), which the
+    coordinator keeps for its next incarnation, -1 otherwise (leaveGroupEpoch)."""
+    if consumer.instance_id is not None:
+        return LEAVE_GROUP_STATIC_MEMBER_EPOCH
+    return LEAVE_GROUP_MEMBER_EPOCH
 
 
 def _move(consumer: KafkaConsumer, to: ConsumerState, **changes: object) -> KafkaConsumer:
@@ -260,6 +279,10 @@ def leave(consumer: KafkaConsumer) -> ClientStep | None:
     effects = _Effects()
     if consumer.state is ConsumerState.FENCED:
         effects.fire(CG_CLIENT_LEAVE_NOT_IN_GROUP)
+        if consumer.owned:
+            # transitionToFenced already signalled onPartitionsLost; unsubscribe() runs the
+            # pending callbacks before it returns, so the application sees it before the clear.
+            effects.run("onPartitionsLost", consumer.owned)
         left = _move(
             consumer,
             ConsumerState.UNSUBSCRIBED,
@@ -285,7 +308,7 @@ def expire_poll(consumer: KafkaConsumer) -> ClientStep | None:
     effects.fire(CG_CLIENT_POLL_EXPIRED)
     preparing = _move(consumer, ConsumerState.PREPARE_LEAVING, reconciling=None, poll_expired=True)
     leaving = _move(
-        preparing, ConsumerState.LEAVING, member_epoch=LEAVE_GROUP_MEMBER_EPOCH, current=None
+        preparing, ConsumerState.LEAVING, member_epoch=leave_epoch(consumer), current=None
     )
     return effects.done(leaving)
 
@@ -305,7 +328,7 @@ def release_for_leave(consumer: KafkaConsumer) -> ClientStep | None:
     leaving = _move(
         consumer,
         ConsumerState.LEAVING,
-        member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+        member_epoch=leave_epoch(consumer),
         owned=NOTHING,
         current=None,
         target=None,
@@ -396,6 +419,8 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
         group_id=consumer.group_id,
         member_id=consumer.member_id,
         member_epoch=consumer.member_epoch,
+        # group.instance.id goes on every heartbeat of a static member (HeartbeatState).
+        instance_id=consumer.instance_id,
         rebalance_timeout_ms=(
             REBALANCE_TIMEOUT_MS if joining or consumer.send_rebalance_timeout else -1
         ),
@@ -409,11 +434,13 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
         ),
     )
     if state is ConsumerState.LEAVING:
-        # A leave carries only the ids and epoch -1 (the fields above are those of a heartbeat).
+        # A leave carries only the ids and epoch -1, or -2 for a static member (the fields
+        # above are those of a heartbeat).
         request = ConsumerGroupHeartbeatRequest(
             group_id=consumer.group_id,
             member_id=consumer.member_id,
-            member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+            member_epoch=leave_epoch(consumer),
+            instance_id=consumer.instance_id,
         )
     sent = replace(
         consumer,
@@ -511,13 +538,24 @@ def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: _Effects) -> C
         consumer, send_subscription=True, send_rebalance_timeout=True, send_owned=True
     )
     state = consumer.state
+    if error in _COORDINATOR_ERRORS:
+        if state not in IN_GROUP:
+            # A leave's answer: the leave is not retried, the member is out either way.
+            effects.fire(CG_CLIENT_RESPONSE_NOT_IN_GROUP)
+            return effects.done(consumer)
+        effects.fire(CG_CLIENT_ERROR_COORDINATOR)
+        return effects.done(consumer)
     if error in _FENCING_ERRORS:
         if state in (ConsumerState.PREPARE_LEAVING, ConsumerState.LEAVING):
             effects.fire(CG_CLIENT_ERROR_FENCED_LEAVING)
             if state is ConsumerState.PREPARE_LEAVING:
                 consumer = _move(
-                    consumer, ConsumerState.LEAVING, member_epoch=LEAVE_GROUP_MEMBER_EPOCH
+                    consumer, ConsumerState.LEAVING, member_epoch=leave_epoch(consumer)
                 )
+            if state is ConsumerState.PREPARE_LEAVING and consumer.owned:
+                # The leave in progress already invoked onPartitionsRevoked (leaveGroup starts it
+                # on entering PrepareLeaving); the fence completes the leave, not the callback.
+                effects.run("onPartitionsRevoked", consumer.owned)
             # A poll-expired member still holds its partitions here; it is out of the group, so
             # they are dropped with the rest (no callback: the application is not polling).
             left = _move(

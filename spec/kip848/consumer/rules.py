@@ -147,6 +147,11 @@ CG_CLIENT_STALE_REJOIN = _rule(
     "AbstractMembershipManager.maybeRejoinStaleMember",
     "A Stale consumer that released its partitions polls again: Joining at epoch 0.",
 )
+CG_CLIENT_ERROR_COORDINATOR = _rule(
+    "cg_client.error.coordinator",
+    "AbstractHeartbeatRequestManager.onErrorResponse",
+    "NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS: the coordinator is looked up again (or waited for) and the heartbeat retried with every field; the membership does not change.",
+)
 
 KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
     CG_CLIENT_SUBSCRIBE_JOINING,
@@ -173,5 +178,6 @@ KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
     CG_CLIENT_POLL_EXPIRED,
     CG_CLIENT_STALE_PARTITIONS_LOST,
     CG_CLIENT_STALE_REJOIN,
+    CG_CLIENT_ERROR_COORDINATOR,
 )
 KIP848_CONSUMER_RULE_IDS: frozenset[str] = frozenset(r.rule_id for r in KIP848_CONSUMER_RULES)
