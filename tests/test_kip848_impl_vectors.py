@@ -37,8 +37,18 @@ UNHINTED_COVERAGE = {
 }
 
 
+# Presets whose worlds step what the vector format and impl/kip848 do not serve yet.
+NO_VECTORS = {
+    "kip848-failover-1": "coordinator failovers (unload, load): impl/kip848 keeps no log yet",
+}
+
+
 def test_every_kip848_preset_has_committed_vectors():
-    assert sorted(f"{name}.jsonl.gz" for name in preset_names(KIP848_KIND)) == FILES
+    exported = sorted(
+        f"{name}.jsonl.gz" for name in preset_names(KIP848_KIND) if name not in NO_VECTORS
+    )
+    assert exported == FILES
+    assert set(NO_VECTORS) <= set(preset_names(KIP848_KIND))
 
 
 @pytest.mark.parametrize("name", FILES)

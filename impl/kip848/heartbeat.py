@@ -47,7 +47,8 @@ class Refused(Exception):
 
 def consumer_group_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> None:
     """Serve one ConsumerGroupHeartbeat."""
-    if request.subscribed_topic_regex is not None:
+    # An empty regex is none (Kafka 4.4.0's subscribedTopicRegexOrNull); librdkafka sends one.
+    if request.subscribed_topic_regex:
         raise UnknownRequestError(
             "ConsumerGroupHeartbeat.subscribed_topic_regex: regular-expression subscriptions "
             "are not implemented"

@@ -70,6 +70,7 @@ from .mixed_rules import (
     CG_CONVERT_UPGRADE_JOIN_REFUSED,
 )
 from .mixed_state import GroupKind, MixedState, MixedStep
+from .records import rewritten_with_records
 from .rules import (
     CG_HEARTBEAT_MEMBER_LEFT,
     CG_TIMER_REBALANCE_TIMEOUT_EXPIRED,
@@ -127,7 +128,7 @@ class MixedCoordinatorSpec:
             raise InputError(f"now_ms must be a non-negative integer, got {now_ms!r}")
         joint = self._joint_handler(state, event)
         if joint is not None:
-            return self._run(now_ms, lambda step: joint(step, state))
+            return self._run(state, now_ms, lambda step: joint(step, state))
         if isinstance(event, RequestArrived | SessionTimeoutExpired | RebalanceTimeoutExpired):
             return tuple(
                 MixedOutcome(state.with_consumer(o.state), o.responses, o.rules, o.choices)
@@ -138,10 +139,16 @@ class MixedCoordinatorSpec:
             for o in self.classic.step(state.classic, event, now_ms)  # type: ignore[arg-type]
         )
 
-    def _run(self, now_ms: int, run: Callable[[MixedStep], MixedState]) -> tuple[MixedOutcome, ...]:
+    def _run(
+        self, before: MixedState, now_ms: int, run: Callable[[MixedStep], MixedState]
+    ) -> tuple[MixedOutcome, ...]:
         def once(chooser: _Chooser) -> MixedOutcome:
             step = MixedStep(self.config, self.classic.config, now_ms, chooser)
             after = run(step)
+            # What the crossing did to the consumer groups is written to their log, as the
+            # consumer-protocol coordinator writes its own steps (records.py).
+            logged = rewritten_with_records(self.config, before.consumer, after.consumer)
+            after = after.with_consumer(logged)
             responses: tuple[Response | Reply, ...] = (*step.responses, *step.classic_responses)
             return MixedOutcome(after, responses, tuple(step.rules), tuple(step.choices))
 

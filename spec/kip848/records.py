@@ -33,6 +33,7 @@ from .state import (
     INITIAL_ASSIGNMENT_EPOCH,
     INITIAL_GROUP_EPOCH,
     NO_ASSIGNMENT_TIMESTAMP,
+    ClassicMemberMetadata,
     ConsumerGroup,
     ConsumerGroupMember,
     ConsumerGroupsState,
@@ -101,6 +102,9 @@ class MemberMetadataValue:
     subscribed_topic_names: tuple[str, ...]
     rebalance_timeout_ms: int
     server_assignor: str | None
+    # A classic member's session timeout and protocols (the record's ClassicMemberMetadata,
+    # written for members that joined with JoinGroup: Kafka 4.x, docs/protocol.md §12.15).
+    classic: ClassicMemberMetadata | None = None
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,7 @@ def member_metadata_value(member: ConsumerGroupMember) -> MemberMetadataValue:
         subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
         rebalance_timeout_ms=member.rebalance_timeout_ms,
         server_assignor=member.server_assignor,
+        classic=member.classic,
     )
 
 

@@ -95,6 +95,7 @@ def _replay_one(groups: dict[str, ConsumerGroup], record: Record) -> Rule:
             subscribed_topic_names=frozenset(value.subscribed_topic_names),
             rebalance_timeout_ms=value.rebalance_timeout_ms,
             server_assignor=value.server_assignor,
+            classic=value.classic,
         )
         groups[gid] = group.with_member(member)
         return CG_REPLAY_MEMBER_METADATA
@@ -180,8 +181,15 @@ def _tombstone(groups: dict[str, ConsumerGroup], group: ConsumerGroup, key: obje
 
 def durable_view(group: ConsumerGroup) -> ConsumerGroup:
     """What the log keeps of `group`: everything but its timers (members with their
-    subscriptions, instance ids and epochs, both group epochs, the target, current assignments)."""
-    return replace(group, session_deadlines=(), rebalance_deadlines=())
+    subscriptions, instance ids and epochs, both group epochs, the target, current assignments),
+    timers aside: the session and rebalance timeouts, and a classic member's join and sync ones."""
+    return replace(
+        group,
+        session_deadlines=(),
+        rebalance_deadlines=(),
+        classic_join_deadlines=(),
+        classic_sync_deadlines=(),
+    )
 
 
 def durability_problems(state: ConsumerGroupsState, log: Iterable[Record]) -> list[str]:
