@@ -7,8 +7,7 @@ and `MemberState` (`modern/MemberState.java`). Partitions are kept by topic name
 carry topic ids, which the handler translates with the cluster's metadata (`config.topics`).
 
 Not kept, because no rule of this slice reads them: the client id and host, the subscribed
-regular expression, the per-partition assignment epochs of KIP-1251 (read only by OffsetCommit
-validation), the metadata hash and the classic-member metadata of mixed groups.
+regular expression, the metadata hash and the classic-member metadata of mixed groups.
 """
 
 from __future__ import annotations
@@ -61,6 +60,12 @@ class ConsumerGroupMember:
     state: MemberState = MemberState.STABLE
     assigned: Partitions = NO_PARTITIONS
     pending_revocation: Partitions = NO_PARTITIONS
+    # KIP-1251 (the 4.3+ profile only): the epoch each owned partition was assigned at, sorted.
+    assignment_epochs: tuple[tuple[TopicPartition, int], ...] = ()
+
+    def assignment_epoch_of(self, partition: TopicPartition) -> int | None:
+        """The epoch `partition` was assigned to the member at, or None when not recorded."""
+        return dict(self.assignment_epochs).get(partition)
 
     def is_reconciled_to(self, epoch: int) -> bool:
         """Whether the member runs the target assignment of `epoch` in full."""
@@ -199,6 +204,28 @@ class ConsumerGroupsState:
 
     groups_by_id: tuple[tuple[str, ConsumerGroup], ...] = ()
     next_member_number: int = 0
+    # The committed offsets by group id, each sorted by partition (OffsetMetadataManager keeps
+    # them apart from the groups; spec/kip848/offsets.py writes them).
+    offsets_by_group: tuple[tuple[str, tuple[tuple[TopicPartition, int], ...]], ...] = ()
+
+    def offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        """The offsets committed for `group_id`."""
+        return dict(dict(self.offsets_by_group).get(group_id, ()))
+
+    def with_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> ConsumerGroupsState:
+        """The state with `offsets` as the group's committed offsets (none: the entry goes)."""
+        by_group = dict(self.offsets_by_group)
+        by_group.pop(group_id, None)
+        if offsets:
+            by_group[group_id] = tuple(sorted(offsets.items()))
+        return replace(self, offsets_by_group=tuple(sorted(by_group.items())))
+
+    def without_group(self, group_id: str) -> ConsumerGroupsState:
+        """The state without the group and its offsets."""
+        groups = tuple(entry for entry in self.groups_by_id if entry[0] != group_id)
+        return replace(self, groups_by_id=groups).with_offsets(group_id, {})
 
     def group(self, group_id: str) -> ConsumerGroup | None:
         """The group called `group_id`, or None."""
