@@ -43,15 +43,20 @@ from groupspec.spec.kip848 import (
     RequestArrived,
 )
 from groupspec.spec.kip848 import invariants as kip848_invariants
+from groupspec.spec.kip848.consumer import commits as consumer_commits
 from groupspec.spec.kip848.consumer import machine
+from groupspec.spec.kip848.consumer.commits import Commit
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
+from groupspec.spec.kip848.offsets import commit_allowed
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupState,
 )
+from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import RequestRef, TopicPartition
+from groupspec.vocabulary.responses import OffsetCommitResponse
 
 from .kip848_params import Kip848Parameters
 
@@ -91,6 +96,9 @@ class Kip848WorldState:
     subscription_changes: int = 0
     poll_expiries: int = 0
     message_losses: int = 0
+    # Offset commits left to send, and those on their way with the sender's slot.
+    commits: int = 0
+    commits_in_flight: tuple[tuple[int, Commit], ...] = ()
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding: the coordinator's state holds frozensets, whose repr order is
@@ -196,6 +204,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 subscription_changes=p.subscription_changes,
                 poll_expiries=p.poll_expiries,
                 message_losses=p.message_losses,
+                commits=p.commits,
             )
         ]
 
@@ -210,6 +219,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
             steps += self._consumer_steps(state, index)
             steps += self._network_steps(state, index)
         steps += self._timer_steps(state)
+        steps += self._commit_deliveries(state)
         return steps
 
     # -- consumers -----------------------------------------------------------------------------
@@ -257,6 +267,15 @@ class Kip848World(PlainModel[Kip848WorldState]):
             if step is not None:
                 spent = replace(state, **{budget: getattr(state, budget) - 1})
                 found.append(self._consumer_transition(spent, index, action, step))
+        if state.commits:
+            sent = consumer_commits.commit(consumer)
+            if sent is not None and sent.commit is not None:
+                after = replace(
+                    state,
+                    commits=state.commits - 1,
+                    commits_in_flight=(*state.commits_in_flight, (index, sent.commit)),
+                )
+                found.append(Transition(f"commit({name})", "commit", after, (sent.rule,)))
         if state.crashes:
             crashed = replace(
                 _with_consumer(state, index, None),
@@ -353,6 +372,37 @@ class Kip848World(PlainModel[Kip848WorldState]):
         step = machine.on_request_failed(consumer)
         return Transition(label, action, _with_consumer(spent, index, step.consumer), step.rules)
 
+    # -- offset commits --------------------------------------------------------------------------
+
+    def _commit_deliveries(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
+        """A commit reaching the coordinator (in any order), and its sender reading the answer at
+        once: a retry at a newer epoch goes back on its way."""
+        found: list[Transition[Kip848WorldState]] = []
+        for position, (index, sent) in enumerate(state.commits_in_flight):
+            rest = _without(state.commits_in_flight, position)
+            event = RequestArrived(RequestRef(sent.member_id, 0), sent.request(GROUP_ID))
+            findings = _judge_commit(state, sent, self.config.kafka_version)
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+                error = _commit_error(outcome.responses)
+                rules = outcome.rules
+                after = replace(state, coordinator=outcome.state, commits_in_flight=rest)
+                consumer = state.consumers[index]
+                if consumer is not None and consumer.member_id == sent.member_id:
+                    reaction = consumer_commits.on_commit_response(consumer, sent, error)
+                    rules = (*rules, reaction.rule)
+                    if reaction.commit is not None:
+                        after = replace(after, commits_in_flight=(*rest, (index, reaction.commit)))
+                found.append(
+                    Transition(
+                        f"coordinator_commits(c{index + 1})",
+                        "coordinator_commits",
+                        after,
+                        rules,
+                        findings=_commit_findings(findings, error),
+                    )
+                )
+        return found
+
     # -- the coordinator's timers --------------------------------------------------------------
 
     def _timer_steps(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
@@ -413,6 +463,20 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 "onPartitionsLost for it (its steps report it).",
             ),
         ]
+        if self.parameters.commits:
+            world += [
+                ActionProperty(
+                    "CommitJudged",
+                    "A commit is accepted from the owner at an epoch the profile allows and "
+                    "refused otherwise (its epoch equal to the member's, or from 4.3 at least "
+                    "the epoch each partition was assigned at).",
+                ),
+                ActionProperty(
+                    "CommitFromOwner",
+                    "An accepted commit comes from the member that owns each of its partitions "
+                    "(assigned or pending revocation) when the coordinator accepts it.",
+                ),
+            ]
         if self.parameters.check_convergence:
             world.append(
                 LivenessProperty(
@@ -424,6 +488,53 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 )
             )
         return (*coordinator_invariants, *world)
+
+
+# -- commits ------------------------------------------------------------------------------------
+
+
+def _judge_commit(
+    state: Kip848WorldState, sent: Commit, kafka_version: str
+) -> tuple[bool, tuple[str, ...]]:
+    """Whether the profile allows `sent` where it arrives, and the partitions it names that its
+    member does not own there."""
+    group = state.coordinator.group(GROUP_ID)
+    partitions = frozenset(sent.partitions)
+    allowed = commit_allowed(group, sent.member_id, sent.epoch, partitions, kafka_version)
+    member = None if group is None else group.member(sent.member_id)
+    owned = frozenset() if member is None else member.owned
+    return allowed, tuple(str(p) for p in sorted(partitions - owned))
+
+
+def _commit_error(responses: tuple[Any, ...]) -> ErrorCode:
+    (reply,) = responses
+    assert isinstance(reply.body, OffsetCommitResponse)
+    errors = {entry.error_code for entry in reply.body.partitions}
+    return ErrorCode.NONE if errors == {ErrorCode.NONE} else max(errors - {ErrorCode.NONE})
+
+
+def _commit_findings(
+    judged: tuple[bool, tuple[str, ...]], error: ErrorCode
+) -> tuple[tuple[str, str], ...]:
+    allowed, not_owned = judged
+    accepted = error is ErrorCode.NONE
+    found = []
+    if accepted != allowed:
+        verdict = "accepted" if accepted else f"refused ({error.name})"
+        found.append(
+            (
+                "CommitJudged",
+                f"a commit the profile {'refuses' if not allowed else 'allows'} was {verdict}",
+            )
+        )
+    if accepted and not_owned:
+        found.append(
+            (
+                "CommitFromOwner",
+                f"an accepted commit names {', '.join(not_owned)}, not the member's",
+            )
+        )
+    return tuple(found)
 
 
 # -- property checks ----------------------------------------------------------------------------
@@ -558,4 +669,6 @@ def world_actions() -> Sequence[str]:
         "lose_response",
         "session_timeout",
         "rebalance_timeout",
+        "commit",
+        "coordinator_commits",
     )
