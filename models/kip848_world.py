@@ -378,6 +378,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         """A commit reaching the coordinator (in any order), and its sender reading the answer at
         once: a retry at a newer epoch goes back on its way."""
         found: list[Transition[Kip848WorldState]] = []
+        declared = {prop.name for prop in self.properties}
         for position, (index, sent) in enumerate(state.commits_in_flight):
             rest = _without(state.commits_in_flight, position)
             event = RequestArrived(RequestRef(sent.member_id, 0), sent.request(GROUP_ID))
@@ -398,7 +399,11 @@ class Kip848World(PlainModel[Kip848WorldState]):
                         "coordinator_commits",
                         after,
                         rules,
-                        findings=_commit_findings(findings, error),
+                        findings=tuple(
+                            finding
+                            for finding in _commit_findings(findings, error)
+                            if finding[0] in declared
+                        ),
                     )
                 )
         return found
