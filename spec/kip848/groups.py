@@ -1,4 +1,4 @@
-"""ListGroups and DeleteGroups on consumer-protocol groups (docs/protocol.md §12.14).
+"""ListGroups and DeleteGroups on consumer-protocol groups (docs/protocol.md §12.15).
 
 Kafka 4.3.0: `G/GroupMetadataManager.java` (`listGroups` filters by state and type, case
 insensitively), `G/modern/consumer/ConsumerGroup.java` (`validateDeleteGroup`: NON_EMPTY_GROUP

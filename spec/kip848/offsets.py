@@ -1,4 +1,4 @@
-"""OffsetCommit and OffsetFetch on consumer-protocol groups (docs/protocol.md §12.14): who may
+"""OffsetCommit and OffsetFetch on consumer-protocol groups (docs/protocol.md §12.15): who may
 commit or fetch, judged by member id and member epoch.
 
 Kafka: `G/OffsetMetadataManager.java` (`validateOffsetCommit`, `commitOffset`, `fetchOffsets`)

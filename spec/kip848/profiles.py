@@ -1,4 +1,4 @@
-"""The Kafka releases whose consumer-protocol coordinators differ (docs/protocol.md §12.14): the
+"""The Kafka releases whose consumer-protocol coordinators differ (docs/protocol.md §12.15): the
 version profiles of spec/kip848/, named as `ConsumerGroupConfig.kafka_version` takes them.
 
 A rule of spec/kip848/rules.py that only some releases' coordinator has lists those profiles in

@@ -1,4 +1,4 @@
-"""The Java consumer's offset commits under the consumer protocol (docs/protocol.md §12.14): a
+"""The Java consumer's offset commits under the consumer protocol (docs/protocol.md §12.15): a
 commit carries the member's latest epoch, and one refused with STALE_MEMBER_EPOCH is sent again
 at the newer epoch the member has learnt since.
 
