@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import OffsetCommitPartition, OffsetCommitRequest
 
+from ...consumer.rules import ConsumerRule
 from .machine import Assignment, ConsumerState, KafkaConsumer
 from .rules import (
     CG_CLIENT_COMMIT_COMPLETED,
@@ -66,20 +67,39 @@ class CommitStep:
     commit: Commit | None = None
 
 
+class _Fired:
+    """The one rule a commit step fires, recorded as the machine's steps record theirs."""
+
+    def __init__(self) -> None:
+        self.rule = ""
+
+    def fire(self, rule: ConsumerRule) -> None:
+        """Record that `rule` applied."""
+        self.rule = rule.rule_id
+
+    def done(self, sent: Commit | None = None) -> CommitStep:
+        """The step: its rule and the commit it sends."""
+        return CommitStep(self.rule, sent)
+
+
 def commit(consumer: KafkaConsumer) -> CommitStep | None:
     """The commit a member holding partitions may send now, at its latest epoch."""
     if consumer.state not in COMMITTING_STATES or consumer.member_epoch <= 0 or not consumer.owned:
         return None
-    sent = Commit(consumer.member_id, consumer.member_epoch, consumer.owned)
-    return CommitStep(CG_CLIENT_COMMIT_SENT.rule_id, sent)
+    effects = _Fired()
+    effects.fire(CG_CLIENT_COMMIT_SENT)
+    return effects.done(Commit(consumer.member_id, consumer.member_epoch, consumer.owned))
 
 
 def on_commit_response(consumer: KafkaConsumer, sent: Commit, error: ErrorCode) -> CommitStep:
     """What the consumer does with the answer to `sent`."""
+    effects = _Fired()
     if error is ErrorCode.NONE:
-        return CommitStep(CG_CLIENT_COMMIT_COMPLETED.rule_id)
+        effects.fire(CG_CLIENT_COMMIT_COMPLETED)
+        return effects.done()
     newer = consumer.member_epoch > 0 and consumer.member_epoch != sent.epoch
     if error is ErrorCode.STALE_MEMBER_EPOCH and newer and consumer.owned:
-        retry = Commit(consumer.member_id, consumer.member_epoch, consumer.owned)
-        return CommitStep(CG_CLIENT_COMMIT_RETRIED.rule_id, retry)
-    return CommitStep(CG_CLIENT_COMMIT_FAILED.rule_id)
+        effects.fire(CG_CLIENT_COMMIT_RETRIED)
+        return effects.done(Commit(consumer.member_id, consumer.member_epoch, consumer.owned))
+    effects.fire(CG_CLIENT_COMMIT_FAILED)
+    return effects.done()
