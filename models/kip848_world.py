@@ -15,7 +15,9 @@ spec/kip848/invariants.py on its state; OwnedOnce (no partition held by two cons
 at once, counting partitions a consumer has not yet revoked); NoRunAgainstOwner (a consumer never
 holds a partition that the coordinator counts as another member's, assigned or pending
 revocation); ReleasedWithCallback (a consumer step releases a partition only after a callback
-ran for it); and, with `check_convergence`, Converges (under fairness the group ends Stable with
+ran for it); with a `commits` budget, CommitJudged (a commit is accepted exactly when the
+coordinator's profile allows it) and CommitFromOwner (an accepted commit names only partitions
+its member owns); and, with `check_convergence`, Converges (under fairness the group ends Stable with
 every consumer holding its target).
 """
 
