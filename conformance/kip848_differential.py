@@ -42,6 +42,10 @@ from groupspec.spec.kip848 import (
 from groupspec.spec.kip848.events import ConsumerGroupInput
 from groupspec.spec.kip848.state import ConsumerGroup
 from groupspec.spec.kip848.timers import armed_timers
+from groupspec.vocabulary.consumer_groups import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+)
 from groupspec.vocabulary.requests import RequestRef, TopicPartition
 
 Projection = tuple[Any, ...]
@@ -185,7 +189,13 @@ class Kip848Differential:
         outcomes = self.spec.step(self.state, event, now_ms)
         self.clock.set(max(now_ms, self.clock.now_ms()))
         if isinstance(event, RequestArrived):
-            self.impl.handle(event.ref, event.request)
+            request = event.request
+            if not isinstance(
+                request, ConsumerGroupHeartbeatRequest | ConsumerGroupDescribeRequest
+            ):
+                # impl/kip848 serves the two consumer-group APIs only, not offsets or admin yet.
+                raise TypeError(f"impl/kip848 does not serve {type(request).__name__}")
+            self.impl.handle(event.ref, request)
         elif isinstance(event, (SessionTimeoutExpired, RebalanceTimeoutExpired)):
             self.impl.fire(impl_timer(event))
         else:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from groupspec.spec.config import INT32_MAX
 from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
+from groupspec.spec.kip848.profiles import KAFKA_4_3, KIP848_PROFILES
 
 from .kip848_faults import KIP848_FAULTS
 from .parameters import ParameterError, check_ranges, documented
@@ -35,7 +36,9 @@ class Kip848Parameters:
     (unsubscribe(): the consumer revokes, leaves with epoch -1 and stays out), `subscription_changes`
     (one consumer switches to `alternative_subscription`), `poll_expiries` (a consumer misses
     max.poll.interval.ms, leaves and later rejoins), `message_losses` (a heartbeat or its
-    response is lost; the consumer's request times out). `group_max_size` is
+    response is lost; the consumer's request times out), `commits` (a member commits the
+    partitions it holds at its epoch, and retries at a newer one on STALE_MEMBER_EPOCH).
+    `kafka_version` picks the coordinator's profile. `group_max_size` is
     group.consumer.max.size (0: unlimited). With `slow_consumers` a member's session and
     rebalance timeouts may fire while its consumer still runs (the consumer missed its
     deadlines); otherwise only for members whose consumer is gone or stopped heartbeating.
@@ -107,6 +110,17 @@ class Kip848Parameters:
         minimum=0,
         maximum=MAX_BUDGET,
     )
+    commits: int = documented(
+        0,
+        "budget: offset commits consumers send for the partitions they hold",
+        minimum=0,
+        maximum=MAX_BUDGET,
+    )
+    kafka_version: str = documented(
+        KAFKA_4_3,
+        "the coordinator's release where they differ (spec/kip848/profiles.py)",
+        choices=tuple(KIP848_PROFILES),
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -124,6 +138,7 @@ class Kip848Parameters:
             max_size=self.group_max_size or INT32_MAX,
             assignors=(self.assignor,),
             assignment_interval_ms=0,
+            kafka_version=self.kafka_version,
             topics=tuple(
                 TopicMetadata(name, f"{name}-id", count)
                 for name, count in zip(self.topics, self.partitions, strict=True)

@@ -15,7 +15,9 @@ spec/kip848/invariants.py on its state; OwnedOnce (no partition held by two cons
 at once, counting partitions a consumer has not yet revoked); NoRunAgainstOwner (a consumer never
 holds a partition that the coordinator counts as another member's, assigned or pending
 revocation); ReleasedWithCallback (a consumer step releases a partition only after a callback
-ran for it); and, with `check_convergence`, Converges (under fairness the group ends Stable with
+ran for it); with a `commits` budget, CommitJudged (a commit is accepted exactly when the
+coordinator's profile allows it) and CommitFromOwner (an accepted commit names only partitions
+its member owns); and, with `check_convergence`, Converges (under fairness the group ends Stable with
 every consumer holding its target).
 """
 
@@ -43,7 +45,9 @@ from groupspec.spec.kip848 import (
 )
 from groupspec.spec.kip848 import invariants as kip848_invariants
 from groupspec.spec.kip848.config import ConsumerGroupConfig
+from groupspec.spec.kip848.consumer import commits as consumer_commits
 from groupspec.spec.kip848.consumer import machine
+from groupspec.spec.kip848.consumer.commits import Commit
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
 from groupspec.spec.kip848.events import (
     CoordinatorLoaded,
@@ -51,6 +55,7 @@ from groupspec.spec.kip848.events import (
     CoordinatorUnloaded,
 )
 from groupspec.spec.kip848.failover import as_served
+from groupspec.spec.kip848.offsets import commit_allowed
 from groupspec.spec.kip848.refinement import refinement_problems
 from groupspec.spec.kip848.state import CoordinatorPhase
 from groupspec.spec.kip848.timers import armed_timers
@@ -60,7 +65,9 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupState,
 )
+from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import RequestRef, TopicPartition
+from groupspec.vocabulary.responses import OffsetCommitResponse
 
 from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
 from .kip848_params import Kip848Parameters
@@ -104,6 +111,9 @@ class Kip848WorldState:
     poll_expiries: int = 0
     message_losses: int = 0
     failovers: int = 0
+    # Offset commits left to send, and those on their way with the sender's slot.
+    commits: int = 0
+    commits_in_flight: tuple[tuple[int, Commit], ...] = ()
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding: each field's digest, in field order. The coordinator's state
@@ -213,6 +223,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 poll_expiries=p.poll_expiries,
                 message_losses=p.message_losses,
                 failovers=p.failovers,
+                commits=p.commits,
             )
         ]
 
@@ -234,6 +245,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
             steps += self._network_steps(state, index)
         steps += self._timer_steps(state)
         steps += self._failover_steps(state)
+        steps += self._commit_deliveries(state)
         return steps
 
     # -- consumers -----------------------------------------------------------------------------
@@ -290,6 +302,15 @@ class Kip848World(PlainModel[Kip848WorldState]):
             if step is not None:
                 spent = replace(state, **{budget: getattr(state, budget) - 1})
                 found.append(self._consumer_transition(spent, index, action, step))
+        if state.commits:
+            sent = consumer_commits.commit(consumer)
+            if sent is not None and sent.commit is not None:
+                after = replace(
+                    state,
+                    commits=state.commits - 1,
+                    commits_in_flight=(*state.commits_in_flight, (index, sent.commit)),
+                )
+                found.append(Transition(f"commit({name})", "commit", after, (sent.rule,)))
         if state.crashes:
             crashed = replace(
                 _with_consumer(state, index, None),
@@ -386,6 +407,42 @@ class Kip848World(PlainModel[Kip848WorldState]):
             return Transition(label, action, spent)
         step = machine.on_request_failed(consumer)
         return Transition(label, action, _with_consumer(spent, index, step.consumer), step.rules)
+
+    # -- offset commits --------------------------------------------------------------------------
+
+    def _commit_deliveries(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
+        """A commit reaching the coordinator (in any order), and its sender reading the answer at
+        once: a retry at a newer epoch goes back on its way."""
+        found: list[Transition[Kip848WorldState]] = []
+        declared = {prop.name for prop in self.properties}
+        for position, (index, sent) in enumerate(state.commits_in_flight):
+            rest = _without(state.commits_in_flight, position)
+            event = RequestArrived(RequestRef(sent.member_id, 0), sent.request(GROUP_ID))
+            findings = _judge_commit(state, sent, self.config.kafka_version)
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+                error = _commit_error(outcome.responses)
+                rules = outcome.rules
+                after = replace(state, coordinator=outcome.state, commits_in_flight=rest)
+                consumer = state.consumers[index]
+                if consumer is not None and consumer.member_id == sent.member_id:
+                    reaction = consumer_commits.on_commit_response(consumer, sent, error)
+                    rules = (*rules, reaction.rule)
+                    if reaction.commit is not None:
+                        after = replace(after, commits_in_flight=(*rest, (index, reaction.commit)))
+                found.append(
+                    Transition(
+                        f"coordinator_commits(c{index + 1})",
+                        "coordinator_commits",
+                        after,
+                        rules,
+                        findings=tuple(
+                            finding
+                            for finding in _commit_findings(findings, error)
+                            if finding[0] in declared
+                        ),
+                    )
+                )
+        return found
 
     # -- the coordinator's timers --------------------------------------------------------------
 
@@ -486,6 +543,20 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 "onPartitionsLost for it (its steps report it).",
             ),
         ]
+        if self.parameters.commits:
+            world += [
+                ActionProperty(
+                    "CommitJudged",
+                    "A commit is accepted from the owner at an epoch the profile allows and "
+                    "refused otherwise (its epoch equal to the member's, or from 4.3 at least "
+                    "the epoch each partition was assigned at).",
+                ),
+                ActionProperty(
+                    "CommitFromOwner",
+                    "An accepted commit comes from the member that owns each of its partitions "
+                    "(assigned or pending revocation) when the coordinator accepts it.",
+                ),
+            ]
         if self.parameters.check_convergence:
             world.append(
                 LivenessProperty(
@@ -497,6 +568,53 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 )
             )
         return (*coordinator_invariants, *world)
+
+
+# -- commits ------------------------------------------------------------------------------------
+
+
+def _judge_commit(
+    state: Kip848WorldState, sent: Commit, kafka_version: str
+) -> tuple[bool, tuple[str, ...]]:
+    """Whether the profile allows `sent` where it arrives, and the partitions it names that its
+    member does not own there."""
+    group = state.coordinator.group(GROUP_ID)
+    partitions = frozenset(sent.partitions)
+    allowed = commit_allowed(group, sent.member_id, sent.epoch, partitions, kafka_version)
+    member = None if group is None else group.member(sent.member_id)
+    owned = frozenset() if member is None else member.owned
+    return allowed, tuple(str(p) for p in sorted(partitions - owned))
+
+
+def _commit_error(responses: tuple[Any, ...]) -> ErrorCode:
+    (reply,) = responses
+    assert isinstance(reply.body, OffsetCommitResponse)
+    errors = {entry.error_code for entry in reply.body.partitions}
+    return ErrorCode.NONE if errors == {ErrorCode.NONE} else max(errors - {ErrorCode.NONE})
+
+
+def _commit_findings(
+    judged: tuple[bool, tuple[str, ...]], error: ErrorCode
+) -> tuple[tuple[str, str], ...]:
+    allowed, not_owned = judged
+    accepted = error is ErrorCode.NONE
+    found = []
+    if accepted != allowed:
+        verdict = "accepted" if accepted else f"refused ({error.name})"
+        found.append(
+            (
+                "CommitJudged",
+                f"a commit the profile {'refuses' if not allowed else 'allows'} was {verdict}",
+            )
+        )
+    if accepted and not_owned:
+        found.append(
+            (
+                "CommitFromOwner",
+                f"an accepted commit names {', '.join(not_owned)}, not the member's",
+            )
+        )
+    return tuple(found)
 
 
 # -- property checks ----------------------------------------------------------------------------
@@ -675,4 +793,6 @@ def world_actions() -> Sequence[str]:
         "unload",
         "start_loading",
         "finish_loading",
+        "commit",
+        "coordinator_commits",
     )

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 from kip848_helpers import SPEC, answer, beat, first, join, only, send, tps
+from kip848_offset_scenarios import OFFSET_SCENARIOS
 
 from groupspec.spec.errors import UnknownApiError
 from groupspec.spec.events import EventNotEnabledError
@@ -582,6 +583,7 @@ SCENARIOS: dict[str, Callable[[], Outcome]] = {
     "cg_failover.not_coordinator": failover_not_coordinator,
     "cg_failover.load_in_progress": failover_load_in_progress,
 }
+SCENARIOS.update(OFFSET_SCENARIOS)
 
 
 def test_every_rule_has_a_scenario():

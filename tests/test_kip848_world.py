@@ -20,6 +20,7 @@ from groupspec.models.presets import KIP848_KIND, read_preset
 from groupspec.spec.kip848 import ConsumerGroupCoordinatorSpec, MemberState
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState
 from groupspec.spec.kip848.step import Outcome
+from groupspec.vocabulary.requests import OffsetCommitRequest
 
 KIP848_PRESETS = [name for name in model_names() if read_preset(name).kind == KIP848_KIND]
 SMALL = Kip848Parameters(assignor="range", check_convergence=False)
@@ -239,3 +240,45 @@ def test_reordered_messages_of_a_restarted_consumer_keep_every_property():
     assert (in_order.verdict, reordered.verdict) == ("pass", "pass")
     # After a restart the old incarnation's heartbeat may arrive after the new one's join.
     assert reordered.search.distinct_states > in_order.search.distinct_states
+
+
+# -- CommitJudged and CommitFromOwner: coordinators that judge commits wrongly ---------------------
+
+COMMITTING_4_0 = replace(SMALL, commits=1, kafka_version="4.0-4.2")
+
+
+class AcceptsAnyEpoch(ConsumerGroupCoordinatorSpec):
+    """Judges every OffsetCommit as if it carried the member's current epoch."""
+
+    def step(self, state, event, now_ms):  # type: ignore[no-untyped-def]
+        request = getattr(event, "request", None)
+        group = state.group("g")
+        if isinstance(request, OffsetCommitRequest) and group is not None:
+            member = group.member(request.member_id)
+            if member is not None:
+                event = replace(event, request=replace(request, generation_id=member.member_epoch))
+        return super().step(state, event, now_ms)
+
+
+def test_commit_judged_catches_a_coordinator_of_another_release():
+    # The world judges by 4.0-4.2's rule; the coordinator is 4.3's and accepts lagging commits.
+    newer = ConsumerGroupCoordinatorSpec(
+        replace(COMMITTING_4_0.coordinator_config(), kafka_version="4.3+")
+    )
+    world = only(Kip848World(COMMITTING_4_0, coordinator=newer), "CommitJudged")
+    assert failed(world) == ("fail", ("CommitJudged",))
+
+
+def test_commit_from_owner_catches_a_coordinator_accepting_any_epoch():
+    committing = replace(COMMITTING_4_0, kafka_version="4.3+")
+    faulty = AcceptsAnyEpoch(committing.coordinator_config())
+    world = only(Kip848World(committing, coordinator=faulty), "CommitFromOwner")
+    assert failed(world) == ("fail", ("CommitFromOwner",))
+
+
+def test_commit_properties_are_declared_only_with_a_commit_budget():
+    names = {p.name for p in Kip848World(SMALL).properties}
+    assert not {"CommitJudged", "CommitFromOwner"} & names
+    assert {"CommitJudged", "CommitFromOwner"} <= {
+        p.name for p in Kip848World(COMMITTING_4_0).properties
+    }

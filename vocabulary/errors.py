@@ -44,6 +44,7 @@ class ErrorCode(IntEnum):
     FENCED_MEMBER_EPOCH = 110
     UNRELEASED_INSTANCE_ID = 111
     UNSUPPORTED_ASSIGNOR = 112
+    STALE_MEMBER_EPOCH = 113
 
 
 # How a failed append to __consumer_offsets is reported to the client (reference §2.0,

@@ -350,11 +350,16 @@ class OffsetFetchRequest:
     partitions: tuple[TopicPartition, ...] | None
     require_stable: bool = False
     api_version: int = 9
+    # v9+ (KIP-848): the fetching member of a consumer-protocol group; None and -1 for others.
+    member_id: str | None = None
+    member_epoch: int = -1
 
     def __post_init__(self) -> None:
         name = "OffsetFetch"
         _check_version(name, self.api_version, 9)
         _check_str(name, "group_id", self.group_id)
+        _check_str(name, "member_id", self.member_id, nullable=True)
+        _check_int(name, "member_epoch", self.member_epoch, INT32)
         if not isinstance(self.require_stable, bool):
             raise MalformedRequestError(
                 name, "require_stable", f"expected a bool, got {self.require_stable!r}"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from groupspec.vocabulary.errors import InvalidConfigError
 
 from ..config import INT32_MAX
+from .profiles import KAFKA_4_3, KIP848_PROFILES
 
 UNIFORM_ASSIGNOR = "uniform"
 RANGE_ASSIGNOR = "range"
@@ -44,8 +45,15 @@ class ConsumerGroupConfig:
     assignment_interval_ms: int = 1_000
     topics: tuple[TopicMetadata, ...] = DEFAULT_TOPICS
     migration_policy: str = "bidirectional"
+    # Which release's coordinator to follow where they differ (spec/kip848/profiles.py).
+    kafka_version: str = KAFKA_4_3
 
     def __post_init__(self) -> None:
+        if self.kafka_version not in KIP848_PROFILES:
+            raise InvalidConfigError(
+                f"kafka_version must be one of {', '.join(KIP848_PROFILES)}, "
+                f"got {self.kafka_version!r}"
+            )
         for name in ("session_timeout_ms", "heartbeat_interval_ms", "max_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

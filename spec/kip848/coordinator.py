@@ -17,6 +17,12 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
 )
+from groupspec.vocabulary.requests import (
+    DeleteGroupsRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+)
 
 from ..errors import UnknownApiError
 from .config import ConsumerGroupConfig
@@ -37,7 +43,9 @@ from .failover import (
     refuse_while_not_active,
     with_records,
 )
+from .groups import delete_groups, list_groups
 from .heartbeat import consumer_group_heartbeat
+from .offsets import offset_commit, offset_fetch
 from .state import ConsumerGroupsState, CoordinatorPhase
 from .step import Outcome, Step, all_outcomes
 from .timers import on_rebalance_timeout, on_session_timeout
@@ -77,6 +85,14 @@ class ConsumerGroupCoordinatorSpec:
                     return consumer_group_heartbeat(step, state, event.ref, request)
                 if isinstance(request, ConsumerGroupDescribeRequest):
                     return consumer_group_describe(step, state, event.ref, request)
+                if isinstance(request, OffsetCommitRequest):
+                    return offset_commit(step, state, event.ref, request)
+                if isinstance(request, OffsetFetchRequest):
+                    return offset_fetch(step, state, event.ref, request)
+                if isinstance(request, ListGroupsRequest):
+                    return list_groups(step, state, event.ref, request)
+                if isinstance(request, DeleteGroupsRequest):
+                    return delete_groups(step, state, event.ref, request)
             if isinstance(event, SessionTimeoutExpired):
                 return on_session_timeout(step, state, event)
             if isinstance(event, RebalanceTimeoutExpired):

@@ -13,7 +13,24 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
 )
-from groupspec.vocabulary.requests import RequestRef
+from groupspec.vocabulary.requests import (
+    DeleteGroupsRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    RequestRef,
+)
+
+# What a consumer-protocol coordinator answers: its own RPCs, and the group RPCs both kinds of
+# group share (spec/kip848/offsets.py, spec/kip848/groups.py).
+Kip848Request = (
+    ConsumerGroupHeartbeatRequest
+    | ConsumerGroupDescribeRequest
+    | OffsetCommitRequest
+    | OffsetFetchRequest
+    | ListGroupsRequest
+    | DeleteGroupsRequest
+)
 
 
 @dataclass(frozen=True)
@@ -21,7 +38,7 @@ class RequestArrived:
     """A KIP-848 request arriving from a client connection."""
 
     ref: RequestRef
-    request: ConsumerGroupHeartbeatRequest | ConsumerGroupDescribeRequest
+    request: Kip848Request
 
 
 @dataclass(frozen=True)

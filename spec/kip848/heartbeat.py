@@ -31,10 +31,12 @@ from ..errors import UnknownApiError
 from .assignors import candidate_targets, subscribed_partitions
 from .config import ConsumerGroupConfig
 from .fencing import fence_member
+from .profiles import MAX_HEARTBEAT_VERSION, has_assignment_epochs, has_assignment_interval
 from .reconciliation import MemberFencedError, Owned, OwnedTopic, reconcile, within
 from .rules import (
     CG_ASSIGNMENT_COMPUTED,
     CG_ASSIGNMENT_DEFERRED,
+    CG_ASSIGNMENT_NO_INTERVAL,
     CG_HEARTBEAT_FENCED_INSTANCE_ID,
     CG_HEARTBEAT_FENCED_MEMBER_EPOCH,
     CG_HEARTBEAT_GROUP_CREATED,
@@ -57,6 +59,7 @@ from .rules import (
     CG_HEARTBEAT_UNKNOWN_STATIC_MEMBER,
     CG_HEARTBEAT_UNRELEASED_INSTANCE_ID,
     CG_HEARTBEAT_UNSUPPORTED_ASSIGNOR,
+    CG_HEARTBEAT_UNSUPPORTED_VERSION,
     CG_RECONCILE_REBALANCE_TIMEOUT_ARMED,
     CG_RECONCILE_REBALANCE_TIMEOUT_CANCELLED,
 )
@@ -94,6 +97,9 @@ def consumer_group_heartbeat(
             "are not modelled (docs/protocol.md §12.13)"
         )
     try:
+        if request.api_version > MAX_HEARTBEAT_VERSION[step.config.kafka_version]:
+            step.fire(CG_HEARTBEAT_UNSUPPORTED_VERSION)
+            raise Refused(ErrorCode.UNSUPPORTED_VERSION)
         if invalid_request_reason(request):
             step.fire(CG_HEARTBEAT_INVALID_REQUEST)
             raise Refused(ErrorCode.INVALID_REQUEST)
@@ -224,6 +230,8 @@ def _heartbeat(
     except MemberFencedError:
         step.fire(CG_HEARTBEAT_FENCED_MEMBER_EPOCH)
         raise Refused(ErrorCode.FENCED_MEMBER_EPOCH) from None
+    if has_assignment_epochs(config.kafka_version):
+        reconciled = with_assignment_epochs(updated, reconciled)
     group = group.with_member(reconciled)
     if reconciled != updated:
         if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
@@ -355,8 +363,10 @@ def _maybe_update_target(
     last = group.assignment_timestamp_ms
     interval = config.assignment_interval_ms
     if last != 0 and interval != 0 and step.now_ms < last + interval:
-        step.fire(CG_ASSIGNMENT_DEFERRED)
-        return group
+        if has_assignment_interval(config.kafka_version):
+            step.fire(CG_ASSIGNMENT_DEFERRED)
+            return group
+        step.fire(CG_ASSIGNMENT_NO_INTERVAL)
     step.fire(CG_ASSIGNMENT_COMPUTED)
     assignor = step.choose("preferred assignor", preferred_assignors(config, group))
     target = step.choose(
@@ -367,6 +377,17 @@ def _maybe_update_target(
         assignment_epoch=group.group_epoch,
         assignment_timestamp_ms=step.now_ms,
     )
+
+
+def with_assignment_epochs(
+    before: ConsumerGroupMember, after: ConsumerGroupMember
+) -> ConsumerGroupMember:
+    """`after` with the epoch each owned partition was assigned at (KIP-1251): a partition it
+    already owned keeps its epoch, a new one gets the member's new epoch
+    (CurrentAssignmentBuilder.computeNextAssignment in 4.3.0)."""
+    kept = dict(before.assignment_epochs)
+    epochs = {p: kept.get(p, after.member_epoch) for p in after.owned}
+    return replace(after, assignment_epochs=tuple(sorted(epochs.items())))
 
 
 def preferred_assignors(config: ConsumerGroupConfig, group: ConsumerGroup) -> tuple[str, ...]:
@@ -446,6 +467,9 @@ def _leave(
                 member,
                 member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                 pending_revocation=NO_PARTITIONS,
+                assignment_epochs=tuple(
+                    entry for entry in member.assignment_epochs if entry[0] in member.assigned
+                ),
             )
             step.respond(
                 ref,

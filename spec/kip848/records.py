@@ -131,6 +131,9 @@ class CurrentAssignmentValue:
     state: MemberState
     assigned: tuple[TopicPartition, ...]
     pending_revocation: tuple[TopicPartition, ...]
+    # KIP-1251 (4.3+): the epoch each assigned partition was assigned at, which the record's
+    # assigned partitions carry from Kafka 4.3.0 (docs/protocol.md §12.17).
+    assignment_epochs: tuple[tuple[TopicPartition, int], ...] = ()
 
 
 RecordKey = (
@@ -185,6 +188,7 @@ def current_assignment_value(member: ConsumerGroupMember) -> CurrentAssignmentVa
         state=member.state,
         assigned=tuple(sorted(member.assigned)),
         pending_revocation=tuple(sorted(member.pending_revocation)),
+        assignment_epochs=member.assignment_epochs,
     )
 
 

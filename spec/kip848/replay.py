@@ -124,6 +124,7 @@ def _replay_one(groups: dict[str, ConsumerGroup], record: Record) -> Rule:
             state=value.state,
             assigned=frozenset(value.assigned),
             pending_revocation=frozenset(value.pending_revocation),
+            assignment_epochs=value.assignment_epochs,
         )
         groups[gid] = group.with_member(member)
         return CG_REPLAY_CURRENT_ASSIGNMENT

@@ -15,10 +15,21 @@ from ..rules import Rule
 # The rules of mixed groups, re-exported so that the rule index finds their constants here.
 from .mixed_rules import *  # noqa: F403
 from .mixed_rules import MIXED_RULES
+from .profiles import BEFORE_4_3, EVERY_PROFILE, KAFKA_3_9, KAFKA_4_3
 
 
-def _rule(rule_id: str, section: str, summary: str, *, defensive: bool = False) -> Rule:
-    return Rule(rule_id, section, summary, defensive=defensive)
+def _rule(
+    rule_id: str,
+    section: str,
+    summary: str,
+    *,
+    defensive: bool = False,
+    profiles: tuple[str, ...] = EVERY_PROFILE,
+) -> Rule:
+    if profiles == EVERY_PROFILE:
+        # Held by every release: the catalog's default, so no "profile only" marker.
+        return Rule(rule_id, section, summary, defensive=defensive)
+    return Rule(rule_id, section, summary, defensive=defensive, kafka_versions=profiles)
 
 
 # ConsumerGroupHeartbeat: validation and the group
@@ -340,6 +351,149 @@ CG_FAILOVER_LOAD_IN_PROGRESS = _rule(
     "A request while the partition is being loaded: COORDINATOR_LOAD_IN_PROGRESS, nothing changes.",
 )
 
+# Version profiles (spec/kip848/profiles.py, docs/protocol.md §12.17)
+CG_HEARTBEAT_UNSUPPORTED_VERSION = _rule(
+    "cg_heartbeat.unsupported_version",
+    "§12.17",
+    "Kafka 3.9 accepts ConsumerGroupHeartbeat v0 only: a v1 request gets UNSUPPORTED_VERSION.",
+    profiles=(KAFKA_3_9,),
+)
+CG_ASSIGNMENT_NO_INTERVAL = _rule(
+    "cg_assignment.no_interval",
+    "§12.17",
+    "Before 4.3 there is no group.consumer.assignment.interval.ms: a target is computed at once even when 4.3 would defer it.",
+    profiles=BEFORE_4_3,
+)
+
+# OffsetCommit and OffsetFetch on consumer-protocol groups (spec/kip848/offsets.py)
+CG_OFFSET_COMMIT_INVALID_GROUP_ID = _rule(
+    "cg_offset_commit.invalid_group_id",
+    "§12.17",
+    "An OffsetCommit with an empty group id: INVALID_GROUP_ID for every partition.",
+)
+CG_OFFSET_COMMIT_UNKNOWN_GROUP = _rule(
+    "cg_offset_commit.unknown_group",
+    "§12.17",
+    "An OffsetCommit v9+ at an epoch >= 0 for a group the coordinator does not hold: GROUP_ID_NOT_FOUND.",
+)
+CG_OFFSET_COMMIT_UNKNOWN_GROUP_OLD_VERSION = _rule(
+    "cg_offset_commit.unknown_group_old_version",
+    "§12.17",
+    "An OffsetCommit v0-v8 at a generation >= 0 for a group the coordinator does not hold: ILLEGAL_GENERATION.",
+)
+CG_OFFSET_COMMIT_ADMIN_EMPTY_GROUP = _rule(
+    "cg_offset_commit.admin_empty_group",
+    "§12.17",
+    "A commit at a negative epoch (an admin client or a consumer without group management) to a group without members: accepted.",
+)
+CG_OFFSET_COMMIT_ADMIN_NON_EMPTY_GROUP = _rule(
+    "cg_offset_commit.admin_non_empty_group",
+    "§12.17",
+    "A commit at a negative epoch with a member id no member has, to a group with members: UNKNOWN_MEMBER_ID.",
+)
+CG_OFFSET_COMMIT_UNKNOWN_MEMBER = _rule(
+    "cg_offset_commit.unknown_member",
+    "§12.17",
+    "A commit at an epoch >= 0 from a member id the group does not hold: UNKNOWN_MEMBER_ID.",
+)
+CG_OFFSET_COMMIT_UNSUPPORTED_VERSION = _rule(
+    "cg_offset_commit.unsupported_version",
+    "§12.17",
+    "A consumer-protocol member committing with OffsetCommit v0-v8: UNSUPPORTED_VERSION.",
+)
+CG_OFFSET_COMMIT_EPOCH_MATCHES = _rule(
+    "cg_offset_commit.epoch_matches",
+    "§12.17",
+    "The generation id (the member epoch from v9) equals the member's epoch: accepted.",
+)
+CG_OFFSET_COMMIT_EPOCH_MISMATCH = _rule(
+    "cg_offset_commit.epoch_mismatch",
+    "§12.17",
+    "Before 4.3, any other epoch: STALE_MEMBER_EPOCH.",
+    profiles=BEFORE_4_3,
+)
+CG_OFFSET_COMMIT_EPOCH_NEWER = _rule(
+    "cg_offset_commit.epoch_newer",
+    "§12.17",
+    "4.3+: an epoch above the member's: STALE_MEMBER_EPOCH.",
+    profiles=(KAFKA_4_3,),
+)
+CG_OFFSET_COMMIT_ASSIGNED_BY_EPOCH = _rule(
+    "cg_offset_commit.assigned_by_epoch",
+    "§12.17",
+    "4.3+ (KIP-1251): an older epoch, and every partition is the member's (assigned or pending revocation) since that epoch or earlier: accepted.",
+    profiles=(KAFKA_4_3,),
+)
+CG_OFFSET_COMMIT_PARTITION_NOT_OWNED = _rule(
+    "cg_offset_commit.partition_not_owned",
+    "§12.17",
+    "4.3+: an older epoch and a partition the member neither holds nor is revoking: STALE_MEMBER_EPOCH, nothing committed.",
+    profiles=(KAFKA_4_3,),
+)
+CG_OFFSET_COMMIT_ASSIGNED_LATER = _rule(
+    "cg_offset_commit.assigned_later",
+    "§12.17",
+    "4.3+: an older epoch than the one a partition was assigned at: STALE_MEMBER_EPOCH, nothing committed.",
+    profiles=(KAFKA_4_3,),
+)
+CG_OFFSET_FETCH_INVALID_GROUP_ID = _rule(
+    "cg_offset_fetch.invalid_group_id",
+    "§12.17",
+    "An OffsetFetch with an empty group id: INVALID_GROUP_ID.",
+)
+CG_OFFSET_FETCH_UNKNOWN_GROUP = _rule(
+    "cg_offset_fetch.unknown_group",
+    "§12.17",
+    "An OffsetFetch for a group the coordinator does not hold: every partition without an offset (-1).",
+)
+CG_OFFSET_FETCH_WITHOUT_MEMBER = _rule(
+    "cg_offset_fetch.without_member",
+    "§12.17",
+    "An OffsetFetch without member id and at a negative epoch (an admin client): the committed offsets.",
+)
+CG_OFFSET_FETCH_UNKNOWN_MEMBER = _rule(
+    "cg_offset_fetch.unknown_member",
+    "§12.17",
+    "An OffsetFetch v9+ naming a member id the group does not hold: UNKNOWN_MEMBER_ID.",
+)
+CG_OFFSET_FETCH_STALE_MEMBER_EPOCH = _rule(
+    "cg_offset_fetch.stale_member_epoch",
+    "§12.17",
+    "An OffsetFetch v9+ at an epoch other than the member's (every profile; KIP-1251 left fetches alone): STALE_MEMBER_EPOCH.",
+)
+CG_OFFSET_FETCH_MEMBER = _rule(
+    "cg_offset_fetch.member",
+    "§12.17",
+    "An OffsetFetch v9+ at the member's epoch: the committed offsets.",
+)
+
+# ListGroups and DeleteGroups on consumer-protocol groups (spec/kip848/groups.py)
+CG_LIST_GROUPS_LISTED = _rule(
+    "cg_list_groups.listed",
+    "§12.17",
+    "ListGroups: a consumer group passing the state and type filters is listed with type consumer, protocol type consumer and its state.",
+)
+CG_LIST_GROUPS_FILTERED_OUT = _rule(
+    "cg_list_groups.filtered_out",
+    "§12.17",
+    "ListGroups: a consumer group whose state or type a filter leaves out is not listed.",
+)
+CG_DELETE_GROUPS_UNKNOWN_GROUP = _rule(
+    "cg_delete_groups.unknown_group",
+    "§12.17",
+    "DeleteGroups for a group the coordinator does not hold: GROUP_ID_NOT_FOUND.",
+)
+CG_DELETE_GROUPS_NON_EMPTY = _rule(
+    "cg_delete_groups.non_empty",
+    "§12.17",
+    "DeleteGroups for a consumer group that is not Empty: NON_EMPTY_GROUP.",
+)
+CG_DELETE_GROUPS_DELETED = _rule(
+    "cg_delete_groups.deleted",
+    "§12.17",
+    "DeleteGroups for an Empty consumer group: the group and its offsets are deleted.",
+)
+
 
 KIP848_RULES: tuple[Rule, ...] = (
     CG_HEARTBEAT_INVALID_REQUEST,
@@ -403,6 +557,32 @@ KIP848_RULES: tuple[Rule, ...] = (
     CG_FAILOVER_LOADED,
     CG_FAILOVER_NOT_COORDINATOR,
     CG_FAILOVER_LOAD_IN_PROGRESS,
+    CG_HEARTBEAT_UNSUPPORTED_VERSION,
+    CG_ASSIGNMENT_NO_INTERVAL,
+    CG_OFFSET_COMMIT_INVALID_GROUP_ID,
+    CG_OFFSET_COMMIT_UNKNOWN_GROUP,
+    CG_OFFSET_COMMIT_UNKNOWN_GROUP_OLD_VERSION,
+    CG_OFFSET_COMMIT_ADMIN_EMPTY_GROUP,
+    CG_OFFSET_COMMIT_ADMIN_NON_EMPTY_GROUP,
+    CG_OFFSET_COMMIT_UNKNOWN_MEMBER,
+    CG_OFFSET_COMMIT_UNSUPPORTED_VERSION,
+    CG_OFFSET_COMMIT_EPOCH_MATCHES,
+    CG_OFFSET_COMMIT_EPOCH_MISMATCH,
+    CG_OFFSET_COMMIT_EPOCH_NEWER,
+    CG_OFFSET_COMMIT_ASSIGNED_BY_EPOCH,
+    CG_OFFSET_COMMIT_PARTITION_NOT_OWNED,
+    CG_OFFSET_COMMIT_ASSIGNED_LATER,
+    CG_OFFSET_FETCH_INVALID_GROUP_ID,
+    CG_OFFSET_FETCH_UNKNOWN_GROUP,
+    CG_OFFSET_FETCH_WITHOUT_MEMBER,
+    CG_OFFSET_FETCH_UNKNOWN_MEMBER,
+    CG_OFFSET_FETCH_STALE_MEMBER_EPOCH,
+    CG_OFFSET_FETCH_MEMBER,
+    CG_LIST_GROUPS_LISTED,
+    CG_LIST_GROUPS_FILTERED_OUT,
+    CG_DELETE_GROUPS_UNKNOWN_GROUP,
+    CG_DELETE_GROUPS_NON_EMPTY,
+    CG_DELETE_GROUPS_DELETED,
 )
 
 KIP848_RULE_IDS: frozenset[str] = frozenset(rule.rule_id for rule in KIP848_RULES)

@@ -6,9 +6,8 @@ Kafka 4.3.0's `group-coordinator` module: `ConsumerGroup` (`modern/consumer/Cons
 and `MemberState` (`modern/MemberState.java`). Partitions are kept by topic name; the messages
 carry topic ids, which the handler translates with the cluster's metadata (`config.topics`).
 
-Not kept, because no rule of this slice reads them: the client id and host, the subscribed
-regular expression, the per-partition assignment epochs of KIP-1251 (read only by OffsetCommit
-validation) and the metadata hash.
+Not kept, because no rule reads them: the client id and host, the subscribed regular
+expression and the metadata hash.
 """
 
 from __future__ import annotations
@@ -89,6 +88,13 @@ class ConsumerGroupMember:
     def uses_classic_protocol(self) -> bool:
         """Whether the member speaks JoinGroup/SyncGroup/Heartbeat (useClassicProtocol)."""
         return self.classic is not None
+
+    # KIP-1251 (the 4.3+ profile only): the epoch each owned partition was assigned at, sorted.
+    assignment_epochs: tuple[tuple[TopicPartition, int], ...] = ()
+
+    def assignment_epoch_of(self, partition: TopicPartition) -> int | None:
+        """The epoch `partition` was assigned to the member at, or None when not recorded."""
+        return dict(self.assignment_epochs).get(partition)
 
     def is_reconciled_to(self, epoch: int) -> bool:
         """Whether the member runs the target assignment of `epoch` in full."""
@@ -242,6 +248,27 @@ class ConsumerGroupsState:
     next_member_number: int = 0
     log: tuple[Record, ...] = ()
     phase: CoordinatorPhase = CoordinatorPhase.ACTIVE
+    # The committed offsets by group id, each sorted by partition (OffsetMetadataManager keeps
+    # them apart from the groups; spec/kip848/offsets.py writes them).
+    offsets_by_group: tuple[tuple[str, tuple[tuple[TopicPartition, int], ...]], ...] = ()
+
+    def offsets(self, group_id: str) -> dict[TopicPartition, int]:
+        """The offsets committed for `group_id`."""
+        return dict(dict(self.offsets_by_group).get(group_id, ()))
+
+    def with_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> ConsumerGroupsState:
+        """The state with `offsets` as the group's committed offsets (none: the entry goes)."""
+        by_group = dict(self.offsets_by_group)
+        by_group.pop(group_id, None)
+        if offsets:
+            by_group[group_id] = tuple(sorted(offsets.items()))
+        return replace(self, offsets_by_group=tuple(sorted(by_group.items())))
+
+    def deleted(self, group_id: str) -> ConsumerGroupsState:
+        """The state without the group and its offsets (DeleteGroups)."""
+        return self.without_group(group_id).with_offsets(group_id, {})
 
     def group(self, group_id: str) -> ConsumerGroup | None:
         """The group called `group_id`, or None."""

@@ -17,6 +17,12 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatResponse,
 )
 from groupspec.vocabulary.requests import RequestRef
+from groupspec.vocabulary.responses import (
+    DeleteGroupsResponse,
+    ListGroupsResponse,
+    OffsetCommitResponse,
+    OffsetFetchResponse,
+)
 
 from ..rules import Rule
 from ..step import Choice, Choosing, _Chooser, every_combination
@@ -25,7 +31,14 @@ from .rules import KIP848_RULES
 from .state import ConsumerGroupsState
 
 T = TypeVar("T")
-ReplyBody = ConsumerGroupHeartbeatResponse | ConsumerGroupDescribeResponse
+ReplyBody = (
+    ConsumerGroupHeartbeatResponse
+    | ConsumerGroupDescribeResponse
+    | OffsetCommitResponse
+    | OffsetFetchResponse
+    | ListGroupsResponse
+    | DeleteGroupsResponse
+)
 
 _KNOWN_RULES: frozenset[Rule] = frozenset(KIP848_RULES)
 

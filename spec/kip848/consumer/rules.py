@@ -153,6 +153,28 @@ CG_CLIENT_ERROR_COORDINATOR = _rule(
     "NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS: the coordinator is looked up again (or waited for) and the heartbeat retried with every field; the membership does not change.",
 )
 
+# Offset commits (spec/kip848/consumer/commits.py; CommitRequestManager)
+CG_CLIENT_COMMIT_SENT = _rule(
+    "cg_client.commit.sent",
+    "CommitRequestManager.OffsetCommitRequestState.buildRequest",
+    "A member holding partitions commits their positions with OffsetCommit v9 at its latest member epoch.",
+)
+CG_CLIENT_COMMIT_COMPLETED = _rule(
+    "cg_client.commit.completed",
+    "CommitRequestManager.OffsetCommitRequestState.onResponse",
+    "The commit was accepted: done.",
+)
+CG_CLIENT_COMMIT_RETRIED = _rule(
+    "cg_client.commit.retried",
+    "CommitRequestManager.isStaleEpochErrorAndValidEpochAvailable",
+    "STALE_MEMBER_EPOCH while the member knows a newer epoch: the latest positions are committed again at that epoch.",
+)
+CG_CLIENT_COMMIT_FAILED = _rule(
+    "cg_client.commit.failed",
+    "CommitRequestManager.OffsetCommitRequestState.onResponse",
+    "Any other error, or STALE_MEMBER_EPOCH with no newer epoch (or nothing held): the commit fails.",
+)
+
 KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
     CG_CLIENT_SUBSCRIBE_JOINING,
     CG_CLIENT_SUBSCRIBE_CHANGED,
@@ -179,5 +201,9 @@ KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
     CG_CLIENT_STALE_PARTITIONS_LOST,
     CG_CLIENT_STALE_REJOIN,
     CG_CLIENT_ERROR_COORDINATOR,
+    CG_CLIENT_COMMIT_SENT,
+    CG_CLIENT_COMMIT_COMPLETED,
+    CG_CLIENT_COMMIT_RETRIED,
+    CG_CLIENT_COMMIT_FAILED,
 )
 KIP848_CONSUMER_RULE_IDS: frozenset[str] = frozenset(r.rule_id for r in KIP848_CONSUMER_RULES)
