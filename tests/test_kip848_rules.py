@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from kip848_helpers import SPEC, answer, beat, first, join, only, send, tps
+from kip848_helpers import CONFIG, SPEC, answer, beat, first, join, only, send, tps
 from kip848_offset_scenarios import OFFSET_SCENARIOS
 
 from groupspec.spec.errors import UnknownApiError
@@ -367,6 +367,30 @@ def describe_unknown_group() -> Outcome:
     return outcome
 
 
+# A broker that does not serve the consumer protocol (the classic 3.x profile's coordinator).
+DISABLED = ConsumerGroupCoordinatorSpec(replace(CONFIG, consumer_protocol_enabled=False))
+
+
+def protocol_disabled_heartbeat() -> Outcome:
+    outcome = only(send(ConsumerGroupsState(), join("a"), spec=DISABLED))
+    assert answer(outcome).error_code is ErrorCode.UNSUPPORTED_VERSION
+    assert outcome.state == ConsumerGroupsState()
+    return outcome
+
+
+def protocol_disabled_describe() -> Outcome:
+    outcome = only(
+        send(ConsumerGroupsState(), ConsumerGroupDescribeRequest(("g", "h")), spec=DISABLED)
+    )
+    (reply,) = outcome.responses
+    assert isinstance(reply.body, ConsumerGroupDescribeResponse)
+    assert [(g.group_id, g.error_code) for g in reply.body.groups] == [
+        ("g", ErrorCode.UNSUPPORTED_VERSION),
+        ("h", ErrorCode.UNSUPPORTED_VERSION),
+    ]
+    return outcome
+
+
 def describe_group() -> Outcome:
     outcome = describe("g")
     (reply,) = outcome.responses
@@ -563,6 +587,8 @@ SCENARIOS: dict[str, Callable[[], Outcome]] = {
     "cg_describe.invalid_group_id": describe_invalid_group_id,
     "cg_describe.unknown_group": describe_unknown_group,
     "cg_describe.group": describe_group,
+    "cg_protocol_disabled.heartbeat": protocol_disabled_heartbeat,
+    "cg_protocol_disabled.describe": protocol_disabled_describe,
     "cg_record.member_tombstones": record_member_tombstones,
     "cg_record.member_metadata": record_member_metadata,
     "cg_record.group_epoch": record_group_epoch,

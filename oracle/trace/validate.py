@@ -261,7 +261,9 @@ def validate_lines(
         oracle = Oracle(config, settings, profile)
         # KIP-848's APIs go to the consumer-protocol oracle, everything else to the classic one.
         try:
-            consumer = ConsumerProtocolOracle(consumer_group_config(reading.header.consumer_groups))
+            consumer = ConsumerProtocolOracle(
+                consumer_group_config(_consumer_settings(reading.header.consumer_groups, config))
+            )
         except ConsumerSettingsError as error:
             raise TraceInputError(f"{source}:1: {error}") from None
         # Forks of the oracle along the way, for shrinking the excerpts from (`shrink`).
@@ -527,3 +529,11 @@ def _event_groups(event: TraceEvent) -> frozenset[str]:
             elif isinstance(item, dict) and isinstance(item.get("group_id"), str):
                 found.add(item["group_id"])
     return frozenset(found)
+
+
+def _consumer_settings(settings: dict[str, Any], config: CoordinatorConfig) -> dict[str, Any]:
+    """The trace's consumer-protocol settings; a broker of the classic 3.x profile (the old
+    Scala coordinator) serves no consumer protocol, whatever the header says of it."""
+    if config.is_scala_coordinator and "consumer_protocol_enabled" not in settings:
+        return {**settings, "consumer_protocol_enabled": False}
+    return settings

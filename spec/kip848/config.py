@@ -47,6 +47,10 @@ class ConsumerGroupConfig:
     migration_policy: str = "bidirectional"
     # Which release's coordinator to follow where they differ (spec/kip848/profiles.py).
     kafka_version: str = KAFKA_4_3
+    # Whether the broker serves the consumer protocol at all (KafkaApis'
+    # isConsumerGroupProtocolEnabled): not with the old Scala coordinator of Kafka 3.x, the
+    # classic 3.x profile's, nor without "consumer" in group.coordinator.rebalance.protocols.
+    consumer_protocol_enabled: bool = True
 
     def __post_init__(self) -> None:
         if self.kafka_version not in KIP848_PROFILES:

@@ -26,7 +26,7 @@ from groupspec.vocabulary.requests import (
 
 from ..errors import UnknownApiError
 from .config import ConsumerGroupConfig
-from .describe import consumer_group_describe
+from .describe import consumer_group_describe, protocol_disabled
 from .events import (
     ConsumerGroupInput,
     CoordinatorLoaded,
@@ -81,6 +81,10 @@ class ConsumerGroupCoordinatorSpec:
         def handle(step: Step) -> ConsumerGroupsState:
             if isinstance(event, RequestArrived):
                 request = event.request
+                if not self.config.consumer_protocol_enabled:
+                    disabled = protocol_disabled(step, state, event.ref, request)
+                    if disabled is not None:
+                        return disabled
                 if isinstance(request, ConsumerGroupHeartbeatRequest):
                     return consumer_group_heartbeat(step, state, event.ref, request)
                 if isinstance(request, ConsumerGroupDescribeRequest):

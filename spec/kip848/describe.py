@@ -12,6 +12,8 @@ from __future__ import annotations
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
     DescribedConsumerGroup,
     DescribedConsumerGroupMember,
 )
@@ -19,7 +21,13 @@ from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import RequestRef
 
 from .heartbeat import preferred_assignors, topic_partitions
-from .rules import CG_DESCRIBE_GROUP, CG_DESCRIBE_INVALID_GROUP_ID, CG_DESCRIBE_UNKNOWN_GROUP
+from .rules import (
+    CG_DESCRIBE_GROUP,
+    CG_DESCRIBE_INVALID_GROUP_ID,
+    CG_DESCRIBE_UNKNOWN_GROUP,
+    CG_PROTOCOL_DISABLED_DESCRIBE,
+    CG_PROTOCOL_DISABLED_HEARTBEAT,
+)
 from .state import ConsumerGroup, ConsumerGroupsState
 from .step import Step
 
@@ -73,3 +81,24 @@ def _described(step: Step, group: ConsumerGroup) -> DescribedConsumerGroup:
         assignor_name=step.choose("preferred assignor", preferred_assignors(config, group)),
         members=members,
     )
+
+
+def protocol_disabled(
+    step: Step, state: ConsumerGroupsState, ref: RequestRef, request: object
+) -> ConsumerGroupsState | None:
+    """A broker without the consumer protocol (Kafka 3.9.0's KafkaApis, before any coordinator
+    is asked): UNSUPPORTED_VERSION for a ConsumerGroupHeartbeat, and for every group of a
+    ConsumerGroupDescribe; None for another request, which is served as usual."""
+    if isinstance(request, ConsumerGroupHeartbeatRequest):
+        step.fire(CG_PROTOCOL_DISABLED_HEARTBEAT)
+        step.respond(ref, ConsumerGroupHeartbeatResponse(ErrorCode.UNSUPPORTED_VERSION))
+        return state
+    if isinstance(request, ConsumerGroupDescribeRequest):
+        step.fire(CG_PROTOCOL_DISABLED_DESCRIBE)
+        groups = tuple(
+            DescribedConsumerGroup(ErrorCode.UNSUPPORTED_VERSION, group_id)
+            for group_id in request.group_ids
+        )
+        step.respond(ref, ConsumerGroupDescribeResponse(groups))
+        return state
+    return None

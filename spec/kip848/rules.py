@@ -495,7 +495,21 @@ CG_DELETE_GROUPS_DELETED = _rule(
 )
 
 
+# A broker that does not serve the consumer protocol (KafkaApis, Kafka 3.9.0)
+CG_PROTOCOL_DISABLED_HEARTBEAT = _rule(
+    "cg_protocol_disabled.heartbeat",
+    "§12.17",
+    "The broker does not serve the consumer protocol (the old group coordinator, or no consumer in group.coordinator.rebalance.protocols): a ConsumerGroupHeartbeat gets UNSUPPORTED_VERSION.",
+)
+CG_PROTOCOL_DISABLED_DESCRIBE = _rule(
+    "cg_protocol_disabled.describe",
+    "§12.17",
+    "The broker does not serve the consumer protocol: a ConsumerGroupDescribe gets UNSUPPORTED_VERSION for every group it names.",
+)
+
 KIP848_RULES: tuple[Rule, ...] = (
+    CG_PROTOCOL_DISABLED_HEARTBEAT,
+    CG_PROTOCOL_DISABLED_DESCRIBE,
     CG_HEARTBEAT_INVALID_REQUEST,
     CG_HEARTBEAT_UNSUPPORTED_ASSIGNOR,
     CG_HEARTBEAT_UNKNOWN_GROUP,
