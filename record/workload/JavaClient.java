@@ -158,6 +158,12 @@ public class JavaClient {
         Set<String> currentTopics = null;
         try {
             while (!stopping.get()) {
+                // First in the loop: a poll or commit that keeps failing (a KafkaException,
+                // reported below) must not keep the subscription change waiting.
+                if (resubscribe.getAndSet(false)) {
+                    consumer.subscribe(List.of(thenTopic));
+                    emit("{\"ev\": \"subscribed\", \"topics\": [" + quote(thenTopic) + "]}");
+                }
                 try {
                     ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(200));
                     Set<TopicPartition> read = new HashSet<>();
@@ -183,10 +189,6 @@ public class JavaClient {
                     emit("{\"ev\": \"error\", \"error\": " + quote(e.getClass().getSimpleName()
                         + ": " + e.getMessage()) + "}");
                     continue;
-                }
-                if (resubscribe.getAndSet(false)) {
-                    consumer.subscribe(List.of(thenTopic));
-                    emit("{\"ev\": \"subscribed\", \"topics\": [" + quote(thenTopic) + "]}");
                 }
                 Set<Integer> assigned = new TreeSet<>();
                 Set<String> topics = new TreeSet<>();
