@@ -153,7 +153,11 @@ class ConsumerGroupRun:
             self.client, self.bootstrap, self.group, self.topic, self.then_topic, instance_id
         )
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            preexec_fn=_hangup_handled_by_default,
         )
         member = _Member(name, process)
         self.members[name] = member
@@ -314,3 +318,9 @@ def record_scenario(
         run.close()
         recorder.stop()
     return path
+
+
+def _hangup_handled_by_default() -> None:
+    # A runner started under nohup passes SIGHUP on ignored, and a JVM whose SIGHUP is ignored
+    # keeps it so (sun.misc.Signal.handle is refused): the subscription change never arrives.
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
