@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import strategies as st
+
 from groupspec.spec.kip848 import (
     ConsumerGroupConfig,
     ConsumerGroupCoordinatorSpec,
@@ -23,6 +25,16 @@ CONFIG = ConsumerGroupConfig(assignment_interval_ms=0)
 SPEC = ConsumerGroupCoordinatorSpec(CONFIG)
 REF = RequestRef("client", 0)
 TOPIC_IDS = {topic.name: topic.topic_id for topic in CONFIG.topics}
+
+# The random runs' cast (the stateful spec test and the impl-against-spec test): dynamic members,
+# static members (two sharing an instance id), partitions, subscriptions (one naming a topic the
+# cluster lacks) and assignors (one the broker does not have).
+GROUP = "g"
+DYNAMIC = ("a", "b", "c")
+STATIC = (("s1", "i1"), ("s2", "i1"), ("s3", "i2"))
+PARTITIONS = ("t0-0", "t0-1", "t1-0")
+TOPICS = st.sampled_from([(), ("t0",), ("t1",), ("t0", "t1"), ("t0", "t9")])
+ASSIGNORS = st.sampled_from([None, None, None, "uniform", "range", "sticky"])
 
 
 def owned(*partitions: str) -> tuple[ConsumerGroupTopicPartitions, ...]:

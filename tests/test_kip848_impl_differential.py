@@ -15,7 +15,16 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
-from kip848_helpers import REF, owned
+from kip848_helpers import (
+    ASSIGNORS,
+    DYNAMIC,
+    GROUP,
+    PARTITIONS,
+    REF,
+    STATIC,
+    TOPICS,
+    owned,
+)
 
 from groupspec.conformance.kip848_differential import (
     Kip848ConformanceError,
@@ -30,13 +39,6 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
 )
 from groupspec.vocabulary.errors import ErrorCode
-
-GROUP = "g"
-DYNAMIC = ("a", "b", "c")
-STATIC = (("s1", "i1"), ("s2", "i1"), ("s3", "i2"))
-PARTITIONS = ("t0-0", "t0-1", "t1-0")
-TOPICS = st.sampled_from([(), ("t0",), ("t1",), ("t0", "t1"), ("t0", "t9")])
-ASSIGNORS = st.sampled_from([None, None, None, "uniform", "range", "sticky"])
 
 SEEN: dict[str, int] = {"steps": 0, "choices": 0, "fired": 0}
 
