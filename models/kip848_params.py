@@ -38,6 +38,9 @@ class Kip848Parameters:
     max.poll.interval.ms, leaves and later rejoins), `message_losses` (a heartbeat or its
     response is lost; the consumer's request times out), `commits` (a member commits the
     partitions it holds at its epoch, and retries at a newer one on STALE_MEMBER_EPOCH).
+    With `admin`, an admin client (Kafka's Admin API) describes and lists the group and
+    fetches its offsets at any step, and once each deletes it and commits an offset without a
+    member (generation -1), each request answered in the step that sends it.
     `kafka_version` picks the coordinator's profile. `group_max_size` is
     group.consumer.max.size (0: unlimited). With `slow_consumers` a member's session and
     rebalance timeouts may fire while its consumer still runs (the consumer missed its
@@ -115,6 +118,11 @@ class Kip848Parameters:
         "budget: offset commits consumers send for the partitions they hold",
         minimum=0,
         maximum=MAX_BUDGET,
+    )
+    admin: bool = documented(
+        False,
+        "an admin client: describes and lists the group and fetches its offsets at any time, "
+        "deletes it once (DeleteGroups) and commits an offset once at generation -1",
     )
     kafka_version: str = documented(
         KAFKA_4_3,

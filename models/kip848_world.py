@@ -61,12 +61,21 @@ from groupspec.spec.kip848.state import CoordinatorPhase
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import (
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupState,
 )
 from groupspec.vocabulary.errors import ErrorCode
-from groupspec.vocabulary.requests import RequestRef, TopicPartition
+from groupspec.vocabulary.requests import (
+    DeleteGroupsRequest,
+    ListGroupsRequest,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    RequestRef,
+    TopicPartition,
+)
 from groupspec.vocabulary.responses import OffsetCommitResponse
 
 from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
@@ -75,6 +84,8 @@ from .memo import Memo
 from .world_state import canonical_repr, part_digest, text_digest
 
 GROUP_ID = "g"
+# The admin client's connection (`Kip848Parameters.admin`).
+ADMIN_CLIENT = "admin"
 # What the coordinator is to the world: anything that steps like the spec (tests give faulty ones).
 Coordinator = ConsumerGroupCoordinatorSpec
 
@@ -114,6 +125,9 @@ class Kip848WorldState:
     # Offset commits left to send, and those on their way with the sender's slot.
     commits: int = 0
     commits_in_flight: tuple[tuple[int, Commit], ...] = ()
+    # The admin client's writes left: a DeleteGroups, an OffsetCommit without a member.
+    deletes: int = 0
+    admin_commits: int = 0
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding: each field's digest, in field order. The coordinator's state
@@ -224,6 +238,8 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 message_losses=p.message_losses,
                 failovers=p.failovers,
                 commits=p.commits,
+                deletes=1 if p.admin else 0,
+                admin_commits=1 if p.admin else 0,
             )
         ]
 
@@ -246,6 +262,8 @@ class Kip848World(PlainModel[Kip848WorldState]):
         steps += self._timer_steps(state)
         steps += self._failover_steps(state)
         steps += self._commit_deliveries(state)
+        if self.parameters.admin:
+            steps += self._admin_steps(state)
         return steps
 
     # -- consumers -----------------------------------------------------------------------------
@@ -440,6 +458,42 @@ class Kip848World(PlainModel[Kip848WorldState]):
                             for finding in _commit_findings(findings, error)
                             if finding[0] in declared
                         ),
+                    )
+                )
+        return found
+
+    # -- the admin client ------------------------------------------------------------------------
+
+    def _admin_steps(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
+        """Each admin request handled and answered in one step: the admin client keeps no state
+        and reads its answer at once, so only the coordinator changes (and the write budgets)."""
+        requests: list[tuple[str, Any, Kip848WorldState]] = [
+            ("describe", ConsumerGroupDescribeRequest((GROUP_ID,)), state),
+            ("list", ListGroupsRequest(), state),
+            ("list_stable", ListGroupsRequest(states_filter=("Stable",)), state),
+            ("fetch_offsets", OffsetFetchRequest(GROUP_ID, None), state),
+        ]
+        if state.deletes:
+            spent = replace(state, deletes=state.deletes - 1)
+            requests.append(("delete", DeleteGroupsRequest((GROUP_ID,)), spent))
+        if state.admin_commits and state.coordinator.group(GROUP_ID) is not None:
+            # Without a group the commit creates a simple classic group, which the classic
+            # world checks (spec/offsets.py); here the admin resets an existing group's offset.
+            spent = replace(state, admin_commits=state.admin_commits - 1)
+            commit = OffsetCommitRequest(
+                GROUP_ID, (OffsetCommitPartition(self.parameters.topics[0], 0, 0),)
+            )
+            requests.append(("commit_offset", commit, spent))
+        found: list[Transition[Kip848WorldState]] = []
+        for what, request, before in requests:
+            event = RequestArrived(RequestRef(ADMIN_CLIENT, 0), request)
+            for outcome in self.coordinator.step(before.coordinator, event, now_ms=0):
+                found.append(
+                    Transition(
+                        f"admin_{what}",
+                        "admin",
+                        replace(before, coordinator=outcome.state),
+                        outcome.rules,
                     )
                 )
         return found
@@ -795,4 +849,5 @@ def world_actions() -> Sequence[str]:
         "finish_loading",
         "commit",
         "coordinator_commits",
+        "admin",
     )

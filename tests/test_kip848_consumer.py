@@ -152,6 +152,19 @@ def test_other_errors_are_fatal(error):
     assert machine.subscribe(step.consumer, ("t0",)) is None
 
 
+def test_a_fatal_error_while_preparing_to_leave_lets_the_leaves_callback_release():
+    """Java's transitionToFatal discards a leave in progress but not the revocation callback the
+    leave already invoked: the partitions go through onPartitionsRevoked, not onPartitionsLost,
+    and never without a callback (a group deleted under a slow member answers
+    GROUP_ID_NOT_FOUND, which is fatal)."""
+    prepare = machine.leave(sent(stable_with(T00)))
+    assert prepare is not None and prepare.consumer.state is S.PREPARE_LEAVING
+    response = ConsumerGroupHeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND)
+    step = machine.on_response(prepare.consumer, CONFIG, response)
+    assert (step.consumer.state, step.consumer.owned) == (S.FATAL, ())
+    assert [(c.name, c.partitions) for c in step.callbacks] == [("onPartitionsRevoked", (T00,))]
+
+
 def test_leaving_revokes_then_sends_epoch_minus_one():
     prepare = machine.leave(stable_with(T00))
     assert prepare is not None and prepare.consumer.state is S.PREPARE_LEAVING

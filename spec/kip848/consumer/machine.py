@@ -582,11 +582,13 @@ def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: _Effects) -> C
         effects.fire(CG_CLIENT_RESPONSE_NOT_IN_GROUP)
         return effects.done(consumer)
     effects.fire(CG_CLIENT_ERROR_FATAL)
-    if consumer.owned and state not in (
-        ConsumerState.UNSUBSCRIBED,
-        ConsumerState.PREPARE_LEAVING,
-        ConsumerState.LEAVING,
-    ):
+    if consumer.owned and state is ConsumerState.PREPARE_LEAVING:
+        # The leave invoked the revocation callback when it began; a fatal error discards the
+        # leave but not that callback, which completes and clears the assignment
+        # (AbstractMembershipManager.transitionToFatal returns early for a leaving member).
+        if not consumer.poll_expired:
+            effects.run("onPartitionsRevoked", consumer.owned)
+    elif consumer.owned and state not in (ConsumerState.UNSUBSCRIBED, ConsumerState.LEAVING):
         effects.run("onPartitionsLost", consumer.owned)
     fatal = _move(
         consumer, ConsumerState.FATAL, owned=NOTHING, current=None, target=None, reconciling=None

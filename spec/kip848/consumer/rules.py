@@ -98,7 +98,7 @@ CG_CLIENT_ERROR_FENCED_LEAVING = _rule(
 CG_CLIENT_ERROR_FATAL = _rule(
     "cg_client.error.fatal",
     "AbstractHeartbeatRequestManager.handleFatalFailure",
-    "Any other error (GROUP_MAX_SIZE_REACHED, INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, ...): Fatal; the partitions are lost (no callback when it was leaving).",
+    "Any other error (GROUP_MAX_SIZE_REACHED, INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, ...): Fatal; the partitions are lost (onPartitionsLost), or, when it was preparing to leave, released by the leave's revocation callback, which completes.",
 )
 CG_CLIENT_FENCED_PARTITIONS_LOST = _rule(
     "cg_client.fenced.partitions_lost",
