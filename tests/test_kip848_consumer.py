@@ -232,3 +232,12 @@ def test_topic_ids_are_translated_both_ways():
         ConsumerGroupTopicPartitions("t1-id", (0,)),
     )
     assert machine.named_partitions(CONFIG, entries) == (T00, T01, T10)
+
+
+def test_the_heartbeat_version_is_the_highest_the_broker_serves():
+    """Against Kafka 3.9's preview (v0 only) the consumer sends v0, with its own member id."""
+    old_broker = replace(CONFIG, kafka_version="3.9")
+    for config, version in [(CONFIG, 1), (old_broker, 0)]:
+        step = machine.heartbeat(joined(), config)
+        assert step is not None and step.request is not None
+        assert (step.request.api_version, step.request.member_id) == (version, "c1")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from groupspec.vocabulary.consumer_groups import (
+    HIGHEST_HEARTBEAT_VERSION,
     JOIN_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -37,6 +38,7 @@ from groupspec.vocabulary.requests import TopicPartition
 
 from ...consumer.rules import ConsumerRule
 from ..config import ConsumerGroupConfig
+from ..profiles import MAX_HEARTBEAT_VERSION
 from .rules import (
     CG_CLIENT_ERROR_COORDINATOR,
     CG_CLIENT_ERROR_FATAL,
@@ -415,7 +417,9 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
         return None
     effects = _Effects()
     joining = state is ConsumerState.JOINING
+    version = negotiated_version(config)
     request = ConsumerGroupHeartbeatRequest(
+        api_version=version,
         group_id=consumer.group_id,
         member_id=consumer.member_id,
         member_epoch=consumer.member_epoch,
@@ -441,6 +445,7 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
             member_id=consumer.member_id,
             member_epoch=leave_epoch(consumer),
             instance_id=consumer.instance_id,
+            api_version=version,
         )
     sent = replace(
         consumer,
@@ -465,6 +470,13 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
     else:
         effects.fire(CG_CLIENT_HEARTBEAT_SENT)
     return effects.done(sent, request)
+
+
+def negotiated_version(config: ConsumerGroupConfig) -> int:
+    """The ConsumerGroupHeartbeat version the consumer sends: the highest both it and the
+    broker support (the NetworkClient picks it from the broker's ApiVersions). From 4.0 the
+    Java consumer generates its member id itself, and sends it on v0 too."""
+    return min(HIGHEST_HEARTBEAT_VERSION, MAX_HEARTBEAT_VERSION[config.kafka_version])
 
 
 def topic_partitions(
