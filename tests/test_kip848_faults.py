@@ -20,7 +20,7 @@ from groupspec.models.parameters import ParameterError
 from groupspec.models.preset_models import ModelLoadError, load_model
 from groupspec.spec.kip848 import ConsumerGroupCoordinatorSpec
 
-KIP848_BUGS = ("KAFKA-16147", "KAFKA-19233", "KAFKA-19449", "KAFKA-20442")
+KIP848_BUGS = ("KAFKA-16147", "KAFKA-19233", "KAFKA-19449", "KAFKA-20066", "KAFKA-20442")
 
 
 def test_each_kip848_fault_is_in_the_catalog_with_a_kip848_preset() -> None:
