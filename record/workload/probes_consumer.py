@@ -48,6 +48,7 @@ class ErrorCode(IntEnum):
     UNKNOWN_MEMBER_ID = 25
     INVALID_REQUEST = 42
     GROUP_ID_NOT_FOUND = 69
+    GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
     UNSUPPORTED_ASSIGNOR = 112
     UNRELEASED_INSTANCE_ID = 111
@@ -60,8 +61,13 @@ REBALANCE_TIMEOUT_MS = 30_000
 # A member that does not revoke is fenced after this (the rebalance-timeout probe).
 SHORT_REBALANCE_TIMEOUT_MS = 1_000
 STEP_MS = 100
+# groupspec's 4.x brokers' group.consumer.session.timeout.ms (record/kafka/settings.py), and how
+# long past a deadline the oracle is sure a timer fired (oracle/trace/kip848.py LATE_MS) plus a
+# margin: a probe waiting for a timer waits this long.
+SESSION_TIMEOUT_MS = 6_000
+TIMER_SURELY_FIRED_MS = 2_500
 MAX_ROUNDS = 100
-# How long a new topic takes to reach the group coordinator's metadata image (`probe_topic`).
+# How long a new topic takes to reach the group coordinator's metadata image (`probe_topics`).
 METADATA_PROPAGATION_S = 1.0
 
 Connect = Callable[[str], Coroutine[Any, Any, ProbeClient]]
@@ -70,10 +76,26 @@ Owned = dict[str, frozenset[int]]
 
 @dataclass
 class Topic:
-    """The probe's topic: its name and id (UUID text)."""
+    """A probe's topic: its name and id (UUID text)."""
 
     name: str
     topic_id: str
+
+
+@dataclass
+class ProbeTopics:
+    """The topics the probes subscribe to: every member the first, a subscription change the
+    second as well (each of PARTITIONS partitions)."""
+
+    first: Topic
+    second: Topic
+
+    def header(self) -> list[dict[str, Any]]:
+        """The topics as a trace header's consumer-protocol settings list them."""
+        return [
+            {"name": t.name, "topic_id": t.topic_id, "partitions": PARTITIONS}
+            for t in (self.first, self.second)
+        ]
 
 
 @dataclass
@@ -131,14 +153,15 @@ class CgMember:
         *,
         assignor: str | None = None,
         rebalance_timeout_ms: int = REBALANCE_TIMEOUT_MS,
+        topics: tuple[Topic, ...] = (),
     ) -> Any:
-        """Join (epoch 0) subscribing to the probe's topic."""
+        """Join (epoch 0) subscribing to `topics` (the member's own topic by default)."""
         self.epoch = JOIN_GROUP_MEMBER_EPOCH
         return await self.send(
             member_epoch=JOIN_GROUP_MEMBER_EPOCH,
             instance_id=self.instance_id,
             rebalance_timeout_ms=rebalance_timeout_ms,
-            subscribed_topic_names=[self.topic.name],
+            subscribed_topic_names=[t.name for t in topics or (self.topic,)],
             server_assignor=assignor,
             topic_partitions=[],
         )
@@ -148,6 +171,19 @@ class CgMember:
         held = self.owned if owned is None else owned
         return await self.send(
             member_epoch=self.epoch if epoch is None else epoch,
+            topic_partitions=[
+                {"topic_id": topic_id, "partitions": sorted(parts)}
+                for topic_id, parts in held.items()
+            ],
+        )
+
+    async def subscribe(self, *topics: Topic, owned: Owned | None = None) -> Any:
+        """A heartbeat changing the subscription to `topics`, reporting `owned` (what it holds
+        by default)."""
+        held = self.owned if owned is None else owned
+        return await self.send(
+            member_epoch=self.epoch,
+            subscribed_topic_names=[t.name for t in topics],
             topic_partitions=[
                 {"topic_id": topic_id, "partitions": sorted(parts)}
                 for topic_id, parts in held.items()
@@ -165,16 +201,29 @@ def expect(answer: Any, error: ErrorCode, what: str) -> None:
         raise ProbeStopped(f"{what}: expected {error.name}, got error code {answer.error_code}")
 
 
-async def settle(*members: CgMember) -> None:
-    """Heartbeat every member until their epochs agree and each partition has one owner."""
+async def settle(*members: CgMember, topics: tuple[Topic, ...] = ()) -> None:
+    """Heartbeat every member until their epochs agree and each partition of `topics` (the
+    first member's topic by default) has one owner."""
+    wanted = sorted(
+        (t.topic_id, p) for t in topics or (members[0].topic,) for p in range(PARTITIONS)
+    )
     for _ in range(MAX_ROUNDS):
         for member in members:
             await member.heartbeat()
-        held = [p for m in members for parts in m.owned.values() for p in parts]
-        if len({m.epoch for m in members}) == 1 and sorted(held) == list(range(PARTITIONS)):
+        held = sorted((t, p) for m in members for t, parts in m.owned.items() for p in parts)
+        if len({m.epoch for m in members}) == 1 and held == wanted:
             return
         await asyncio.sleep(STEP_MS / 1000)
     raise ProbeStopped(f"the group did not settle: {[(m.epoch, m.owned) for m in members]}")
+
+
+async def heartbeat_for(seconds: float, *members: CgMember) -> None:
+    """Keep `members` heartbeating (each answer must be NONE) for `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for member in members:
+            expect(await member.heartbeat(), ErrorCode.NONE, "a heartbeat while waiting")
+        await asyncio.sleep(STEP_MS / 1000)
 
 
 async def describe(client: ProbeClient, *groups: str) -> Any:
@@ -193,8 +242,9 @@ def new_id() -> str:
 # -- the probes -------------------------------------------------------------------------------
 
 
-async def join_leave_describe(connect: Connect, group: str, topic: Topic) -> None:
+async def join_leave_describe(connect: Connect, group: str, topics: ProbeTopics) -> None:
     """A member joins, settles and leaves; the group, a missing one and "" are described."""
+    topic = topics.first
     a = CgMember(await connect("a"), group, topic, new_id())
     expect(await a.join(), ErrorCode.NONE, "join")
     await settle(a)
@@ -203,9 +253,10 @@ async def join_leave_describe(connect: Connect, group: str, topic: Topic) -> Non
     await describe(a.client, group)
 
 
-async def fencing(connect: Connect, group: str, topic: Topic) -> None:
+async def fencing(connect: Connect, group: str, topics: ProbeTopics) -> None:
     """Epochs ahead are fenced, a rejoin at 0 is taken, unknown ids and groups are refused,
     and a v1 join without a member id is invalid."""
+    topic = topics.first
     a = CgMember(await connect("a"), group, topic, new_id())
     expect(await a.join(), ErrorCode.NONE, "join")
     await settle(a)
@@ -227,8 +278,9 @@ async def fencing(connect: Connect, group: str, topic: Topic) -> None:
     expect(await a.leave(), ErrorCode.NONE, "leave")
 
 
-async def previous_epoch(connect: Connect, group: str, topic: Topic) -> None:
+async def previous_epoch(connect: Connect, group: str, topics: ProbeTopics) -> None:
     """A member one epoch behind, owning only what it is assigned, is still answered."""
+    topic = topics.first
     a = CgMember(await connect("a"), group, topic, new_id())
     b = CgMember(await connect("b"), group, topic, new_id())
     expect(await a.join(), ErrorCode.NONE, "a joins")
@@ -243,9 +295,10 @@ async def previous_epoch(connect: Connect, group: str, topic: Topic) -> None:
     expect(await b.leave(), ErrorCode.NONE, "b leaves")
 
 
-async def static_members(connect: Connect, group: str, topic: Topic) -> None:
+async def static_members(connect: Connect, group: str, topics: ProbeTopics) -> None:
     """A second member with a static member's instance id is refused while the first holds
     it; once the first leaves with epoch -2, the second replaces it."""
+    topic = topics.first
     instance = f"{group}-instance"
     s = CgMember(await connect("s"), group, topic, new_id(), instance_id=instance)
     t = CgMember(await connect("t"), group, topic, new_id(), instance_id=instance)
@@ -264,8 +317,9 @@ async def static_members(connect: Connect, group: str, topic: Topic) -> None:
     expect(await t.leave(), ErrorCode.NONE, "t leaves")
 
 
-async def unknown_assignor(connect: Connect, group: str, topic: Topic) -> None:
+async def unknown_assignor(connect: Connect, group: str, topics: ProbeTopics) -> None:
     """A server assignor the broker does not have is refused; a known one is taken."""
+    topic = topics.first
     a = CgMember(await connect("a"), group, topic, new_id())
     expect(await a.join(assignor="no-such-assignor"), ErrorCode.UNSUPPORTED_ASSIGNOR, "join")
     expect(await a.join(assignor="range"), ErrorCode.NONE, "join with range")
@@ -273,9 +327,10 @@ async def unknown_assignor(connect: Connect, group: str, topic: Topic) -> None:
     expect(await a.leave(), ErrorCode.NONE, "leave")
 
 
-async def rebalance_timeout(connect: Connect, group: str, topic: Topic) -> None:
+async def rebalance_timeout(connect: Connect, group: str, topics: ProbeTopics) -> None:
     """A member told to revoke that keeps reporting its partitions is fenced once its
     rebalance timeout passes."""
+    topic = topics.first
     a = CgMember(await connect("a"), group, topic, new_id())
     b = CgMember(await connect("b"), group, topic, new_id())
     expect(await a.join(rebalance_timeout_ms=SHORT_REBALANCE_TIMEOUT_MS), ErrorCode.NONE, "a")
@@ -295,7 +350,113 @@ async def rebalance_timeout(connect: Connect, group: str, topic: Topic) -> None:
     expect(await b.leave(), ErrorCode.NONE, "b leaves")
 
 
-ProbeFunction = Callable[[Connect, str, Topic], Coroutine[Any, Any, None]]
+async def invalid_requests(connect: Connect, group: str, topics: ProbeTopics) -> None:
+    """Each branch of the heartbeat's validation (Kafka 4.3.0 GroupCoordinatorService
+    .throwIfConsumerGroupHeartbeatRequestIsInvalid) is answered INVALID_REQUEST before the
+    group is read; a valid join then creates the group."""
+    topic = topics.first
+    client = await connect("a")
+    a = CgMember(client, group, topic, new_id())
+    old = CgMember(client, group, topic, "", version=0)
+    join: dict[str, Any] = {
+        "member_epoch": JOIN_GROUP_MEMBER_EPOCH,
+        "rebalance_timeout_ms": REBALANCE_TIMEOUT_MS,
+        "subscribed_topic_names": [topic.name],
+        "topic_partitions": [],
+    }
+    owning = [{"topic_id": topic.topic_id, "partitions": [0]}]
+    cases: tuple[tuple[str, CgMember, dict[str, Any]], ...] = (
+        ("a v1 join without member id", a, {**join, "member_id": ""}),
+        ("a v0 heartbeat without member id", old, {"member_epoch": 1}),
+        ("a v0 leave without member id", old, {"member_epoch": LEAVE_GROUP_MEMBER_EPOCH}),
+        ("an empty group id", a, {**join, "group_id": ""}),
+        ("an empty instance id", a, {**join, "instance_id": ""}),
+        ("an empty rack id", a, {**join, "rack_id": ""}),
+        ("a join without rebalance timeout", a, {**join, "rebalance_timeout_ms": -1}),
+        ("a join without owned partitions", a, {**join, "topic_partitions": None}),
+        ("a join owning partitions", a, {**join, "topic_partitions": owning}),
+        ("a join without subscription", a, {**join, "subscribed_topic_names": None}),
+        (
+            "a static leave without instance id",
+            a,
+            {"member_epoch": LEAVE_GROUP_STATIC_MEMBER_EPOCH},
+        ),
+        ("an epoch below -2", a, {"member_epoch": LEAVE_GROUP_STATIC_MEMBER_EPOCH - 1}),
+    )
+    for what, member, fields in cases:
+        expect(await member.send(**fields), ErrorCode.INVALID_REQUEST, what)
+    expect(await a.join(), ErrorCode.NONE, "a valid join")
+    await settle(a)
+    expect(await a.leave(), ErrorCode.NONE, "leave")
+
+
+async def static_timers(connect: Connect, group: str, topics: ProbeTopics) -> None:
+    """A static member told to revoke leaves for now (-2) and is replaced by a new member id:
+    the old id's rebalance timeout and session timeout, which the replacement leaves armed,
+    fire later and find no member to fence."""
+    topic = topics.first
+    instance = f"{group}-instance"
+    s = CgMember(await connect("s"), group, topic, new_id(), instance_id=instance)
+    b = CgMember(await connect("b"), group, topic, new_id())
+    joined = await s.join(rebalance_timeout_ms=SHORT_REBALANCE_TIMEOUT_MS)
+    expect(joined, ErrorCode.NONE, "s joins")
+    await settle(s)
+    held = dict(s.owned)
+    expect(await b.join(), ErrorCode.NONE, "b joins")
+    for _ in range(MAX_ROUNDS):
+        expect(await s.heartbeat(owned=held), ErrorCode.NONE, "s keeps its partitions")
+        if s.owned != held:
+            break
+        await b.heartbeat()
+        await asyncio.sleep(STEP_MS / 1000)
+    else:
+        raise ProbeStopped("s was never told to revoke")
+    expect(await s.leave(LEAVE_GROUP_STATIC_MEMBER_EPOCH), ErrorCode.NONE, "s leaves for now")
+    left = time.monotonic()
+    t = CgMember(await connect("t"), group, topic, new_id(), instance_id=instance)
+    expect(await t.join(), ErrorCode.NONE, "t replaces s")
+    await settle(t, b)
+    waited = time.monotonic() - left
+    await heartbeat_for((SESSION_TIMEOUT_MS + TIMER_SURELY_FIRED_MS) / 1000 - waited, t, b)
+    expect(await t.leave(), ErrorCode.NONE, "t leaves")
+    expect(await b.leave(), ErrorCode.NONE, "b leaves")
+
+
+async def subscription_change(connect: Connect, group: str, topics: ProbeTopics) -> None:
+    """Two members of both topics; the first, told to revoke and still reporting every
+    partition, narrows its subscription to the first topic: the second topic's partitions join
+    those it must revoke (while it reconciles, a subscription change narrows what it holds at
+    its epoch, CurrentAssignmentBuilder); it reports them a while before releasing them, and
+    later subscribes to both again."""
+    first, second = topics.first, topics.second
+    both = (first, second)
+    a = CgMember(await connect("a"), group, first, new_id())
+    b = CgMember(await connect("b"), group, first, new_id())
+    expect(await a.join(topics=both), ErrorCode.NONE, "a joins both topics")
+    await settle(a, topics=both)
+    held = dict(a.owned)
+    expect(await b.join(topics=both), ErrorCode.NONE, "b joins both topics")
+    for _ in range(MAX_ROUNDS):
+        expect(await a.heartbeat(owned=held), ErrorCode.NONE, "a keeps its partitions")
+        if a.owned != held:
+            break
+        await b.heartbeat()
+        await asyncio.sleep(STEP_MS / 1000)
+    else:
+        raise ProbeStopped("a was never told to revoke")
+    told = dict(a.owned)
+    expect(await a.subscribe(first, owned=held), ErrorCode.NONE, "a narrows to the first topic")
+    if a.owned == told:
+        raise ProbeStopped("a's narrowed subscription did not shrink its assignment")
+    expect(await a.heartbeat(owned=held), ErrorCode.NONE, "a still reports every partition")
+    await settle(a, b, topics=both)
+    expect(await a.subscribe(first, second), ErrorCode.NONE, "a subscribes to both again")
+    await settle(a, b, topics=both)
+    expect(await a.leave(), ErrorCode.NONE, "a leaves")
+    expect(await b.leave(), ErrorCode.NONE, "b leaves")
+
+
+ProbeFunction = Callable[[Connect, str, ProbeTopics], Coroutine[Any, Any, None]]
 
 
 @dataclass(frozen=True)
@@ -361,38 +522,63 @@ CONSUMER_PROBES: dict[str, ConsumerProbe] = {
             rebalance_timeout,
             ("cg_reconcile.rebalance_timeout_armed", "cg_timer.rebalance_timeout_expired"),
         ),
+        ConsumerProbe(
+            "cg-invalid-requests",
+            invalid_requests,
+            ("cg_heartbeat.invalid_request",),
+        ),
+        ConsumerProbe(
+            "cg-static-timers",
+            static_timers,
+            (
+                "cg_reconcile.revoke_first",
+                "cg_heartbeat.static_member_temporarily_left",
+                "cg_heartbeat.static_member_replaced",
+                "cg_timer.rebalance_timeout_stale",
+                "cg_timer.session_expired_no_member",
+            ),
+        ),
+        ConsumerProbe(
+            "cg-subscription",
+            subscription_change,
+            (
+                "cg_heartbeat.subscription_changed",
+                "cg_reconcile.subscription_narrowed",
+                "cg_reconcile.still_revoking",
+                "cg_reconcile.rebalance_timeout_cancelled",
+                "cg_reconcile.to_stable",
+            ),
+        ),
     )
 }
 
 
-def probe_topic(broker: KafkaBroker) -> Topic:
-    """A new topic for probes (each probe then uses a group of its own), once the group
+def probe_topics(broker: KafkaBroker) -> ProbeTopics:
+    """Two new topics for probes (each probe then uses a group of its own), once the group
     coordinator can know it: the coordinator reads topics from its own copy of the metadata
     image, updated a moment after CreateTopics answers and the topic is described, and a group
     that subscribes before then is first assigned nothing and later rebalanced when the topic
     appears (a topic-metadata change, which the specification does not model, docs/protocol.md
     §12.13)."""
-    name = f"cg-probe-{uuid.uuid4().hex[:8]}"
-    create_topics(broker.bootstrap, (name,))
-    topic = Topic(name, topic_ids(broker.bootstrap, (name,))[name])
+    stem = f"cg-probe-{uuid.uuid4().hex[:8]}"
+    names = (stem, f"{stem}-second")
+    create_topics(broker.bootstrap, names)
+    ids = topic_ids(broker.bootstrap, names)
     time.sleep(METADATA_PROPAGATION_S)
-    return topic
+    return ProbeTopics(*(Topic(name, ids[name]) for name in names))
 
 
 def record_consumer_probe(
-    broker: KafkaBroker, probe: ConsumerProbe, folder: Path, topic: Topic
+    broker: KafkaBroker, probe: ConsumerProbe, folder: Path, topics: ProbeTopics
 ) -> Path:
     """Run `probe` through a recording proxy in front of `broker`, its members subscribing to
-    `topic` (`probe_topic`); the trace's path. Raises ProbeStopped (or a connection error) if
+    `topics` (`probe_topics`); the trace's path. Raises ProbeStopped (or a connection error) if
     the broker answered a step otherwise than the probe needs; the trace is kept."""
     suffix = uuid.uuid4().hex[:8]
     header = TraceHeader(
         broker.describe(),
         broker.header_settings(),
-        consumer_group_header(
-            broker.line,
-            [{"name": topic.name, "topic_id": topic.topic_id, "partitions": PARTITIONS}],
-        ),
+        consumer_group_header(broker.line, topics.header()),
     )
     path = folder / f"{probe.name}.jsonl"
     recorder = RecorderThread(
@@ -408,7 +594,7 @@ def record_consumer_probe(
 
     async def run() -> None:
         try:
-            await probe.run(connect, f"{probe.name}-{suffix}", topic)
+            await probe.run(connect, f"{probe.name}-{suffix}", topics)
         finally:
             for client in clients:
                 client.close()
@@ -441,13 +627,13 @@ def run_consumer_probes(
     if owned:
         target.start()
     try:
-        topic = probe_topic(target)
+        topics = probe_topics(target)
         results = []
         for name in names or list(CONSUMER_PROBES):
             probe = CONSUMER_PROBES[name]
             result = ConsumerProbeResult(name, folder / f"{name}.jsonl")
             try:
-                record_consumer_probe(target, probe, folder, topic)
+                record_consumer_probe(target, probe, folder, topics)
             except (TimeoutError, OSError, asyncio.IncompleteReadError, ProbeStopped) as error:
                 result.error = f"{type(error).__name__}: {error}"
             results.append(result)
