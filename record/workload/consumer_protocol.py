@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from groupspec.record.kafka.broker import KafkaBroker
-from groupspec.record.kafka.settings import consumer_group_header
 from groupspec.record.proxy import ProxyConfig
 from groupspec.record.proxy_thread import RecorderThread
 from groupspec.wire.address import Address
@@ -293,9 +292,8 @@ def record_scenario(
     header = TraceHeader(
         broker.describe(),
         broker.header_settings(),
-        consumer_group_header(
-            broker.line,
-            [{"name": t, "topic_id": ids[t], "partitions": PARTITIONS} for t in topics],
+        broker.consumer_group_header(
+            [{"name": t, "topic_id": ids[t], "partitions": PARTITIONS} for t in topics]
         ),
     )
     path = folder / f"{client}-{scenario.name}.jsonl"

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.record.kafka.broker import KafkaBroker
-from groupspec.record.kafka.settings import consumer_group_header
 from groupspec.record.proxy import ProxyConfig
 from groupspec.record.proxy_thread import RecorderThread
 from groupspec.wire import codec
@@ -32,6 +31,7 @@ from groupspec.wire.trace_format import TraceHeader
 
 from .consumer_protocol import PARTITIONS, create_topics, topic_ids
 from .probe_client import ProbeClient, ProbeStopped
+from .probes import ProbeResult
 
 LOOPBACK = "127.0.0.1"
 # The member epochs with a meaning of their own (ConsumerGroupHeartbeatRequest.json); record/
@@ -60,6 +60,12 @@ DESCRIBE_VERSION = 1
 REBALANCE_TIMEOUT_MS = 30_000
 # A member that does not revoke is fenced after this (the rebalance-timeout probe).
 SHORT_REBALANCE_TIMEOUT_MS = 1_000
+# The group.consumer.max.size of the broker `run_consumer_probes` starts (the max-size probe
+# fills a group to it; Kafka's default is 2**31 - 1), and the largest the probe fills.
+PROBE_GROUP_MAX_SIZE = 4
+LARGEST_GROUP_PROBED = 8
+PROBE_BROKER_SETTINGS = {"max_size": PROBE_GROUP_MAX_SIZE}
+INT32_MAX = 2**31 - 1
 STEP_MS = 100
 # groupspec's 4.x brokers' group.consumer.session.timeout.ms (record/kafka/settings.py), and how
 # long past a deadline the oracle is sure a timer fired (oracle/trace/kip848.py LATE_MS) plus a
@@ -67,7 +73,7 @@ STEP_MS = 100
 SESSION_TIMEOUT_MS = 6_000
 TIMER_SURELY_FIRED_MS = 2_500
 MAX_ROUNDS = 100
-# How long a new topic takes to reach the group coordinator's metadata image (`probe_topics`).
+# How long a new topic takes to reach the group coordinator's metadata image (`probe_setup`).
 METADATA_PROPAGATION_S = 1.0
 
 Connect = Callable[[str], Coroutine[Any, Any, ProbeClient]]
@@ -83,12 +89,14 @@ class Topic:
 
 
 @dataclass
-class ProbeTopics:
-    """The topics the probes subscribe to: every member the first, a subscription change the
-    second as well (each of PARTITIONS partitions)."""
+class ProbeSetup:
+    """What the probes run on: the topics they subscribe to (every member the first, a
+    subscription change the second as well; PARTITIONS partitions each) and the broker's
+    group.consumer.max.size."""
 
     first: Topic
     second: Topic
+    group_max_size: int = INT32_MAX
 
     def header(self) -> list[dict[str, Any]]:
         """The topics as a trace header's consumer-protocol settings list them."""
@@ -242,9 +250,9 @@ def new_id() -> str:
 # -- the probes -------------------------------------------------------------------------------
 
 
-async def join_leave_describe(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def join_leave_describe(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """A member joins, settles and leaves; the group, a missing one and "" are described."""
-    topic = topics.first
+    topic = setup.first
     a = CgMember(await connect("a"), group, topic, new_id())
     expect(await a.join(), ErrorCode.NONE, "join")
     await settle(a)
@@ -253,10 +261,10 @@ async def join_leave_describe(connect: Connect, group: str, topics: ProbeTopics)
     await describe(a.client, group)
 
 
-async def fencing(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def fencing(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """Epochs ahead are fenced, a rejoin at 0 is taken, unknown ids and groups are refused,
     and a v1 join without a member id is invalid."""
-    topic = topics.first
+    topic = setup.first
     a = CgMember(await connect("a"), group, topic, new_id())
     expect(await a.join(), ErrorCode.NONE, "join")
     await settle(a)
@@ -278,9 +286,9 @@ async def fencing(connect: Connect, group: str, topics: ProbeTopics) -> None:
     expect(await a.leave(), ErrorCode.NONE, "leave")
 
 
-async def previous_epoch(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def previous_epoch(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """A member one epoch behind, owning only what it is assigned, is still answered."""
-    topic = topics.first
+    topic = setup.first
     a = CgMember(await connect("a"), group, topic, new_id())
     b = CgMember(await connect("b"), group, topic, new_id())
     expect(await a.join(), ErrorCode.NONE, "a joins")
@@ -295,10 +303,10 @@ async def previous_epoch(connect: Connect, group: str, topics: ProbeTopics) -> N
     expect(await b.leave(), ErrorCode.NONE, "b leaves")
 
 
-async def static_members(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def static_members(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """A second member with a static member's instance id is refused while the first holds
     it; once the first leaves with epoch -2, the second replaces it."""
-    topic = topics.first
+    topic = setup.first
     instance = f"{group}-instance"
     s = CgMember(await connect("s"), group, topic, new_id(), instance_id=instance)
     t = CgMember(await connect("t"), group, topic, new_id(), instance_id=instance)
@@ -317,9 +325,9 @@ async def static_members(connect: Connect, group: str, topics: ProbeTopics) -> N
     expect(await t.leave(), ErrorCode.NONE, "t leaves")
 
 
-async def unknown_assignor(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def unknown_assignor(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """A server assignor the broker does not have is refused; a known one is taken."""
-    topic = topics.first
+    topic = setup.first
     a = CgMember(await connect("a"), group, topic, new_id())
     expect(await a.join(assignor="no-such-assignor"), ErrorCode.UNSUPPORTED_ASSIGNOR, "join")
     expect(await a.join(assignor="range"), ErrorCode.NONE, "join with range")
@@ -327,10 +335,10 @@ async def unknown_assignor(connect: Connect, group: str, topics: ProbeTopics) ->
     expect(await a.leave(), ErrorCode.NONE, "leave")
 
 
-async def rebalance_timeout(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def rebalance_timeout(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """A member told to revoke that keeps reporting its partitions is fenced once its
     rebalance timeout passes."""
-    topic = topics.first
+    topic = setup.first
     a = CgMember(await connect("a"), group, topic, new_id())
     b = CgMember(await connect("b"), group, topic, new_id())
     expect(await a.join(rebalance_timeout_ms=SHORT_REBALANCE_TIMEOUT_MS), ErrorCode.NONE, "a")
@@ -350,11 +358,11 @@ async def rebalance_timeout(connect: Connect, group: str, topics: ProbeTopics) -
     expect(await b.leave(), ErrorCode.NONE, "b leaves")
 
 
-async def invalid_requests(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def invalid_requests(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """Each branch of the heartbeat's validation (Kafka 4.3.0 GroupCoordinatorService
     .throwIfConsumerGroupHeartbeatRequestIsInvalid) is answered INVALID_REQUEST before the
     group is read; a valid join then creates the group."""
-    topic = topics.first
+    topic = setup.first
     client = await connect("a")
     a = CgMember(client, group, topic, new_id())
     old = CgMember(client, group, topic, "", version=0)
@@ -390,11 +398,12 @@ async def invalid_requests(connect: Connect, group: str, topics: ProbeTopics) ->
     expect(await a.leave(), ErrorCode.NONE, "leave")
 
 
-async def static_timers(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def static_timers(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """A static member told to revoke leaves for now (-2) and is replaced by a new member id:
     the old id's rebalance timeout and session timeout, which the replacement leaves armed,
-    fire later and find no member to fence."""
-    topic = topics.first
+    fire later and find no member to fence; a member that joins and goes silent is fenced when
+    its session expires."""
+    topic = setup.first
     instance = f"{group}-instance"
     s = CgMember(await connect("s"), group, topic, new_id(), instance_id=instance)
     b = CgMember(await connect("b"), group, topic, new_id())
@@ -412,23 +421,24 @@ async def static_timers(connect: Connect, group: str, topics: ProbeTopics) -> No
     else:
         raise ProbeStopped("s was never told to revoke")
     expect(await s.leave(LEAVE_GROUP_STATIC_MEMBER_EPOCH), ErrorCode.NONE, "s leaves for now")
-    left = time.monotonic()
     t = CgMember(await connect("t"), group, topic, new_id(), instance_id=instance)
     expect(await t.join(), ErrorCode.NONE, "t replaces s")
     await settle(t, b)
-    waited = time.monotonic() - left
-    await heartbeat_for((SESSION_TIMEOUT_MS + TIMER_SURELY_FIRED_MS) / 1000 - waited, t, b)
+    # A dynamic member joins and goes silent: its session expires and it is fenced.
+    silent = CgMember(await connect("c"), group, topic, new_id())
+    expect(await silent.join(), ErrorCode.NONE, "c joins")
+    await heartbeat_for((SESSION_TIMEOUT_MS + TIMER_SURELY_FIRED_MS) / 1000, t, b)
     expect(await t.leave(), ErrorCode.NONE, "t leaves")
     expect(await b.leave(), ErrorCode.NONE, "b leaves")
 
 
-async def subscription_change(connect: Connect, group: str, topics: ProbeTopics) -> None:
+async def subscription_change(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """Two members of both topics; the first, told to revoke and still reporting every
     partition, narrows its subscription to the first topic: the second topic's partitions join
     those it must revoke (while it reconciles, a subscription change narrows what it holds at
     its epoch, CurrentAssignmentBuilder); it reports them a while before releasing them, and
     later subscribes to both again."""
-    first, second = topics.first, topics.second
+    first, second = setup.first, setup.second
     both = (first, second)
     a = CgMember(await connect("a"), group, first, new_id())
     b = CgMember(await connect("b"), group, first, new_id())
@@ -456,7 +466,37 @@ async def subscription_change(connect: Connect, group: str, topics: ProbeTopics)
     expect(await b.leave(), ErrorCode.NONE, "b leaves")
 
 
-ProbeFunction = Callable[[Connect, str, ProbeTopics], Coroutine[Any, Any, None]]
+async def max_size(connect: Connect, group: str, setup: ProbeSetup) -> None:
+    """group.consumer.max.size members join; one more (with an id of its own, or none on v0)
+    is refused with GROUP_MAX_SIZE_REACHED while a member rejoining is not; once one leaves,
+    the newcomer is taken."""
+    size = setup.group_max_size
+    if size > LARGEST_GROUP_PROBED:
+        raise ProbeStopped(
+            f"needs a broker with group.consumer.max.size at most {LARGEST_GROUP_PROBED}, this "
+            f"one has {size} (`groupspec probe --consumer-protocol` starts one with "
+            f"{PROBE_GROUP_MAX_SIZE})"
+        )
+    topic = setup.first
+    members = [CgMember(await connect(f"m{i}"), group, topic, new_id()) for i in range(size)]
+    for member in members:
+        expect(await member.join(), ErrorCode.NONE, "a member joins")
+    await settle(*members)
+    extra = CgMember(await connect("extra"), group, topic, new_id())
+    expect(await extra.join(), ErrorCode.GROUP_MAX_SIZE_REACHED, "one member too many")
+    anonymous = CgMember(extra.client, group, topic, "", version=0)
+    expect(await anonymous.join(), ErrorCode.GROUP_MAX_SIZE_REACHED, "a v0 join too many")
+    expect(await members[0].join(), ErrorCode.NONE, "a member rejoins at epoch 0")
+    await settle(*members)
+    expect(await members[-1].leave(), ErrorCode.NONE, "a member leaves")
+    expect(await extra.join(), ErrorCode.NONE, "the newcomer, once there is room")
+    stayed = [*members[:-1], extra]
+    await settle(*stayed)
+    for member in stayed:
+        expect(await member.leave(), ErrorCode.NONE, "a member leaves")
+
+
+ProbeFunction = Callable[[Connect, str, ProbeSetup], Coroutine[Any, Any, None]]
 
 
 @dataclass(frozen=True)
@@ -523,6 +563,11 @@ CONSUMER_PROBES: dict[str, ConsumerProbe] = {
             ("cg_reconcile.rebalance_timeout_armed", "cg_timer.rebalance_timeout_expired"),
         ),
         ConsumerProbe(
+            "cg-max-size",
+            max_size,
+            ("cg_heartbeat.group_max_size_reached", "cg_heartbeat.rejoin_known_member"),
+        ),
+        ConsumerProbe(
             "cg-invalid-requests",
             invalid_requests,
             ("cg_heartbeat.invalid_request",),
@@ -536,6 +581,7 @@ CONSUMER_PROBES: dict[str, ConsumerProbe] = {
                 "cg_heartbeat.static_member_replaced",
                 "cg_timer.rebalance_timeout_stale",
                 "cg_timer.session_expired_no_member",
+                "cg_timer.session_expired",
             ),
         ),
         ConsumerProbe(
@@ -553,7 +599,7 @@ CONSUMER_PROBES: dict[str, ConsumerProbe] = {
 }
 
 
-def probe_topics(broker: KafkaBroker) -> ProbeTopics:
+def probe_setup(broker: KafkaBroker) -> ProbeSetup:
     """Two new topics for probes (each probe then uses a group of its own), once the group
     coordinator can know it: the coordinator reads topics from its own copy of the metadata
     image, updated a moment after CreateTopics answers and the topic is described, and a group
@@ -565,20 +611,21 @@ def probe_topics(broker: KafkaBroker) -> ProbeTopics:
     create_topics(broker.bootstrap, names)
     ids = topic_ids(broker.bootstrap, names)
     time.sleep(METADATA_PROPAGATION_S)
-    return ProbeTopics(*(Topic(name, ids[name]) for name in names))
+    first, second = (Topic(name, ids[name]) for name in names)
+    return ProbeSetup(first, second, broker.consumer_groups.get("max_size", INT32_MAX))
 
 
 def record_consumer_probe(
-    broker: KafkaBroker, probe: ConsumerProbe, folder: Path, topics: ProbeTopics
+    broker: KafkaBroker, probe: ConsumerProbe, folder: Path, setup: ProbeSetup
 ) -> Path:
-    """Run `probe` through a recording proxy in front of `broker`, its members subscribing to
-    `topics` (`probe_topics`); the trace's path. Raises ProbeStopped (or a connection error) if
+    """Run `probe` through a recording proxy in front of `broker` on `setup` (`probe_setup`);
+    the trace's path. Raises ProbeStopped (or a connection error) if
     the broker answered a step otherwise than the probe needs; the trace is kept."""
     suffix = uuid.uuid4().hex[:8]
     header = TraceHeader(
         broker.describe(),
         broker.header_settings(),
-        consumer_group_header(broker.line, topics.header()),
+        broker.consumer_group_header(setup.header()),
     )
     path = folder / f"{probe.name}.jsonl"
     recorder = RecorderThread(
@@ -594,7 +641,7 @@ def record_consumer_probe(
 
     async def run() -> None:
         try:
-            await probe.run(connect, f"{probe.name}-{suffix}", topics)
+            await probe.run(connect, f"{probe.name}-{suffix}", setup)
         finally:
             for client in clients:
                 client.close()
@@ -607,33 +654,24 @@ def record_consumer_probe(
     return path
 
 
-@dataclass
-class ConsumerProbeResult:
-    """One probe's trace, and why it stopped early (if it did)."""
-
-    name: str
-    trace: Path
-    error: str | None = None
-
-
 def run_consumer_probes(
     folder: Path, names: list[str] | None = None, broker: KafkaBroker | None = None
-) -> list[ConsumerProbeResult]:
+) -> list[ProbeResult]:
     """Run the consumer-protocol probes `names` (all by default) against `broker`, or a Kafka
-    4.x broker started for them and stopped after (KafkaSetupError, BrokerStartError if it
+    4.x broker started for them (with PROBE_BROKER_SETTINGS) and stopped after (KafkaSetupError, BrokerStartError if it
     cannot start); one trace each in `folder`."""
     owned = broker is None
-    target = KafkaBroker() if broker is None else broker
+    target = KafkaBroker(consumer_groups=PROBE_BROKER_SETTINGS) if broker is None else broker
     if owned:
         target.start()
     try:
-        topics = probe_topics(target)
+        setup = probe_setup(target)
         results = []
         for name in names or list(CONSUMER_PROBES):
             probe = CONSUMER_PROBES[name]
-            result = ConsumerProbeResult(name, folder / f"{name}.jsonl")
+            result = ProbeResult(name, folder / f"{name}.jsonl")
             try:
-                record_consumer_probe(target, probe, folder, topics)
+                record_consumer_probe(target, probe, folder, setup)
             except (TimeoutError, OSError, asyncio.IncompleteReadError, ProbeStopped) as error:
                 result.error = f"{type(error).__name__}: {error}"
             results.append(result)
