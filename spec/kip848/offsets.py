@@ -211,7 +211,9 @@ def _fetch_answer(
                 partition.partition,
                 offsets.get(partition, NO_OFFSET),
                 -1,
-                "" if partition in offsets else None,
+                # Kafka answers an offset never committed with metadata "" too (4.3.0
+                # OffsetMetadataManager.fetchOffsets); the spec keeps no committed metadata.
+                "",
                 ErrorCode.NONE,
             )
             for partition in wanted
