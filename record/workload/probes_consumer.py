@@ -26,7 +26,12 @@ from groupspec.record.proxy import ProxyConfig
 from groupspec.record.proxy_thread import RecorderThread
 from groupspec.wire import codec
 from groupspec.wire.address import Address
-from groupspec.wire.group_apis import CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT
+from groupspec.wire.group_apis import (
+    CONSUMER_GROUP_DESCRIBE,
+    CONSUMER_GROUP_HEARTBEAT,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+)
 from groupspec.wire.trace_format import TraceHeader
 
 from .consumer_protocol import PARTITIONS, create_topics, topic_ids
@@ -50,6 +55,9 @@ class ErrorCode(IntEnum):
     GROUP_ID_NOT_FOUND = 69
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
+    UNSUPPORTED_VERSION = 35
+    ILLEGAL_GENERATION = 22
+    STALE_MEMBER_EPOCH = 113
     UNSUPPORTED_ASSIGNOR = 112
     UNRELEASED_INSTANCE_ID = 111
     FENCED_MEMBER_EPOCH = 110
@@ -57,6 +65,11 @@ class ErrorCode(IntEnum):
 
 HEARTBEAT_VERSION = 1
 DESCRIBE_VERSION = 1
+# OffsetCommit and OffsetFetch v9: the first whose generation id is a member epoch (v10 names
+# topics by id, which the oracle reads as v9); a consumer-protocol member may not commit with v8.
+OFFSET_VERSION = 9
+OLD_COMMIT_VERSION = 8
+COMMITTED_OFFSET = 42
 REBALANCE_TIMEOUT_MS = 30_000
 # A member that does not revoke is fenced after this (the rebalance-timeout probe).
 SHORT_REBALANCE_TIMEOUT_MS = 1_000
@@ -201,6 +214,74 @@ class CgMember:
     async def leave(self, epoch: int = LEAVE_GROUP_MEMBER_EPOCH) -> Any:
         """Leave (-1), or as a static member for now (-2)."""
         return await self.send(member_epoch=epoch, instance_id=self.instance_id)
+
+
+async def commit(
+    client: ProbeClient,
+    group: str,
+    topic: Topic,
+    partitions: frozenset[int] | set[int],
+    epoch: int,
+    member_id: str = "",
+    *,
+    version: int = OFFSET_VERSION,
+) -> int:
+    """OffsetCommit of `partitions` of `topic` at `epoch` (generation id, a member epoch from
+    v9); the error code of its partitions (they share one)."""
+    request_class, response_class = codec.MESSAGES[OFFSET_COMMIT]
+    body = {
+        "group_id": group,
+        "generation_id_or_member_epoch": epoch,
+        "member_id": member_id,
+        "group_instance_id": None,
+        "topics": [
+            {
+                "name": topic.name,
+                "partitions": [
+                    {
+                        "partition_index": p,
+                        "committed_offset": COMMITTED_OFFSET,
+                        "committed_leader_epoch": -1,
+                        "committed_metadata": "",
+                    }
+                    for p in sorted(partitions)
+                ],
+            }
+        ],
+    }
+    answer = await client.call(codec.build(request_class, body, version), response_class, version)
+    codes = {p.error_code for t in answer.topics for p in t.partitions}
+    if len(codes) != 1:
+        raise ProbeStopped(f"OffsetCommit answered its partitions with several errors: {codes}")
+    return int(codes.pop())
+
+
+async def fetch(
+    client: ProbeClient, group: str, topic: Topic, epoch: int = -1, member_id: str | None = None
+) -> int:
+    """OffsetFetch v9 of every partition of `topic` as member `member_id` at `epoch` (none and
+    -1: as an admin client); the group's error code."""
+    request_class, response_class = codec.MESSAGES[OFFSET_FETCH]
+    body = {
+        "groups": [
+            {
+                "group_id": group,
+                "member_id": member_id,
+                "member_epoch": epoch,
+                "topics": [{"name": topic.name, "partition_indexes": list(range(PARTITIONS))}],
+            }
+        ],
+        "require_stable": False,
+    }
+    request = codec.build(request_class, body, OFFSET_VERSION)
+    answer = await client.call(request, response_class, OFFSET_VERSION)
+    return int(answer.groups[0].error_code)
+
+
+def expect_code(code: int, error: ErrorCode, what: str) -> None:
+    """Stop the probe if the broker answered `code`, not `error`."""
+    if code != error:
+        raise ProbeStopped(f"{what}: expected {error.name}, got error code {code}")
 
 
 def expect(answer: Any, error: ErrorCode, what: str) -> None:
@@ -442,10 +523,12 @@ async def subscription_change(connect: Connect, group: str, setup: ProbeSetup) -
     both = (first, second)
     a = CgMember(await connect("a"), group, first, new_id())
     b = CgMember(await connect("b"), group, first, new_id())
-    expect(await a.join(topics=both), ErrorCode.NONE, "a joins both topics")
+    # The range assignor gives each member part of every topic (the uniform one may give a
+    # member one whole topic, and then narrowing to it takes nothing away).
+    expect(await a.join(topics=both, assignor="range"), ErrorCode.NONE, "a joins both topics")
     await settle(a, topics=both)
     held = dict(a.owned)
-    expect(await b.join(topics=both), ErrorCode.NONE, "b joins both topics")
+    expect(await b.join(topics=both, assignor="range"), ErrorCode.NONE, "b joins both topics")
     for _ in range(MAX_ROUNDS):
         expect(await a.heartbeat(owned=held), ErrorCode.NONE, "a keeps its partitions")
         if a.owned != held:
@@ -494,6 +577,81 @@ async def max_size(connect: Connect, group: str, setup: ProbeSetup) -> None:
     await settle(*stayed)
     for member in stayed:
         expect(await member.leave(), ErrorCode.NONE, "a member leaves")
+
+
+async def commit_epochs(connect: Connect, group: str, setup: ProbeSetup) -> None:
+    """OffsetCommit and OffsetFetch of members by member epoch: at the member's epoch, above
+    it, and (KIP-1251, Kafka 4.3+) below it for partitions held since then, for one it no
+    longer holds and for one assigned after it; from an unknown member, as an admin client, and
+    with v8; then of the Empty group."""
+    topic = setup.first
+    a = CgMember(await connect("a"), group, topic, new_id())
+    b = CgMember(await connect("b"), group, topic, new_id())
+    expect(await a.join(), ErrorCode.NONE, "a joins")
+    await settle(a)
+    first_epoch = a.epoch
+    mine = a.owned[topic.topic_id]
+    at = (a.epoch, a.member_id)
+    expect_code(await commit(a.client, group, topic, mine, *at), ErrorCode.NONE, "at its epoch")
+    newer = (a.epoch + 1, a.member_id)
+    code = await commit(a.client, group, topic, mine, *newer)
+    expect_code(code, ErrorCode.STALE_MEMBER_EPOCH, "a commit above the member's epoch")
+    expect_code(await fetch(a.client, group, topic, *at), ErrorCode.NONE, "a fetch at its epoch")
+    code = await fetch(a.client, group, topic, *newer)
+    expect_code(code, ErrorCode.STALE_MEMBER_EPOCH, "a fetch at another epoch")
+    expect(await b.join(), ErrorCode.NONE, "b joins")
+    await settle(a, b)
+    if a.epoch == first_epoch:
+        raise ProbeStopped("a's epoch did not move when b joined")
+    kept, given = a.owned[topic.topic_id], b.owned[topic.topic_id]
+    old = (first_epoch, a.member_id)
+    code = await commit(a.client, group, topic, kept, *old)
+    expect_code(code, ErrorCode.NONE, "a commits what it held since an older epoch")
+    code = await commit(a.client, group, topic, given, *old)
+    expect_code(code, ErrorCode.STALE_MEMBER_EPOCH, "a commits what it gave away")
+    before = (first_epoch, b.member_id)
+    code = await commit(b.client, group, topic, given, *before)
+    expect_code(code, ErrorCode.STALE_MEMBER_EPOCH, "b commits at an epoch before its partitions")
+    stranger = (a.epoch, new_id())
+    code = await commit(a.client, group, topic, kept, *stranger)
+    expect_code(code, ErrorCode.UNKNOWN_MEMBER_ID, "a commit from an unknown member")
+    code = await fetch(a.client, group, topic, *stranger)
+    expect_code(code, ErrorCode.UNKNOWN_MEMBER_ID, "a fetch from an unknown member")
+    code = await commit(a.client, group, topic, kept, -1)
+    expect_code(code, ErrorCode.UNKNOWN_MEMBER_ID, "an admin commit to a group with members")
+    code = await commit(a.client, group, topic, kept, *at, version=OLD_COMMIT_VERSION)
+    expect_code(code, ErrorCode.UNSUPPORTED_VERSION, "a member's commit with v8")
+    expect_code(await fetch(a.client, group, topic), ErrorCode.NONE, "an admin fetch")
+    expect(await a.leave(), ErrorCode.NONE, "a leaves")
+    expect(await b.leave(), ErrorCode.NONE, "b leaves")
+    code = await commit(a.client, group, topic, kept, -1)
+    expect_code(code, ErrorCode.NONE, "an admin commit to the Empty group")
+    expect_code(await fetch(a.client, group, topic), ErrorCode.NONE, "an admin fetch")
+
+
+async def offsets_of_unknown_groups(connect: Connect, group: str, setup: ProbeSetup) -> None:
+    """OffsetCommit (v9 and v8) and OffsetFetch of a group the coordinator does not hold, and of
+    the empty group id (an unknown group too), each named first by a ConsumerGroupHeartbeat (the
+    oracle judges the offsets of the groups it has seen a heartbeat of)."""
+    topic = setup.first
+    client = await connect("a")
+    missing = f"{group}-missing"
+    lost = CgMember(client, missing, topic, new_id(), epoch=1)
+    expect(await lost.heartbeat(), ErrorCode.GROUP_ID_NOT_FOUND, "a heartbeat to no group")
+    partitions = {0}
+    code = await commit(client, missing, topic, partitions, 1, lost.member_id)
+    expect_code(code, ErrorCode.GROUP_ID_NOT_FOUND, "a v9 commit to no group")
+    old = OLD_COMMIT_VERSION
+    code = await commit(client, missing, topic, partitions, 1, lost.member_id, version=old)
+    expect_code(code, ErrorCode.ILLEGAL_GENERATION, "a v8 commit to no group")
+    expect_code(await fetch(client, missing, topic), ErrorCode.NONE, "a fetch of no group")
+    nameless = CgMember(client, "", topic, new_id())
+    expect(await nameless.join(), ErrorCode.INVALID_REQUEST, "a join with an empty group id")
+    # An empty group id is an unknown group, not INVALID_GROUP_ID (docs/protocol.md §12.17).
+    code = await commit(client, "", topic, partitions, 1, nameless.member_id)
+    expect_code(code, ErrorCode.GROUP_ID_NOT_FOUND, "a commit with an empty group id")
+    code = await fetch(client, "", topic)
+    expect_code(code, ErrorCode.NONE, "a fetch with an empty group id")
 
 
 ProbeFunction = Callable[[Connect, str, ProbeSetup], Coroutine[Any, Any, None]]
@@ -566,6 +724,34 @@ CONSUMER_PROBES: dict[str, ConsumerProbe] = {
             "cg-max-size",
             max_size,
             ("cg_heartbeat.group_max_size_reached", "cg_heartbeat.rejoin_known_member"),
+        ),
+        ConsumerProbe(
+            "cg-commit-epochs",
+            commit_epochs,
+            (
+                "cg_offset_commit.epoch_matches",
+                "cg_offset_commit.epoch_newer",
+                "cg_offset_commit.assigned_by_epoch",
+                "cg_offset_commit.partition_not_owned",
+                "cg_offset_commit.assigned_later",
+                "cg_offset_commit.unknown_member",
+                "cg_offset_commit.admin_non_empty_group",
+                "cg_offset_commit.admin_empty_group",
+                "cg_offset_commit.unsupported_version",
+                "cg_offset_fetch.member",
+                "cg_offset_fetch.stale_member_epoch",
+                "cg_offset_fetch.unknown_member",
+                "cg_offset_fetch.without_member",
+            ),
+        ),
+        ConsumerProbe(
+            "cg-offsets-unknown-groups",
+            offsets_of_unknown_groups,
+            (
+                "cg_offset_commit.unknown_group",
+                "cg_offset_commit.unknown_group_old_version",
+                "cg_offset_fetch.unknown_group",
+            ),
         ),
         ConsumerProbe(
             "cg-invalid-requests",

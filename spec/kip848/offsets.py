@@ -42,13 +42,11 @@ from .rules import (
     CG_OFFSET_COMMIT_EPOCH_MATCHES,
     CG_OFFSET_COMMIT_EPOCH_MISMATCH,
     CG_OFFSET_COMMIT_EPOCH_NEWER,
-    CG_OFFSET_COMMIT_INVALID_GROUP_ID,
     CG_OFFSET_COMMIT_PARTITION_NOT_OWNED,
     CG_OFFSET_COMMIT_UNKNOWN_GROUP,
     CG_OFFSET_COMMIT_UNKNOWN_GROUP_OLD_VERSION,
     CG_OFFSET_COMMIT_UNKNOWN_MEMBER,
     CG_OFFSET_COMMIT_UNSUPPORTED_VERSION,
-    CG_OFFSET_FETCH_INVALID_GROUP_ID,
     CG_OFFSET_FETCH_MEMBER,
     CG_OFFSET_FETCH_STALE_MEMBER_EPOCH,
     CG_OFFSET_FETCH_UNKNOWN_GROUP,
@@ -81,9 +79,9 @@ def offset_commit(
 
 
 def _validate_commit(step: Step, state: ConsumerGroupsState, request: OffsetCommitRequest) -> None:
-    if request.group_id == "":
-        step.fire(CG_OFFSET_COMMIT_INVALID_GROUP_ID)
-        raise Refused(ErrorCode.INVALID_GROUP_ID)
+    # An empty group id is a group id like any other (Kafka 4.3.0 GroupCoordinatorService
+    # .commitOffsets refuses only a null one, which the non-nullable schema field never carries,
+    # "for backwards compatibility"): no consumer group has it, so it is an unknown group.
     epoch = request.generation_id
     group = state.group(request.group_id)
     if group is None:
@@ -172,11 +170,9 @@ def _commit_answer(request: OffsetCommitRequest, error: ErrorCode) -> OffsetComm
 def offset_fetch(
     step: Step, state: ConsumerGroupsState, ref: RequestRef, request: OffsetFetchRequest
 ) -> ConsumerGroupsState:
-    """Validate the fetcher, then answer with the committed offsets; the state does not change."""
-    if request.group_id == "":
-        step.fire(CG_OFFSET_FETCH_INVALID_GROUP_ID)
-        step.respond(ref, OffsetFetchResponse(ErrorCode.INVALID_GROUP_ID))
-        return state
+    """Validate the fetcher, then answer with the committed offsets; the state does not change.
+    An empty group id is an unknown group, as for a commit (GroupCoordinatorService.fetchOffsets
+    refuses only a null one)."""
     group = state.group(request.group_id)
     if group is None:
         step.fire(CG_OFFSET_FETCH_UNKNOWN_GROUP)
