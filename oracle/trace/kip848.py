@@ -26,7 +26,9 @@ What is not judged here, and why:
 OffsetCommit and OffsetFetch are classic API keys: those naming a group this oracle has seen a
 ConsumerGroupHeartbeat of are its own, judged by member id and member epoch against
 spec/kip848/offsets.py (the version profiles decide the commit's epoch check); the classic oracle
-judges the rest.
+judges the rest. A DeleteGroups naming only such groups is judged here too (spec/kip848/groups.py).
+ListGroups stays with the classic oracle: its answer lists every group of the broker, of both
+kinds and of other clients.
 """
 
 from __future__ import annotations
@@ -49,10 +51,12 @@ from groupspec.wire.group_apis import (
     CONSUMER_BY_KEY,
     CONSUMER_GROUP_DESCRIBE,
     CONSUMER_GROUP_HEARTBEAT,
+    DELETE_GROUPS,
     BodyError,
     UnmodelledRequest,
     client_host_of,
     read_consumer_requests,
+    read_requests,
     response_body,
 )
 from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceEvent
@@ -164,13 +168,22 @@ class ConsumerProtocolOracle:
         self._now = 0
 
     def judges(self, event: TraceEvent) -> bool:
-        """Whether the event is this oracle's: a KIP-848 API, or an OffsetCommit/OffsetFetch
-        naming a consumer-protocol group (and its response)."""
+        """Whether the event is this oracle's: a KIP-848 API, an OffsetCommit/OffsetFetch naming
+        a consumer-protocol group, or a DeleteGroups naming only such groups (and its
+        response)."""
         if event.api_key in CONSUMER_BY_KEY:
             return True
         ref = (event.connection, event.correlation_id)
         if event.direction == RESPONSE:
             return ref in self._offsets
+        if event.direction == REQUEST and event.api_key == DELETE_GROUPS:
+            # A DeleteGroups naming only consumer-protocol groups is this oracle's too (it is in
+            # flight in `_offsets` with the offset requests); one naming others is the classic's.
+            named = set((event.body or {}).get("groups_names") or ())
+            if named and named <= self._groups:
+                self._offsets.add(ref)
+                return True
+            return False
         if event.direction != REQUEST or event.api_key not in OFFSET_APIS:
             return False
         if offset_groups(event.body or {}) & self._groups:
@@ -246,6 +259,8 @@ class ConsumerProtocolOracle:
             return read_offset_request(
                 event.api_key, event.api_version, body, event.client_id, host, self.config.topics
             )
+        if event.api_key == DELETE_GROUPS:
+            return read_requests(event.api_key, event.api_version, body, event.client_id, host)
         return read_consumer_requests(event.api_key, event.api_version, body, event.client_id, host)
 
     def _skip(self, ref: tuple[str, int], name: str) -> None:
@@ -470,7 +485,14 @@ def _matches(
             if spec_members != seen_members:
                 return None
         return hypothesis
+    if api_key == DELETE_GROUPS:
+        return hypothesis if _deleted_form(spec_body) == _deleted_form(observed) else None
     return None
+
+
+def _deleted_form(body: dict[str, Any]) -> dict[str, Any]:
+    """A DeleteGroups response as each group's error code."""
+    return {r["group_id"]: r["error_code"] for r in body.get("results") or ()}
 
 
 def _reason(
