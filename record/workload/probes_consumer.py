@@ -874,6 +874,7 @@ CONSUMER_PROBES: dict[str, ConsumerProbe] = {
             deleting,
             (
                 *GROUP_LIFECYCLE,
+                "cg_heartbeat.join_client_member_id",
                 "cg_delete_groups.non_empty",
                 "cg_delete_groups.deleted",
                 "cg_delete_groups.unknown_group",
