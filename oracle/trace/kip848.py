@@ -26,9 +26,10 @@ What is not judged here, and why:
 OffsetCommit and OffsetFetch are classic API keys: those naming a group this oracle has seen a
 ConsumerGroupHeartbeat of are its own, judged by member id and member epoch against
 spec/kip848/offsets.py (the version profiles decide the commit's epoch check); the classic oracle
-judges the rest. A DeleteGroups naming only such groups is judged here too (spec/kip848/groups.py).
-ListGroups stays with the classic oracle: its answer lists every group of the broker, of both
-kinds and of other clients.
+judges the rest. A DeleteGroups naming only such groups is judged here too (spec/kip848/groups.py),
+and so is a ListGroups asking for consumer groups only (types filter "consumer"), its answer
+read for the groups this trace's heartbeats named (a broker lists every client's groups); any
+other ListGroups, which may list classic groups, stays with the classic oracle.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from groupspec.spec.events import EventNotEnabledError
 from groupspec.spec.kip848.config import ConsumerGroupConfig, TopicMetadata
 from groupspec.spec.kip848.coordinator import ConsumerGroupCoordinatorSpec
 from groupspec.spec.kip848.events import RequestArrived
+from groupspec.spec.kip848.groups import CONSUMER_GROUP_TYPE
 from groupspec.spec.kip848.state import ConsumerGroupsState
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary import consumer_groups as cg
@@ -52,6 +54,7 @@ from groupspec.wire.group_apis import (
     CONSUMER_GROUP_DESCRIBE,
     CONSUMER_GROUP_HEARTBEAT,
     DELETE_GROUPS,
+    LIST_GROUPS,
     BodyError,
     UnmodelledRequest,
     client_host_of,
@@ -169,13 +172,21 @@ class ConsumerProtocolOracle:
 
     def judges(self, event: TraceEvent) -> bool:
         """Whether the event is this oracle's: a KIP-848 API, an OffsetCommit/OffsetFetch naming
-        a consumer-protocol group, or a DeleteGroups naming only such groups (and its
-        response)."""
+        a consumer-protocol group, a DeleteGroups naming only such groups, or a ListGroups of
+        consumer groups only (and its response)."""
         if event.api_key in CONSUMER_BY_KEY:
             return True
         ref = (event.connection, event.correlation_id)
         if event.direction == RESPONSE:
             return ref in self._offsets
+        if event.direction == REQUEST and event.api_key == LIST_GROUPS:
+            # A ListGroups of consumer groups only (types filter "consumer"): no classic group
+            # can be in its answer, so it is this oracle's (in flight in `_offsets` too).
+            types = (event.body or {}).get("types_filter") or ()
+            if [str(t).lower() for t in types] == [CONSUMER_GROUP_TYPE]:
+                self._offsets.add(ref)
+                return True
+            return False
         if event.direction == REQUEST and event.api_key == DELETE_GROUPS:
             # A DeleteGroups naming only consumer-protocol groups is this oracle's too (it is in
             # flight in `_offsets` with the offset requests); one naming others is the classic's.
@@ -259,7 +270,7 @@ class ConsumerProtocolOracle:
             return read_offset_request(
                 event.api_key, event.api_version, body, event.client_id, host, self.config.topics
             )
-        if event.api_key == DELETE_GROUPS:
+        if event.api_key in (DELETE_GROUPS, LIST_GROUPS):
             return read_requests(event.api_key, event.api_version, body, event.client_id, host)
         return read_consumer_requests(event.api_key, event.api_version, body, event.client_id, host)
 
@@ -274,6 +285,11 @@ class ConsumerProtocolOracle:
         self.counts.responses_checked += 1
         self._now = max(self._now, int(pending.ts_ms))
         observed = event.body or {}
+        if event.api_key == LIST_GROUPS:
+            # The broker lists the groups of every client; those no heartbeat here named are
+            # outside the trace and left out, as the classic oracle leaves out foreign groups.
+            listed = [g for g in observed.get("groups") or () if g.get("group_id") in self._groups]
+            observed = {**observed, "groups": listed}
         # An offset API's response is compared by its form, topics by name.
         offsets = event.api_key in OFFSET_APIS
         seen_form = (
@@ -487,7 +503,18 @@ def _matches(
         return hypothesis
     if api_key == DELETE_GROUPS:
         return hypothesis if _deleted_form(spec_body) == _deleted_form(observed) else None
+    if api_key == LIST_GROUPS:
+        return hypothesis if _listed_form(spec_body) == _listed_form(observed) else None
     return None
+
+
+def _listed_form(body: dict[str, Any]) -> tuple[Any, ...]:
+    """A ListGroups response as its error code and the set of groups listed."""
+    groups = frozenset(
+        (g["group_id"], g.get("protocol_type"), g.get("group_state"), g.get("group_type"))
+        for g in body.get("groups") or ()
+    )
+    return (body.get("error_code"), groups)
 
 
 def _deleted_form(body: dict[str, Any]) -> dict[str, Any]:
