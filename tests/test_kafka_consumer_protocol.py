@@ -110,7 +110,8 @@ def test_the_runs_exercise_the_consumer_protocol(campaign):
 @pytest.fixture(scope="module")
 def probed(broker: KafkaBroker, tmp_path_factory) -> dict[str, Verdict]:
     """Every consumer-protocol probe against the module's broker, each judged."""
-    folder = tmp_path_factory.mktemp("consumer-protocol-probes")
+    # A folder that does not exist yet: the probes make it.
+    folder = tmp_path_factory.mktemp("consumer-protocol-probes") / "traces"
     results = run_consumer_probes(folder, broker=broker)
     assert [r.error for r in results if r.error] == []
     return {

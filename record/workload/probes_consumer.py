@@ -1072,6 +1072,7 @@ def run_consumer_probes(
     """Run the consumer-protocol probes `names` (all by default) against `broker`, or a Kafka
     4.x broker started for them (with PROBE_BROKER_SETTINGS) and stopped after (KafkaSetupError, BrokerStartError if it
     cannot start); one trace each in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
     owned = broker is None
     target = KafkaBroker(consumer_groups=PROBE_BROKER_SETTINGS) if broker is None else broker
     if owned:
