@@ -40,6 +40,11 @@ PARTITIONS = 4
 SETTLE_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
 TOPIC_TIMEOUT_S = 30.0
+# How long a new topic takes to reach the group coordinator's own metadata image after it is
+# described: a group subscribing before then is first assigned nothing, then rebalanced when
+# the topic appears, a topic-metadata change the specification does not model (docs/kafka.md,
+# the probes' topic; one campaign run met it as a divergence).
+TOPIC_PROPAGATION_S = 1.0
 
 
 class ScenarioError(Exception):
@@ -290,6 +295,7 @@ def record_scenario(
     topics = tuple(f"{t}-{suffix}" for t in scenario.topics)
     create_topics(broker.bootstrap, topics)
     ids = topic_ids(broker.bootstrap, topics)
+    time.sleep(TOPIC_PROPAGATION_S)
     header = TraceHeader(
         broker.describe(),
         broker.header_settings(),
@@ -305,15 +311,7 @@ def record_scenario(
     then_topic = topics[1] if len(topics) > 1 else ""
     run = ConsumerGroupRun(client, recorder.address, group, topics[0], then_topic)
     try:
-        for step in scenario.steps:
-            if step.action == "start":
-                run.start(step.member, step.instance_id)
-            elif step.action == "resubscribe":
-                run.resubscribe(step.member)
-            else:
-                run.stop(step.member, kill=step.action == "kill")
-            if step.settle:
-                run.settle()
+        play(run, scenario)
     finally:
         run.close()
         recorder.stop()
@@ -324,3 +322,16 @@ def _hangup_handled_by_default() -> None:
     # A runner started under nohup passes SIGHUP on ignored, and a JVM whose SIGHUP is ignored
     # keeps it so (sun.misc.Signal.handle is refused): the subscription change never arrives.
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def play(run: ConsumerGroupRun, scenario: Scenario) -> None:
+    """Take `scenario`'s steps with `run`'s consumers, settling where a step says."""
+    for step in scenario.steps:
+        if step.action == "start":
+            run.start(step.member, step.instance_id)
+        elif step.action == "resubscribe":
+            run.resubscribe(step.member)
+        else:
+            run.stop(step.member, kill=step.action == "kill")
+        if step.settle:
+            run.settle()
