@@ -25,7 +25,6 @@ from pathlib import Path
 
 from groupspec.record.proxy import ProxyConfig
 from groupspec.record.proxy_thread import RecorderThread
-from groupspec.spec.kip848.profiles import KAFKA_4_0
 from groupspec.wire.address import Address
 from groupspec.wire.trace_format import TraceHeader
 
@@ -54,6 +53,10 @@ MOCK_HEARTBEAT_INTERVAL_MS = 3_000
 # calculate_range); it ignores the member's server assignor.
 MOCK_ASSIGNORS = ("range",)
 PRODUCE_EVERY_S = 0.2
+# The consumer-protocol profile the mock is judged under (spec/kip848/profiles.py, named as the
+# header takes it; record/ does not import the specification, tests/test_layers.py): its commit
+# check is the strict one of Kafka 4.0-4.2.
+MOCK_PROFILE = "4.0-4.2"
 # Metadata v10 is the first to carry topic ids; the mock serves up to v12. (The admin client's
 # describe_topics, which `consumer_protocol.topic_ids` uses, gets no answer from the mock.)
 METADATA_TOPIC_ID_VERSION = 10
@@ -138,7 +141,7 @@ def mock_header(target: MockTarget, topics: list[dict[str, object]]) -> TraceHea
         "heartbeat_interval_ms": MOCK_HEARTBEAT_INTERVAL_MS,
         "assignment_interval_ms": 0,
         "assignors": list(MOCK_ASSIGNORS),
-        "kafka_version": KAFKA_4_0,
+        "kafka_version": MOCK_PROFILE,
         "topics": topics,
     }
     return TraceHeader(target.describe(), dict(target.coordinator), consumer_groups)
