@@ -1,7 +1,8 @@
 """Apache Kafka 4.x's consumer protocol (KIP-848) as the ground truth: confluent-kafka and Kafka's
 Java consumer with `group.protocol=consumer`, in every scenario of
 `record/workload/consumer_protocol.py` (members joining one by one, leaving, a crash whose session
-expires, a static member restarting, a subscription change), recorded through the recording proxy and judged by the
+expires, a static member restarting, a subscription change), consuming and committing what a
+producer writes meanwhile, recorded through the recording proxy and judged by the
 consumer-protocol oracle (docs/kafka.md, "The consumer protocol").
 
 One Kafka 4.x broker serves the module (`kafka_4x`); the runs go two at a time, each on a group
@@ -42,9 +43,11 @@ EXPECTED_RULES = {
     "cg_timer.session_expired",
     "cg_heartbeat.subscription_changed",
     # confluent-kafka fetches its offsets without member id and epoch, the Java consumer with
-    # them (OffsetFetch v10, topics by id).
+    # them (OffsetFetch v10, topics by id); both commit at their member epoch (OffsetCommit v9,
+    # and v10 by topic id).
     "cg_offset_fetch.without_member",
     "cg_offset_fetch.member",
+    "cg_offset_commit.epoch_matches",
 }
 
 

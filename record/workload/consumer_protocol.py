@@ -45,6 +45,8 @@ TOPIC_TIMEOUT_S = 30.0
 # the topic appears, a topic-metadata change the specification does not model (docs/kafka.md,
 # the probes' topic; one campaign run met it as a divergence).
 TOPIC_PROPAGATION_S = 1.0
+# How often the scenario's producer writes a record to each topic (`Trickle`).
+PRODUCE_EVERY_S = 0.2
 
 
 class ScenarioError(Exception):
@@ -243,6 +245,42 @@ class ConsumerGroupRun:
                 member.subscribed.set()
 
 
+@dataclass
+class Trickle:
+    """Writes a record to each of `topics` every `every_s`, round the partitions, from `start`
+    until `stop`: the consumers then consume and commit (OffsetCommit at their member epoch),
+    and fetch the offsets of the partitions they take over."""
+
+    bootstrap: str
+    topics: tuple[str, ...]
+    every_s: float = PRODUCE_EVERY_S
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        """Start writing, on a thread of its own."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop writing and wait for the records in flight."""
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.bootstrap, "log_level": 3})
+        n = 0
+        while not self._stop.wait(self.every_s):
+            for topic in self.topics:
+                producer.produce(topic, value=f"r{n}".encode(), partition=n % PARTITIONS)
+            producer.poll(0)
+            n += 1
+        producer.flush(STOP_TIMEOUT_S)
+
+
 def topic_ids(bootstrap: str, names: tuple[str, ...]) -> dict[str, str]:
     """The topic id of each topic, as a UUID's text (how a trace spells it)."""
     from confluent_kafka import TopicCollection
@@ -310,10 +348,13 @@ def record_scenario(
     ).start()
     then_topic = topics[1] if len(topics) > 1 else ""
     run = ConsumerGroupRun(client, recorder.address, group, topics[0], then_topic)
+    producer = Trickle(broker.bootstrap, topics)
+    producer.start()
     try:
         play(run, scenario)
     finally:
         run.close()
+        producer.stop()
         recorder.stop()
     return path
 

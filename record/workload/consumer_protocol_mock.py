@@ -6,9 +6,9 @@ The mock (`test.mock.num.brokers`, one broker inside this process, `MockTarget`)
 ConsumerGroupHeartbeat v1 with its own coordinator (librdkafka's `src/rdkafka_mock_cgrp.c`): a
 range-only target, a 30 s session and a 3 s heartbeat interval that Python cannot change
 (`rd_kafka_mock_set_group_consumer_*` are C only), so the scenarios here have no crash (its
-session would take 30 s to expire). A producer thread writes a record every `PRODUCE_EVERY_S` to
-each topic for as long as the scenario runs, so the consumers commit (OffsetCommit with their
-member epoch) and fetch the offsets of partitions they take over.
+session would take 30 s to expire). As on Kafka, a producer writes records for as long as the
+scenario runs (`Trickle`), so the consumers commit (OffsetCommit with their member epoch) and
+fetch the offsets of partitions they take over.
 
 The trace header's consumer-protocol settings are the mock's: its session and heartbeat, the
 range assignor only, and the 4.0-4.2 profile (the mock accepts a commit only at the member's
@@ -18,9 +18,7 @@ current epoch, as Kafka did before KIP-1251).
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 from groupspec.record.proxy import ProxyConfig
@@ -28,7 +26,7 @@ from groupspec.record.proxy_thread import RecorderThread
 from groupspec.wire.address import Address
 from groupspec.wire.trace_format import TraceHeader
 
-from .consumer_protocol import ConsumerGroupRun, Scenario, Step, play
+from .consumer_protocol import ConsumerGroupRun, Scenario, Step, Trickle, play
 from .probe_client import ProbeClient, ProbeStopped
 from .probes_consumer import (
     JOIN_GROUP_MEMBER_EPOCH,
@@ -52,7 +50,6 @@ MOCK_HEARTBEAT_INTERVAL_MS = 3_000
 # The mock's target assignment is range's (rd_kafka_mock_cgrp_consumer_target_assignment_
 # calculate_range); it ignores the member's server assignor.
 MOCK_ASSIGNORS = ("range",)
-PRODUCE_EVERY_S = 0.2
 # The consumer-protocol profile the mock is judged under (spec/kip848/profiles.py, named as the
 # header takes it; record/ does not import the specification, tests/test_layers.py): its commit
 # check is the strict one of Kafka 4.0-4.2.
@@ -102,37 +99,6 @@ MOCK_SCENARIOS = {
 }
 
 
-@dataclass
-class _Producer:
-    """Writes a record to each topic every PRODUCE_EVERY_S until stopped."""
-
-    bootstrap: str
-    topics: tuple[str, ...]
-
-    def __post_init__(self) -> None:
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        from confluent_kafka import Producer
-
-        producer = Producer({"bootstrap.servers": self.bootstrap, "log_level": 3})
-        n = 0
-        while not self._stop.wait(PRODUCE_EVERY_S):
-            for topic in self.topics:
-                producer.produce(topic, value=f"r{n}".encode(), partition=n % 4)
-            producer.poll(0)
-            n += 1
-        producer.flush(10)
-
-
 def mock_header(target: MockTarget, topics: list[dict[str, object]]) -> TraceHeader:
     """The trace header of a run on `target`: its classic settings and its consumer-protocol
     ones (see the module docstring)."""
@@ -169,7 +135,7 @@ def record_mock_scenario(scenario: Scenario, folder: Path, tag: str = "") -> Pat
             path,
             header,
         ).start()
-        producer = _Producer(bootstrap, topics)
+        producer = Trickle(bootstrap, topics)
         producer.start()
         then_topic = topics[1] if len(topics) > 1 else ""
         group = f"cp-mock-{scenario.name}-{suffix}"
