@@ -17,6 +17,7 @@ from groupspec.spec.kip848 import (
 )
 from groupspec.spec.kip848.events import Kip848Request
 from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_0
+from groupspec.spec.kip848.state import CommittedOffset
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
@@ -138,7 +139,7 @@ def commit_unknown_group_old_version() -> Outcome:
 
 def commit_admin_empty_group() -> Outcome:
     outcome = accepted(ask(emptied(), commit("", -1, "t0-0")))
-    assert outcome.state.offsets("g") == {TopicPartition("t0", 0): 7}
+    assert outcome.state.offsets("g") == {TopicPartition("t0", 0): CommittedOffset(7)}
     return outcome
 
 

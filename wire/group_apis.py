@@ -326,7 +326,7 @@ def _read_offset_fetch(
             _topic_partitions(_get(g, "topics")),
             require_stable=stable,
             api_version=version,
-            # v9 (KIP-848): the fetching member of a consumer-protocol group.
+            # v9+ (KIP-848): the member fetching, judged by its epoch in a consumer group.
             member_id=_get(g, "member_id") if version >= 9 else None,
             member_epoch=_get(g, "member_epoch", -1) if version >= 9 else -1,
         )

@@ -547,6 +547,9 @@ def _first_field(
             if a != b:
                 return name
         return "member_id"
+    if api_key in OFFSET_APIS:
+        # Compared as a whole form (kip848_offsets.offset_form): the group's error or a partition.
+        return "partitions"
     return "groups"
 
 

@@ -53,13 +53,14 @@ from .rules import (
     CG_OFFSET_FETCH_UNKNOWN_MEMBER,
     CG_OFFSET_FETCH_WITHOUT_MEMBER,
 )
-from .state import ConsumerGroup, ConsumerGroupMember, ConsumerGroupsState
+from .state import CommittedOffset, ConsumerGroup, ConsumerGroupMember, ConsumerGroupsState
 from .step import Step
 
 # OffsetCommit v9 is the first version a consumer-protocol member may use (its generation id is
 # the member epoch); older versions answer an unknown group with ILLEGAL_GENERATION.
 MEMBER_EPOCH_COMMIT_VERSION = 9
 NO_OFFSET = -1
+NOT_COMMITTED = CommittedOffset(NO_OFFSET)
 
 
 def offset_commit(
@@ -73,7 +74,9 @@ def offset_commit(
         return state
     offsets = state.offsets(request.group_id)
     for entry in request.partitions:
-        offsets[TopicPartition(entry.topic, entry.partition)] = entry.committed_offset
+        offsets[TopicPartition(entry.topic, entry.partition)] = CommittedOffset(
+            entry.committed_offset, entry.committed_leader_epoch, entry.committed_metadata or ""
+        )
     step.respond(ref, _commit_answer(request, ErrorCode.NONE))
     return state.with_offsets(request.group_id, offsets)
 
@@ -196,22 +199,22 @@ def offset_fetch(
 
 
 def _fetch_answer(
-    request: OffsetFetchRequest, offsets: dict[TopicPartition, int]
+    request: OffsetFetchRequest, offsets: dict[TopicPartition, CommittedOffset]
 ) -> OffsetFetchResponse:
     wanted = sorted(offsets) if request.partitions is None else list(request.partitions)
-    return OffsetFetchResponse(
-        ErrorCode.NONE,
-        tuple(
+    answers = []
+    for partition in wanted:
+        # An offset never committed: -1, -1 and metadata "", not null (4.3.0
+        # OffsetMetadataManager.fetchOffsets).
+        committed = offsets.get(partition, NOT_COMMITTED)
+        answers.append(
             OffsetFetchPartitionResponse(
                 partition.topic,
                 partition.partition,
-                offsets.get(partition, NO_OFFSET),
-                -1,
-                # Kafka answers an offset never committed with metadata "" too (4.3.0
-                # OffsetMetadataManager.fetchOffsets); the spec keeps no committed metadata.
-                "",
+                committed.offset,
+                committed.leader_epoch,
+                committed.metadata,
                 ErrorCode.NONE,
             )
-            for partition in wanted
-        ),
-    )
+        )
+    return OffsetFetchResponse(ErrorCode.NONE, tuple(answers))
