@@ -25,12 +25,16 @@ from groupspec.cli.arguments import CommandParser, output_directory
 from groupspec.cli.output import json_stdout, write_atomically
 from groupspec.record.workload.client_scenarios import SCENARIOS
 from groupspec.record.workload.probes import PROBES
+from groupspec.record.workload.probes_consumer import CONSUMER_PROBES
 
 from . import ci_report, probe_command, validate_command, workload_command
 from .workload_command import CLIENTS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 TRACE_GLOB = "*.jsonl"
+# The target whose broker serves the consumer protocol (KIP-848): the consumer-protocol probes
+# run against it too (`groupspec probe --consumer-protocol`).
+CONSUMER_PROTOCOL_TARGET = "kafka"
 TRACES, REPORT_TEXT, REPORT_JSON, COMMANDS = "traces", "report.txt", "report.json", "commands.sh"
 REPORT_HTML = "report.html"
 
@@ -42,7 +46,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="the broker-conformance CI job: workloads, probes, validation, a report",
         description=(
             "Judge a broker as its CI would (docs/oracle.md, 'In a broker's own CI'): run the "
-            "real-client workloads and the probes against --target through the recorder, "
+            "real-client workloads and the probes against --target through the recorder (with "
+            "--target kafka the consumer-protocol probes too, on a Kafka 4.x broker of their "
+            "own), "
             "validate every trace, and write the traces, report.txt (a table of every kind of "
             "divergence across the traces, then each trace's report), report.html (the table, "
             "each kind's first example with a sequence diagram), report.json and commands.sh "
@@ -71,7 +77,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--scenario", choices=[*SCENARIOS, "all"], default="all")
     parser.add_argument("--no-workloads", action="store_true", help="run the probes only")
     parser.add_argument(
-        "--probe", action="append", choices=sorted(PROBES), help="a probe to run (default: all)"
+        "--probe",
+        action="append",
+        choices=sorted([*PROBES, *CONSUMER_PROBES]),
+        help="a probe to run (default: all; the consumer-protocol cg-* ones with --target "
+        f"{CONSUMER_PROTOCOL_TARGET} only)",
     )
     parser.add_argument("--no-probes", action="store_true", help="run the workloads only")
     parser.add_argument(
@@ -109,8 +119,23 @@ def job_commands(args: argparse.Namespace) -> list[list[str]]:
             ]
         )
     if not args.no_probes:
-        probes = [part for name in args.probe or () for part in ("--probe", name)]
-        found.append(["probe", "--target", args.target, "--trace-dir", traces, *probes])
+        chosen = args.probe or []
+        classic = [part for name in chosen if name in PROBES for part in ("--probe", name)]
+        consumer = [part for n in chosen if n in CONSUMER_PROBES for part in ("--probe", n)]
+        if classic or not chosen:
+            found.append(["probe", "--target", args.target, "--trace-dir", traces, *classic])
+        if args.target == CONSUMER_PROTOCOL_TARGET and (consumer or not chosen):
+            found.append(
+                [
+                    "probe",
+                    "--target",
+                    args.target,
+                    "--consumer-protocol",
+                    "--trace-dir",
+                    traces,
+                    *consumer,
+                ]
+            )
     validate = ["validate", f"{traces}/{TRACE_GLOB}", "--json", str(args.out / REPORT_JSON)]
     if args.baseline is not None:
         validate += ["--baseline", str(args.baseline)]
@@ -134,6 +159,12 @@ def run(args: argparse.Namespace) -> int:
     """Run the job; the worst exit code of its commands (see the description)."""
     if args.no_workloads and args.no_probes:
         return _usage("--no-workloads and --no-probes leave nothing to validate")
+    consumer = sorted(name for name in args.probe or () if name in CONSUMER_PROBES)
+    if consumer and args.target != CONSUMER_PROTOCOL_TARGET:
+        return _usage(
+            f"--probe {consumer[0]}: the consumer-protocol probes need --target "
+            f"{CONSUMER_PROTOCOL_TARGET}"
+        )
     commands = job_commands(args)
     (args.out / TRACES).mkdir(parents=True, exist_ok=True)  # validate's --json needs it
     parser = _job_parser()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from groupspec.cli.arguments import (
@@ -16,7 +17,7 @@ from groupspec.cli.arguments import (
 from groupspec.cli.output import with_generated_block, write_atomically
 from groupspec.record.kafka.broker import BrokerStartError
 from groupspec.record.kafka.install import KafkaSetupError
-from groupspec.record.workload.probes import PROBES, run_probes_against
+from groupspec.record.workload.probes import PROBES, ProbeResult, run_probes_against
 from groupspec.record.workload.probes_consumer import CONSUMER_PROBES
 from groupspec.record.workload.targets import TARGET_NAMES, make_target
 from groupspec.wire.reachability import NotABrokerError
@@ -103,21 +104,9 @@ def run_probe(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"groupspec probe: --target {args.target}: {error} ({TARGET_NAMES})", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        results = run_probes_against(args.target, args.trace_dir, args.probe)
-    except (NotABrokerError, KafkaSetupError) as error:
-        print(f"groupspec probe: target: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except BrokerStartError as error:
-        print(f"groupspec probe: target: {error}", file=sys.stderr)
-        return EXIT_FAILED
-    code = EXIT_OK
-    for result in results:
-        note = f" (stopped: {result.error})" if result.error else ""
-        print(f"probe {result.name}: trace {result.trace}{note}")
-        if args.validate:
-            code = max(code, _judge(result.trace, args.kafka_version))
-    return code
+    return _run_and_report(
+        args, lambda: run_probes_against(args.target, args.trace_dir, args.probe)
+    )
 
 
 def _run_consumer_probes(args: argparse.Namespace) -> int:
@@ -132,9 +121,15 @@ def _run_consumer_probes(args: argparse.Namespace) -> int:
     if classic:
         print(f"groupspec probe: not consumer-protocol probes: {classic}", file=sys.stderr)
         return EXIT_USAGE
+    return _run_and_report(args, lambda: run_consumer_probes(args.trace_dir, names))
+
+
+def _run_and_report(args: argparse.Namespace, run: Callable[[], list[ProbeResult]]) -> int:
+    """Run the probes (`run` starts the broker they need), print where each trace went and,
+    with --validate, its verdict; the exit code it calls for."""
     try:
-        results = run_consumer_probes(args.trace_dir, names)
-    except KafkaSetupError as error:
+        results = run()
+    except (NotABrokerError, KafkaSetupError) as error:
         print(f"groupspec probe: target: {error}", file=sys.stderr)
         return EXIT_USAGE
     except BrokerStartError as error:

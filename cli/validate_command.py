@@ -46,12 +46,14 @@ from groupspec.oracle.trace.validate import (
     Verdict,
     validate_trace,
 )
+from groupspec.spec.config import KAFKA_4X
 from groupspec.verify.engines import SPARK, spark_session
 from groupspec.wire.trace_format import TraceFormatError
 from groupspec.wire.trace_merge import BROKER_SEPARATOR, merge_traces
 
 from .engine_options import add_engine_options
 from .output import add_json_option, write_atomically, write_json
+from .probe_tables import single_broker_line, single_broker_rules
 
 EXIT_PASS, EXIT_DIVERGED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 # The lines of an excerpt the text report shows: the last ones, up to the divergence.
@@ -291,6 +293,8 @@ def run_validate(args: argparse.Namespace) -> int:
         _print_coverage(campaign)
         if consumer_rules:
             print(consumer_protocol_line(consumer_rules) + " by the traces together")
+            if any(v.kafka_version == KAFKA_4X for v in verdicts):
+                print(single_broker_line(consumer_rules))
     if baseline is not None:
         _print_baseline_summary(verdicts, baseline)
     if args.write_baseline is not None:
@@ -303,6 +307,7 @@ def run_validate(args: argparse.Namespace) -> int:
             document["consumer_protocol_coverage"] = {
                 "known": list(known_consumer_protocol_rules()),
                 "exercised": sorted(consumer_rules),
+                "single_broker": list(single_broker_rules()),
             }
         if baseline is not None:
             document["baseline"] = _baseline_json(verdicts, baseline)

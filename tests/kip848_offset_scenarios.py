@@ -17,6 +17,7 @@ from groupspec.spec.kip848 import (
 )
 from groupspec.spec.kip848.events import Kip848Request
 from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_0
+from groupspec.spec.kip848.state import CommittedOffset
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
@@ -127,12 +128,6 @@ def assignment_no_interval() -> Outcome:
 # -- OffsetCommit ----------------------------------------------------------------------------
 
 
-def commit_invalid_group_id() -> Outcome:
-    return refused(
-        ask(EMPTY, commit("a", 1, "t0-0", group_id="")), EMPTY, ErrorCode.INVALID_GROUP_ID
-    )
-
-
 def commit_unknown_group() -> Outcome:
     return refused(ask(EMPTY, commit("a", 1, "t0-0")), EMPTY, ErrorCode.GROUP_ID_NOT_FOUND)
 
@@ -144,7 +139,7 @@ def commit_unknown_group_old_version() -> Outcome:
 
 def commit_admin_empty_group() -> Outcome:
     outcome = accepted(ask(emptied(), commit("", -1, "t0-0")))
-    assert outcome.state.offsets("g") == {TopicPartition("t0", 0): 7}
+    assert outcome.state.offsets("g") == {TopicPartition("t0", 0): CommittedOffset(7)}
     return outcome
 
 
@@ -200,12 +195,6 @@ def commit_assigned_later() -> Outcome:
 def committed() -> ConsumerGroupsState:
     """two_stable with a's offset 7 committed for t0-0 and t1-0."""
     return accepted(ask(two_stable(), commit("a", 3, "t0-0", "t1-0"))).state
-
-
-def fetch_invalid_group_id() -> Outcome:
-    outcome = ask(committed(), OffsetFetchRequest("", None))
-    assert fetch_answer(outcome).error_code is ErrorCode.INVALID_GROUP_ID
-    return outcome
 
 
 def fetch_unknown_group() -> Outcome:
@@ -292,7 +281,6 @@ def delete_deleted() -> Outcome:
 OFFSET_SCENARIOS: dict[str, Callable[[], Outcome]] = {
     "cg_heartbeat.unsupported_version": heartbeat_unsupported_version,
     "cg_assignment.no_interval": assignment_no_interval,
-    "cg_offset_commit.invalid_group_id": commit_invalid_group_id,
     "cg_offset_commit.unknown_group": commit_unknown_group,
     "cg_offset_commit.unknown_group_old_version": commit_unknown_group_old_version,
     "cg_offset_commit.admin_empty_group": commit_admin_empty_group,
@@ -305,7 +293,6 @@ OFFSET_SCENARIOS: dict[str, Callable[[], Outcome]] = {
     "cg_offset_commit.assigned_by_epoch": commit_assigned_by_epoch,
     "cg_offset_commit.partition_not_owned": commit_partition_not_owned,
     "cg_offset_commit.assigned_later": commit_assigned_later,
-    "cg_offset_fetch.invalid_group_id": fetch_invalid_group_id,
     "cg_offset_fetch.unknown_group": fetch_unknown_group,
     "cg_offset_fetch.without_member": fetch_without_member,
     "cg_offset_fetch.unknown_member": fetch_unknown_member,

@@ -326,6 +326,9 @@ def _read_offset_fetch(
             _topic_partitions(_get(g, "topics")),
             require_stable=stable,
             api_version=version,
+            # v9+ (KIP-848): the member fetching, judged by its epoch in a consumer group.
+            member_id=_get(g, "member_id") if version >= 9 else None,
+            member_epoch=_get(g, "member_epoch", -1) if version >= 9 else -1,
         )
         for g in _need(body, "groups")
     )
@@ -436,6 +439,12 @@ def _write_offset_fetch(request: rq.OffsetFetchRequest) -> Body:
         for tp in request.partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         wanted = [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
+    if request.api_version >= 9:
+        member = {"member_id": request.member_id, "member_epoch": request.member_epoch}
+        return {
+            "groups": [{"group_id": request.group_id, **member, "topics": wanted}],
+            "require_stable": request.require_stable,
+        }
     if request.api_version >= 8:
         return {
             "groups": [{"group_id": request.group_id, "topics": wanted}],

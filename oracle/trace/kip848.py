@@ -20,9 +20,16 @@ What is not judged here, and why:
   does not model regular-expression subscriptions (docs/protocol.md §12.13); counted as skipped;
 - ConsumerGroupDescribe's client id and client host and each topic's name: the specification
   keeps neither (`spec/kip848/state.py`), so they are left out of the comparison;
-- a consumer-protocol member's OffsetCommit and OffsetFetch: they are classic API keys, judged by
-  the classic oracle; judging them against the member's epoch needs the consumer-protocol offset
-  rules of `spec/kip848`, which `OFFSET_HOOK` names for when they exist.
+- an OffsetCommit or OffsetFetch naming a topic by an id the trace header does not give
+  (oracle/trace/kip848_offsets.py), or an OffsetFetch batching several groups.
+
+OffsetCommit and OffsetFetch are classic API keys: those naming a group this oracle has seen a
+ConsumerGroupHeartbeat of are its own, judged by member id and member epoch against
+spec/kip848/offsets.py (the version profiles decide the commit's epoch check); the classic oracle
+judges the rest. A DeleteGroups naming only such groups is judged here too (spec/kip848/groups.py),
+and so is a ListGroups asking for consumer groups only (types filter "consumer"), its answer
+read for the groups this trace's heartbeats named (a broker lists every client's groups); any
+other ListGroups, which may list classic groups, stays with the classic oracle.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from groupspec.spec.events import EventNotEnabledError
 from groupspec.spec.kip848.config import ConsumerGroupConfig, TopicMetadata
 from groupspec.spec.kip848.coordinator import ConsumerGroupCoordinatorSpec
 from groupspec.spec.kip848.events import RequestArrived
+from groupspec.spec.kip848.groups import CONSUMER_GROUP_TYPE
 from groupspec.spec.kip848.state import ConsumerGroupsState
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary import consumer_groups as cg
@@ -45,16 +53,24 @@ from groupspec.wire.group_apis import (
     CONSUMER_BY_KEY,
     CONSUMER_GROUP_DESCRIBE,
     CONSUMER_GROUP_HEARTBEAT,
-    OFFSET_COMMIT,
-    OFFSET_FETCH,
+    DELETE_GROUPS,
+    LIST_GROUPS,
     BodyError,
     UnmodelledRequest,
     client_host_of,
     read_consumer_requests,
+    read_requests,
     response_body,
 )
 from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceEvent
 
+from .kip848_offsets import (
+    OFFSET_APIS,
+    judged_version,
+    offset_form,
+    offset_groups,
+    read_offset_request,
+)
 from .oracle import NOT_ALLOWED, UNDECODABLE, Divergence, ObservationError, OracleCounts
 
 # How far the broker's timers may run from the recorder's clock: a timer may fire up to
@@ -65,9 +81,6 @@ EARLY_MS = 200
 LATE_MS = 2_000
 # The most hypotheses kept; past it the oracle keeps the first ones (see `_keep`).
 MAX_HYPOTHESES = 256
-# The consumer-protocol OffsetCommit/OffsetFetch paths: judged by the classic oracle until
-# spec/kip848 has them (issue 30, item 1); this oracle then reads them here.
-OFFSET_HOOK = "spec/kip848 offsets (consumer-protocol OffsetCommit/OffsetFetch)"
 
 
 class ConsumerSettingsError(Exception):
@@ -128,9 +141,12 @@ class Hypothesis:
 @dataclass
 class _Pending:
     request: Any
+    # The version the response is built and compared at (an offset API's v10 as v9,
+    # kip848_offsets.judged_version), and the one on the wire.
     version: int
     ts_ms: float
     line: int
+    wire_version: int
 
 
 @dataclass
@@ -155,17 +171,33 @@ class ConsumerProtocolOracle:
         self._now = 0
 
     def judges(self, event: TraceEvent) -> bool:
-        """Whether the event is this oracle's: a KIP-848 API, or an OffsetCommit/OffsetFetch of
-        a consumer-protocol group (and its response), which it counts as skipped until
-        spec/kip848 has the offset paths (`OFFSET_HOOK`)."""
+        """Whether the event is this oracle's: a KIP-848 API, an OffsetCommit/OffsetFetch naming
+        a consumer-protocol group, a DeleteGroups naming only such groups, or a ListGroups of
+        consumer groups only (and its response)."""
         if event.api_key in CONSUMER_BY_KEY:
             return True
         ref = (event.connection, event.correlation_id)
         if event.direction == RESPONSE:
             return ref in self._offsets
-        if event.direction != REQUEST or event.api_key not in (OFFSET_COMMIT, OFFSET_FETCH):
+        if event.direction == REQUEST and event.api_key == LIST_GROUPS:
+            # A ListGroups of consumer groups only (types filter "consumer"): no classic group
+            # can be in its answer, so it is this oracle's (in flight in `_offsets` too).
+            types = (event.body or {}).get("types_filter") or ()
+            if [str(t).lower() for t in types] == [CONSUMER_GROUP_TYPE]:
+                self._offsets.add(ref)
+                return True
             return False
-        if _offset_group_ids(event.body or {}) & self._groups:
+        if event.direction == REQUEST and event.api_key == DELETE_GROUPS:
+            # A DeleteGroups naming only consumer-protocol groups is this oracle's too (it is in
+            # flight in `_offsets` with the offset requests); one naming others is the classic's.
+            named = set((event.body or {}).get("groups_names") or ())
+            if named and named <= self._groups:
+                self._offsets.add(ref)
+                return True
+            return False
+        if event.direction != REQUEST or event.api_key not in OFFSET_APIS:
+            return False
+        if offset_groups(event.body or {}) & self._groups:
             self._offsets.add(ref)
             return True
         return False
@@ -180,13 +212,8 @@ class ConsumerProtocolOracle:
         """Take one KIP-848 event; the divergence if the coordinator departs here."""
         ref = (event.connection, event.correlation_id)
         self.counts.events += 1
-        if ref in self._offsets:
-            if event.direction == REQUEST:
-                self._skip(ref, f"{event.api} of a consumer-protocol group ({OFFSET_HOOK})")
-            else:
-                self._offsets.discard(ref)
-                self._skipped.discard(ref)
-            return None
+        if event.direction == RESPONSE:
+            self._offsets.discard(ref)
         if event.direction == REQUEST:
             self._request(ref, event, line)
             return None
@@ -212,18 +239,18 @@ class ConsumerProtocolOracle:
 
     def _request(self, ref: tuple[str, int], event: TraceEvent, line: int) -> None:
         try:
-            (request,) = read_consumer_requests(
-                event.api_key,
-                event.api_version,
-                event.body or {},
-                event.client_id,
-                client_host_of(event.connection),
+            requests = self._read(event)
+        except UnmodelledRequest as unmodelled:
+            self._skip(
+                ref, f"{event.api} ({unmodelled})" if event.api_key in OFFSET_APIS else event.api
             )
-        except UnmodelledRequest:
-            self._skip(ref, event.api)
             return
         except BodyError as error:
             raise ObservationError(f"{event.api} v{event.api_version} request: {error}") from None
+        if len(requests) != 1:
+            self._skip(ref, f"{event.api} of several groups")
+            return
+        (request,) = requests
         if isinstance(request, cg.ConsumerGroupHeartbeatRequest) and request.subscribed_topic_regex:
             self._skip(ref, f"{event.api} (regular-expression subscription)")
             return
@@ -231,7 +258,21 @@ class ConsumerProtocolOracle:
             self._groups.add(request.group_id)
         self.counts.requests += 1
         self.counts.judged += 1
-        self._pending[ref] = _Pending(request, event.api_version, event.ts_ms, line)
+        version = event.api_version
+        if event.api_key in OFFSET_APIS:
+            version = judged_version(version)
+        self._pending[ref] = _Pending(request, version, event.ts_ms, line, event.api_version)
+
+    def _read(self, event: TraceEvent) -> tuple[Any, ...]:
+        host = client_host_of(event.connection)
+        body = event.body or {}
+        if event.api_key in OFFSET_APIS:
+            return read_offset_request(
+                event.api_key, event.api_version, body, event.client_id, host, self.config.topics
+            )
+        if event.api_key in (DELETE_GROUPS, LIST_GROUPS):
+            return read_requests(event.api_key, event.api_version, body, event.client_id, host)
+        return read_consumer_requests(event.api_key, event.api_version, body, event.client_id, host)
 
     def _skip(self, ref: tuple[str, int], name: str) -> None:
         self._skipped.add(ref)
@@ -244,6 +285,18 @@ class ConsumerProtocolOracle:
         self.counts.responses_checked += 1
         self._now = max(self._now, int(pending.ts_ms))
         observed = event.body or {}
+        if event.api_key == LIST_GROUPS:
+            # The broker lists the groups of every client; those no heartbeat here named are
+            # outside the trace and left out, as the classic oracle leaves out foreign groups.
+            listed = [g for g in observed.get("groups") or () if g.get("group_id") in self._groups]
+            observed = {**observed, "groups": listed}
+        # An offset API's response is compared by its form, topics by name.
+        offsets = event.api_key in OFFSET_APIS
+        seen_form = (
+            offset_form(event.api_key, pending.wire_version, observed, self.config.topics)
+            if offsets
+            else None
+        )
         ref = RequestRef(event.connection, event.correlation_id)
         kept: list[Hypothesis] = []
         allowed: list[dict[str, Any]] = []
@@ -264,12 +317,16 @@ class ConsumerProtocolOracle:
                 return None
             for outcome in outcomes:
                 (reply,) = [r for r in outcome.responses if r.ref == ref]
-                body = response_body((reply.body,), pending.version)
+                body = response_body((reply.body,), pending.version, (pending.request,))
                 after = replace(
                     hypothesis, state=outcome.state, fired=hypothesis.fired | set(outcome.rules)
                 )
                 every.append(after)
-                matched = _matches(event.api_key, pending.version, body, observed, after)
+                if offsets:
+                    same = offset_form(event.api_key, pending.version, body, ()) == seen_form
+                    matched = after if same else None
+                else:
+                    matched = _matches(event.api_key, pending.version, body, observed, after)
                 if matched is not None:
                     kept.append(matched)
                 elif len(allowed) < 4 and body not in allowed:
@@ -361,15 +418,6 @@ class ConsumerProtocolOracle:
         self._pending.clear()
 
 
-def _offset_group_ids(body: dict[str, Any]) -> set[str]:
-    """The groups an OffsetCommit or OffsetFetch body names (OffsetFetch v8+ batches them)."""
-    named = {body["group_id"]} if isinstance(body.get("group_id"), str) else set()
-    for group in body.get("groups") or ():
-        if isinstance(group, dict) and isinstance(group.get("group_id"), str):
-            named.add(group["group_id"])
-    return named
-
-
 # -- comparing ---------------------------------------------------------------------------------
 
 
@@ -453,7 +501,25 @@ def _matches(
             if spec_members != seen_members:
                 return None
         return hypothesis
+    if api_key == DELETE_GROUPS:
+        return hypothesis if _deleted_form(spec_body) == _deleted_form(observed) else None
+    if api_key == LIST_GROUPS:
+        return hypothesis if _listed_form(spec_body) == _listed_form(observed) else None
     return None
+
+
+def _listed_form(body: dict[str, Any]) -> tuple[Any, ...]:
+    """A ListGroups response as its error code and the set of groups listed."""
+    groups = frozenset(
+        (g["group_id"], g.get("protocol_type"), g.get("group_state"), g.get("group_type"))
+        for g in body.get("groups") or ()
+    )
+    return (body.get("error_code"), groups)
+
+
+def _deleted_form(body: dict[str, Any]) -> dict[str, Any]:
+    """A DeleteGroups response as each group's error code."""
+    return {r["group_id"]: r["error_code"] for r in body.get("results") or ()}
 
 
 def _reason(
@@ -481,6 +547,9 @@ def _first_field(
             if a != b:
                 return name
         return "member_id"
+    if api_key in OFFSET_APIS:
+        # Compared as a whole form (kip848_offsets.offset_form): the group's error or a partition.
+        return "partitions"
     return "groups"
 
 

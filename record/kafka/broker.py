@@ -35,6 +35,8 @@ from .settings import (
     KAFKA_4X,
     ORACLE_PROFILE,
     broker_properties,
+    consumer_group_header,
+    consumer_group_overrides,
     consumer_group_properties,
     group_settings,
     header_settings,
@@ -113,12 +115,14 @@ class KafkaBroker:
         data_dir: Path | None = None,
         settings: Mapping[str, Any] | None = None,
         node: ClusterNode | None = None,
+        consumer_groups: Mapping[str, int] | None = None,
     ) -> None:
         """A broker of Kafka `line` ("4.x" or "3.9") on loopback port `port` (0: any free one),
         keeping its data in `data_dir` (None: a temporary directory removed by `stop`), with
         the group settings `settings` overrides (header names; ValueError if a broker cannot
         take one); one node of a cluster if `node` is given (then `port` must be given and
-        `launch` starts it). Nothing starts before `start` or `launch`."""
+        `launch` starts it), and the consumer-protocol settings `consumer_groups` overrides
+        (settings.CONSUMER_GROUP_OVERRIDABLE). Nothing starts before `start` or `launch`."""
         if line not in ORACLE_PROFILE:
             raise ValueError(
                 f"unknown Kafka line {line!r}; choose from {', '.join(ORACLE_PROFILE)}"
@@ -126,6 +130,7 @@ class KafkaBroker:
         self.line = line
         self.release = pinned_release(line)
         self.settings = group_settings(settings)
+        self.consumer_groups = consumer_group_overrides(line, consumer_groups)
         self.node = node
         self._wanted_port = port
         self._given_data_dir = data_dir
@@ -161,6 +166,10 @@ class KafkaBroker:
     def header_settings(self) -> dict[str, Any]:
         """The trace header's coordinator settings of this broker."""
         return header_settings(self.line, self.settings)
+
+    def consumer_group_header(self, topics: list[dict[str, Any]]) -> dict[str, Any]:
+        """The trace header's consumer-protocol settings of this broker holding `topics`."""
+        return consumer_group_header(self.line, topics, self.consumer_groups)
 
     @property
     def title(self) -> str:
@@ -324,7 +333,7 @@ class KafkaBroker:
             "transaction.state.log.replication.factor": "1",
             "transaction.state.log.min.isr": "1",
             **broker_properties(self.settings),
-            **consumer_group_properties(self.line),
+            **consumer_group_properties(self.line, self.consumer_groups),
         }
 
     def _format(self, java: str, libs: Path) -> None:

@@ -122,23 +122,60 @@ CONSUMER_GROUP_SETTINGS: tuple[tuple[str, str, int], ...] = (
     ("", "group.consumer.min.heartbeat.interval.ms", 500),
     ("assignment_interval_ms", "group.consumer.assignment.interval.ms", 0),
     ("", "group.consumer.min.assignment.interval.ms", 0),
+    # Kafka's default (GroupCoordinatorConfig.CONSUMER_GROUP_MAX_SIZE_DEFAULT); a broker may be
+    # given a smaller one (`consumer_group_overrides`), which the consumer-protocol probes need.
+    ("max_size", "group.consumer.max.size", INT32_MAX),
 )
+# The consumer-protocol settings a broker may be started with otherwise than groupspec's values.
+CONSUMER_GROUP_OVERRIDABLE = ("max_size",)
 # Kafka 4.x's group.consumer.assignors: uniform first (the default), then range.
 CONSUMER_GROUP_ASSIGNORS = ("uniform", "range")
 
 
-def consumer_group_properties(line: str) -> dict[str, str]:
-    """The server.properties lines of a `line` broker's consumer-protocol settings (none before
-    4.x: 3.9's consumer protocol is a preview groupspec does not enable)."""
+def consumer_group_overrides(
+    line: str, overrides: Mapping[str, int] | None = None
+) -> dict[str, int]:
+    """`overrides` of the consumer-protocol settings (ConsumerGroupConfig names, among
+    CONSUMER_GROUP_OVERRIDABLE) checked; ValueError names one a `line` broker cannot take."""
+    checked = dict(overrides or {})
+    if checked and line != KAFKA_4X:
+        raise ValueError(f"a Kafka {line} broker has no consumer-protocol settings to override")
+    for name, value in checked.items():
+        if name not in CONSUMER_GROUP_OVERRIDABLE:
+            raise ValueError(
+                f"{name} is not an overridable consumer-protocol setting; known: "
+                f"{', '.join(CONSUMER_GROUP_OVERRIDABLE)}"
+            )
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return checked
+
+
+def _consumer_group_values(
+    line: str, overrides: Mapping[str, int] | None
+) -> list[tuple[str, str, int]]:
     if line != KAFKA_4X:
-        return {}
-    return {prop: str(value) for _, prop, value in CONSUMER_GROUP_SETTINGS}
+        return []
+    given = overrides or {}
+    return [(name, prop, given.get(name, value)) for name, prop, value in CONSUMER_GROUP_SETTINGS]
 
 
-def consumer_group_header(line: str, topics: list[dict[str, Any]]) -> dict[str, Any]:
+def consumer_group_properties(
+    line: str, overrides: Mapping[str, int] | None = None
+) -> dict[str, str]:
+    """The server.properties lines of a `line` broker's consumer-protocol settings, with
+    `overrides` (`consumer_group_overrides`) applied (none before 4.x: 3.9's consumer protocol
+    is a preview groupspec does not enable)."""
+    return {prop: str(value) for _, prop, value in _consumer_group_values(line, overrides)}
+
+
+def consumer_group_header(
+    line: str, topics: list[dict[str, Any]], overrides: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """A trace header's consumer-protocol settings (`TraceHeader.consumer_groups`) of a `line`
-    broker holding `topics` ({"name", "topic_id", "partitions"} each)."""
+    broker started with `overrides` and holding `topics` ({"name", "topic_id", "partitions"}
+    each)."""
     settings: dict[str, Any] = {
-        name: value for name, _, value in CONSUMER_GROUP_SETTINGS if name and line == KAFKA_4X
+        name: value for name, _, value in _consumer_group_values(line, overrides) if name
     }
     return {**settings, "assignors": list(CONSUMER_GROUP_ASSIGNORS), "topics": topics}

@@ -42,26 +42,25 @@ from .rules import (
     CG_OFFSET_COMMIT_EPOCH_MATCHES,
     CG_OFFSET_COMMIT_EPOCH_MISMATCH,
     CG_OFFSET_COMMIT_EPOCH_NEWER,
-    CG_OFFSET_COMMIT_INVALID_GROUP_ID,
     CG_OFFSET_COMMIT_PARTITION_NOT_OWNED,
     CG_OFFSET_COMMIT_UNKNOWN_GROUP,
     CG_OFFSET_COMMIT_UNKNOWN_GROUP_OLD_VERSION,
     CG_OFFSET_COMMIT_UNKNOWN_MEMBER,
     CG_OFFSET_COMMIT_UNSUPPORTED_VERSION,
-    CG_OFFSET_FETCH_INVALID_GROUP_ID,
     CG_OFFSET_FETCH_MEMBER,
     CG_OFFSET_FETCH_STALE_MEMBER_EPOCH,
     CG_OFFSET_FETCH_UNKNOWN_GROUP,
     CG_OFFSET_FETCH_UNKNOWN_MEMBER,
     CG_OFFSET_FETCH_WITHOUT_MEMBER,
 )
-from .state import ConsumerGroup, ConsumerGroupMember, ConsumerGroupsState
+from .state import CommittedOffset, ConsumerGroup, ConsumerGroupMember, ConsumerGroupsState
 from .step import Step
 
 # OffsetCommit v9 is the first version a consumer-protocol member may use (its generation id is
 # the member epoch); older versions answer an unknown group with ILLEGAL_GENERATION.
 MEMBER_EPOCH_COMMIT_VERSION = 9
 NO_OFFSET = -1
+NOT_COMMITTED = CommittedOffset(NO_OFFSET)
 
 
 def offset_commit(
@@ -75,15 +74,17 @@ def offset_commit(
         return state
     offsets = state.offsets(request.group_id)
     for entry in request.partitions:
-        offsets[TopicPartition(entry.topic, entry.partition)] = entry.committed_offset
+        offsets[TopicPartition(entry.topic, entry.partition)] = CommittedOffset(
+            entry.committed_offset, entry.committed_leader_epoch, entry.committed_metadata or ""
+        )
     step.respond(ref, _commit_answer(request, ErrorCode.NONE))
     return state.with_offsets(request.group_id, offsets)
 
 
 def _validate_commit(step: Step, state: ConsumerGroupsState, request: OffsetCommitRequest) -> None:
-    if request.group_id == "":
-        step.fire(CG_OFFSET_COMMIT_INVALID_GROUP_ID)
-        raise Refused(ErrorCode.INVALID_GROUP_ID)
+    # An empty group id is a group id like any other (Kafka 4.3.0 GroupCoordinatorService
+    # .commitOffsets refuses only a null one, which the non-nullable schema field never carries,
+    # "for backwards compatibility"): no consumer group has it, so it is an unknown group.
     epoch = request.generation_id
     group = state.group(request.group_id)
     if group is None:
@@ -172,11 +173,9 @@ def _commit_answer(request: OffsetCommitRequest, error: ErrorCode) -> OffsetComm
 def offset_fetch(
     step: Step, state: ConsumerGroupsState, ref: RequestRef, request: OffsetFetchRequest
 ) -> ConsumerGroupsState:
-    """Validate the fetcher, then answer with the committed offsets; the state does not change."""
-    if request.group_id == "":
-        step.fire(CG_OFFSET_FETCH_INVALID_GROUP_ID)
-        step.respond(ref, OffsetFetchResponse(ErrorCode.INVALID_GROUP_ID))
-        return state
+    """Validate the fetcher, then answer with the committed offsets; the state does not change.
+    An empty group id is an unknown group, as for a commit (GroupCoordinatorService.fetchOffsets
+    refuses only a null one)."""
     group = state.group(request.group_id)
     if group is None:
         step.fire(CG_OFFSET_FETCH_UNKNOWN_GROUP)
@@ -200,20 +199,22 @@ def offset_fetch(
 
 
 def _fetch_answer(
-    request: OffsetFetchRequest, offsets: dict[TopicPartition, int]
+    request: OffsetFetchRequest, offsets: dict[TopicPartition, CommittedOffset]
 ) -> OffsetFetchResponse:
     wanted = sorted(offsets) if request.partitions is None else list(request.partitions)
-    return OffsetFetchResponse(
-        ErrorCode.NONE,
-        tuple(
+    answers = []
+    for partition in wanted:
+        # An offset never committed: -1, -1 and metadata "", not null (4.3.0
+        # OffsetMetadataManager.fetchOffsets).
+        committed = offsets.get(partition, NOT_COMMITTED)
+        answers.append(
             OffsetFetchPartitionResponse(
                 partition.topic,
                 partition.partition,
-                offsets.get(partition, NO_OFFSET),
-                -1,
-                "" if partition in offsets else None,
+                committed.offset,
+                committed.leader_epoch,
+                committed.metadata,
                 ErrorCode.NONE,
             )
-            for partition in wanted
-        ),
-    )
+        )
+    return OffsetFetchResponse(ErrorCode.NONE, tuple(answers))

@@ -366,11 +366,6 @@ CG_ASSIGNMENT_NO_INTERVAL = _rule(
 )
 
 # OffsetCommit and OffsetFetch on consumer-protocol groups (spec/kip848/offsets.py)
-CG_OFFSET_COMMIT_INVALID_GROUP_ID = _rule(
-    "cg_offset_commit.invalid_group_id",
-    "§12.17",
-    "An OffsetCommit with an empty group id: INVALID_GROUP_ID for every partition.",
-)
 CG_OFFSET_COMMIT_UNKNOWN_GROUP = _rule(
     "cg_offset_commit.unknown_group",
     "§12.17",
@@ -435,11 +430,6 @@ CG_OFFSET_COMMIT_ASSIGNED_LATER = _rule(
     "§12.17",
     "4.3+: an older epoch than the one a partition was assigned at: STALE_MEMBER_EPOCH, nothing committed.",
     profiles=(KAFKA_4_3,),
-)
-CG_OFFSET_FETCH_INVALID_GROUP_ID = _rule(
-    "cg_offset_fetch.invalid_group_id",
-    "§12.17",
-    "An OffsetFetch with an empty group id: INVALID_GROUP_ID.",
 )
 CG_OFFSET_FETCH_UNKNOWN_GROUP = _rule(
     "cg_offset_fetch.unknown_group",
@@ -573,7 +563,6 @@ KIP848_RULES: tuple[Rule, ...] = (
     CG_FAILOVER_LOAD_IN_PROGRESS,
     CG_HEARTBEAT_UNSUPPORTED_VERSION,
     CG_ASSIGNMENT_NO_INTERVAL,
-    CG_OFFSET_COMMIT_INVALID_GROUP_ID,
     CG_OFFSET_COMMIT_UNKNOWN_GROUP,
     CG_OFFSET_COMMIT_UNKNOWN_GROUP_OLD_VERSION,
     CG_OFFSET_COMMIT_ADMIN_EMPTY_GROUP,
@@ -586,7 +575,6 @@ KIP848_RULES: tuple[Rule, ...] = (
     CG_OFFSET_COMMIT_ASSIGNED_BY_EPOCH,
     CG_OFFSET_COMMIT_PARTITION_NOT_OWNED,
     CG_OFFSET_COMMIT_ASSIGNED_LATER,
-    CG_OFFSET_FETCH_INVALID_GROUP_ID,
     CG_OFFSET_FETCH_UNKNOWN_GROUP,
     CG_OFFSET_FETCH_WITHOUT_MEMBER,
     CG_OFFSET_FETCH_UNKNOWN_MEMBER,

@@ -235,6 +235,17 @@ class ConsumerGroup:
         return replace(self, rebalance_deadlines=kept)
 
 
+@dataclass(frozen=True, order=True)
+class CommittedOffset:
+    """A partition's committed offset as the coordinator keeps it: the offset, the leader epoch
+    (-1: none) and the metadata (a null one kept as "": OffsetAndMetadata.fromRequest, 4.3.0).
+    The commit's timestamps are left out: nothing the specification answers reads them."""
+
+    offset: int
+    leader_epoch: int = -1
+    metadata: str = ""
+
+
 @dataclass(frozen=True)
 class ConsumerGroupsState:
     """Every consumer-protocol group of the coordinator, and the counter behind the member ids it
@@ -250,14 +261,16 @@ class ConsumerGroupsState:
     phase: CoordinatorPhase = CoordinatorPhase.ACTIVE
     # The committed offsets by group id, each sorted by partition (OffsetMetadataManager keeps
     # them apart from the groups; spec/kip848/offsets.py writes them).
-    offsets_by_group: tuple[tuple[str, tuple[tuple[TopicPartition, int], ...]], ...] = ()
+    offsets_by_group: tuple[
+        tuple[str, tuple[tuple[TopicPartition, CommittedOffset], ...]], ...
+    ] = ()
 
-    def offsets(self, group_id: str) -> dict[TopicPartition, int]:
+    def offsets(self, group_id: str) -> dict[TopicPartition, CommittedOffset]:
         """The offsets committed for `group_id`."""
         return dict(dict(self.offsets_by_group).get(group_id, ()))
 
     def with_offsets(
-        self, group_id: str, offsets: Mapping[TopicPartition, int]
+        self, group_id: str, offsets: Mapping[TopicPartition, CommittedOffset]
     ) -> ConsumerGroupsState:
         """The state with `offsets` as the group's committed offsets (none: the entry goes)."""
         by_group = dict(self.offsets_by_group)
