@@ -1,8 +1,12 @@
 """The optimized consumer-protocol (KIP-848) group coordinator: ConsumerGroupHeartbeat and
 ConsumerGroupDescribe in, responses out, member timers on a clock.
 
-`ConsumerGroupCoordinator.handle(ref, request)` serves one request; its response goes to the
-`respond` callback (or the `outbox`). `advance()` fires the timers whose deadline the clock
+`ConsumerGroupCoordinator.handle(ref, request)` serves one request (ConsumerGroupHeartbeat,
+ConsumerGroupDescribe, and OffsetCommit, OffsetFetch, ListGroups and DeleteGroups for the
+consumer-protocol groups it holds); its response goes to the `respond` callback (or the
+`outbox`). With a `records` sink, every change of a group reaches it as records
+(impl/kip848/records.py) before the response goes out, and `load` rebuilds the groups from
+them after a restart. `advance()` fires the timers whose deadline the clock
 has passed; `fire(event)` fires one armed timer now, the way a differential harness mirrors the
 specification's timers.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 import heapq
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from groupspec.vocabulary.consumer_groups import (
@@ -19,14 +24,23 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
 )
 from groupspec.vocabulary.errors import InvalidConfigError
+from groupspec.vocabulary.requests import (
+    DeleteGroupsRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+)
 
 from ..clock import Clock, MonotonicClock
 from ..errors import TimerNotArmedError, UnknownRequestError
 from ..state import Ref
-from .config import ConsumerGroupConfig
+from .config import ConsumerGroupConfig, Topic
 from .describe import consumer_group_describe
 from .events import ConsumerGroupTimer, RebalanceTimeoutExpired, SessionTimeoutExpired
+from .groups import delete_groups, list_groups
 from .heartbeat import consumer_group_heartbeat
+from .offsets import offset_commit, offset_fetch
+from .records import ConsumerGroupRecord, RecordSink, RecordWriter, compact, group_records, replay
 from .runtime import (
     REBALANCE,
     SESSION,
@@ -36,13 +50,25 @@ from .runtime import (
     TargetChoice,
     TimerEntry,
 )
-from .state import Group
+from .state import Group, MemberState
 from .timers import on_rebalance_timeout, on_session_timeout
 
 REQUEST_HANDLERS: dict[type, Callable[[Runtime, Ref, Any], None]] = {
     ConsumerGroupHeartbeatRequest: consumer_group_heartbeat,
     ConsumerGroupDescribeRequest: consumer_group_describe,
+    OffsetCommitRequest: offset_commit,
+    OffsetFetchRequest: offset_fetch,
+    ListGroupsRequest: list_groups,
+    DeleteGroupsRequest: delete_groups,
 }
+ConsumerGroupRequest = (
+    ConsumerGroupHeartbeatRequest
+    | ConsumerGroupDescribeRequest
+    | OffsetCommitRequest
+    | OffsetFetchRequest
+    | ListGroupsRequest
+    | DeleteGroupsRequest
+)
 
 
 class Outbox:
@@ -73,7 +99,7 @@ class ConsumerGroupCoordinator:
     onto another outcome the specification allows).
     """
 
-    __slots__ = ("_clock", "_rt", "outbox")
+    __slots__ = ("_clock", "_rt", "_writer", "outbox")
 
     def __init__(
         self,
@@ -83,6 +109,7 @@ class ConsumerGroupCoordinator:
         respond: Responder | None = None,
         new_member_id: Callable[[], str] | None = None,
         settle_target: TargetChoice | None = None,
+        records: RecordSink | None = None,
     ) -> None:
         config = config if config is not None else ConsumerGroupConfig()
         if not isinstance(config, ConsumerGroupConfig):
@@ -102,22 +129,97 @@ class ConsumerGroupCoordinator:
             self._clock.now_ms(),
             settle_target,
         )
+        self._writer = RecordWriter(records) if records is not None else None
 
     @property
     def config(self) -> ConsumerGroupConfig:
         """The settings in force."""
         return self._rt.config
 
-    def handle(
-        self, ref: Ref, request: ConsumerGroupHeartbeatRequest | ConsumerGroupDescribeRequest
-    ) -> None:
-        """Serve `request`; its response goes to the `respond` callback."""
+    def handle(self, ref: Ref, request: ConsumerGroupRequest) -> None:
+        """Serve `request`; its response goes to the `respond` callback (after its records
+        reached the `records` sink)."""
         handler = REQUEST_HANDLERS.get(request.__class__)
         if handler is None:
             raise UnknownRequestError(f"not a request this coordinator serves: {request!r}")
         rt = self._rt
         rt.now = self._clock.now_ms()
-        handler(rt, ref, request)
+        writer = self._writer
+        if writer is None or isinstance(request, ConsumerGroupDescribeRequest | ListGroupsRequest):
+            handler(rt, ref, request)
+            return
+        # Hold the response until the records are written: a client must never see what a
+        # restart could lose.
+        held: list[tuple[Ref, Any]] = []
+        respond = rt.respond
+        rt.respond = lambda answered, body: held.append((answered, body))
+        try:
+            handler(rt, ref, request)
+        finally:
+            rt.respond = respond
+        if isinstance(request, DeleteGroupsRequest):
+            for group_id in request.group_ids:
+                writer.write(rt, group_id)
+        elif not isinstance(request, OffsetFetchRequest):
+            writer.write(rt, request.group_id)
+        for answered, body in held:
+            respond(answered, body)
+
+    def holds(self, group_id: str) -> bool:
+        """Whether `group_id` is a consumer-protocol group of this coordinator."""
+        return group_id in self._rt.groups
+
+    def set_topics(self, topics: tuple[Topic, ...]) -> None:
+        """Take `topics` as the cluster's metadata. A group with a member subscribed to a topic
+        whose partitions changed (created, grown, deleted) gets a new group epoch, so its next
+        heartbeat computes a new target (Kafka bumps the epoch when a heartbeat finds the
+        subscribed topics' metadata changed)."""
+        rt = self._rt
+        old = rt.config
+        config = replace(old, topics=topics)
+        changed = {
+            name
+            for name in {t.name for t in old.topics} | {t.name for t in topics}
+            if old.topic_named(name) != config.topic_named(name)
+        }
+        rt.config = config
+        if not changed:
+            return
+        for group in rt.groups.values():
+            if any(m.subscribed_topic_names & changed for m in group.members.values()):
+                group.group_epoch += 1
+                if self._writer is not None:
+                    self._writer.write(rt, group.group_id)
+
+    def load(self, records: list[ConsumerGroupRecord]) -> int:
+        """Rebuild the groups and offsets from `records` (every one written before a restart,
+        in order), then arm each member's session timeout from now, and its rebalance
+        timeout if it is revoking, as Kafka does when it loads a partition. Returns the
+        number of groups loaded."""
+        rt = self._rt
+        rt.now = self._clock.now_ms()
+        compacted = compact(records)
+        replay(rt, compacted)
+        for group_id, keys in compacted.items():
+            if self._writer is not None:
+                self._writer.remember(group_id, keys)
+        for group in rt.groups.values():
+            for member_id, member in group.members.items():
+                rt.arm_session(group, member_id, rt.now + rt.config.session_timeout_ms)
+                if member.state is MemberState.UNREVOKED_PARTITIONS:
+                    rt.arm_rebalance(
+                        group, member_id, member.member_epoch, rt.now + member.rebalance_timeout_ms
+                    )
+        return len(rt.groups)
+
+    def offsets(self, group_id: str) -> dict[Any, Any]:
+        """The offsets committed for `group_id`, by partition."""
+        return dict(self._rt.offsets.get(group_id, {}))
+
+    def records(self, group_id: str) -> dict[Any, Any]:
+        """The records that describe the group and its offsets now, by key."""
+        rt = self._rt
+        return group_records(rt.groups.get(group_id), rt.offsets.get(group_id))
 
     def advance(self) -> list[ConsumerGroupTimer]:
         """Fire every timer whose deadline is at or before the clock's time, earliest first;
@@ -132,6 +234,8 @@ class ConsumerGroupCoordinator:
             if event is not None:
                 self._run(event)
                 fired.append(event)
+                if self._writer is not None:
+                    self._writer.write(rt, event.group_id)
         return fired
 
     def fire(self, event: ConsumerGroupTimer) -> None:
@@ -140,6 +244,8 @@ class ConsumerGroupCoordinator:
         if not self._is_armed(event):
             raise TimerNotArmedError(f"{event!r} is not an armed timer")
         self._run(event)
+        if self._writer is not None:
+            self._writer.write(self._rt, event.group_id)
 
     # -- reading ----------------------------------------------------------------------------
 

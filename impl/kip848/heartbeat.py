@@ -283,6 +283,7 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
             member.pending_revocation,
         ):
             group.move(member, *reconciled)
+            keep_assignment_epochs(member)
             if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
                 deadline = rt.now + member.rebalance_timeout_ms
                 rt.arm_rebalance(group, member_id, reconciled.epoch, deadline)
@@ -314,6 +315,16 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
             assignment=assignment,
         ),
     )
+
+
+def keep_assignment_epochs(member: Member) -> None:
+    """Record the epoch each owned partition was assigned at (KIP-1251): a partition the member
+    already owned keeps its epoch, a new one gets the member's current epoch."""
+    kept = member.assignment_epochs
+    epoch = member.member_epoch
+    member.assignment_epochs = {
+        p: kept.get(p, epoch) for p in member.assigned | member.pending_revocation
+    }
 
 
 def _check_member_epoch(member: Member, epoch: int, owned: Owned) -> None:
@@ -395,6 +406,8 @@ def _leave(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> Non
                 member.assigned,
                 NO_PARTITIONS,
             )
+            epochs = member.assignment_epochs
+            member.assignment_epochs = {p: epochs[p] for p in member.assigned if p in epochs}
             rt.respond(
                 ref,
                 ConsumerGroupHeartbeatResponse(

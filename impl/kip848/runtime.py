@@ -7,17 +7,35 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from itertools import count
+from typing import TYPE_CHECKING
 
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatResponse,
+)
+from groupspec.vocabulary.requests import TopicPartition
+from groupspec.vocabulary.responses import (
+    DeleteGroupsResponse,
+    ListGroupsResponse,
+    OffsetCommitResponse,
+    OffsetFetchResponse,
 )
 
 from ..state import Ref
 from .config import ConsumerGroupConfig
 from .state import Group, Partitions
 
-ResponseBody = ConsumerGroupHeartbeatResponse | ConsumerGroupDescribeResponse
+if TYPE_CHECKING:
+    from .offsets import CommittedOffset
+
+ResponseBody = (
+    ConsumerGroupHeartbeatResponse
+    | ConsumerGroupDescribeResponse
+    | OffsetCommitResponse
+    | OffsetFetchResponse
+    | ListGroupsResponse
+    | DeleteGroupsResponse
+)
 # Given a group id and the target the assignor computed, the target to install: a harness's way
 # to steer the impl onto another outcome the specification allows (the conformance vectors'
 # hints); None keeps the assignor's.
@@ -41,6 +59,7 @@ class Runtime:
         "heap",
         "new_member_id",
         "now",
+        "offsets",
         "respond",
         "settle_target",
     )
@@ -60,6 +79,9 @@ class Runtime:
         self.now = now
         self.groups: dict[str, Group] = {}
         self.heap: list[TimerEntry] = []
+        # The committed offsets by group id (kept apart from the groups, as Kafka's
+        # OffsetMetadataManager keeps them).
+        self.offsets: dict[str, dict[TopicPartition, CommittedOffset]] = {}
         self._sequence = count()
 
     def arm_session(self, group: Group, member_id: str, deadline_ms: int) -> None:

@@ -35,6 +35,7 @@ class Member:
 
     __slots__ = (
         "assigned",
+        "assignment_epochs",
         "instance_id",
         "member_epoch",
         "member_id",
@@ -59,6 +60,9 @@ class Member:
         self.state = MemberState.STABLE
         self.assigned: Partitions = NO_PARTITIONS
         self.pending_revocation: Partitions = NO_PARTITIONS
+        # KIP-1251 (Kafka 4.3): the epoch each owned partition was assigned to the member at,
+        # which OffsetCommit checks a commit at an older epoch against.
+        self.assignment_epochs: dict[TopicPartition, int] = {}
 
     def is_reconciled_to(self, epoch: int) -> bool:
         """Whether the member runs the target assignment of `epoch` in full."""
