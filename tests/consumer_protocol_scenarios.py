@@ -32,6 +32,9 @@ RECORDS_PER_STEP = 16
 WAIT_S = 90.0  # a ceiling against hangs (a crash is fenced after a 6 s session), never a verdict
 STABLE_S = 1.0  # how long a hand-out must hold to count as settled
 STOP_WAIT_S = 60.0
+# b's join, s's join, b's leave, a's crash and c's join each move at least one partition from
+# one consumer to another (the static member's restart gives its partitions back to itself).
+MIN_HAND_OVERS = 5
 
 TopicPartition = tuple[str, int]
 
@@ -220,16 +223,29 @@ class ExactlyOnceRun:
 
     # -- verdicts ---------------------------------------------------------------------------
 
-    def twice_held(self) -> list[str]:
-        """Every moment two consumers held one partition at once (empty when none did)."""
-        found = []
+    def _spans(self) -> dict[TopicPartition, list[Holding]]:
+        """Every partition's holdings, in the order they started."""
         spans: dict[TopicPartition, list[Holding]] = {}
         for consumer in self.everyone:
             with consumer.lock:
                 for tp, held in consumer.holdings.items():
                     spans.setdefault(tp, []).extend(held)
-        for tp, held in sorted(spans.items()):
-            ordered = sorted(held, key=lambda h: h.start)
+        return {tp: sorted(held, key=lambda h: h.start) for tp, held in sorted(spans.items())}
+
+    def hand_overs(self) -> list[float]:
+        """The gap (ms) between each release and the next consumer's gain of that partition,
+        for every partition that moved between two consumers."""
+        gaps = []
+        for held in self._spans().values():
+            for before, after in itertools.pairwise(held):
+                if before.member != after.member and before.end is not None:
+                    gaps.append((after.start - before.end) / 1e6)
+        return gaps
+
+    def twice_held(self) -> list[str]:
+        """Every moment two consumers held one partition at once (empty when none did)."""
+        found = []
+        for tp, ordered in self._spans().items():
             for before, after in itertools.pairwise(ordered):
                 end = before.end if before.end is not None else time.monotonic_ns()
                 if after.start < end:

@@ -59,11 +59,6 @@ def _check_report(report: ConsumerLoadReport, members: int) -> None:
     assert len(report.latencies_ms) == report.requests
 
 
-@pytest.mark.xfail(
-    reason="groupspec serve does not yet answer ConsumerGroupHeartbeat (branch k848serve routes "
-    "it; until then the load stops at ApiVersions)",
-    raises=FormationError,
-)
 def test_our_server_carries_the_consumer_protocol_load(tmp_path):
     server = ServerThread(serve_config(data_dir=tmp_path)).start()
     try:
