@@ -32,11 +32,9 @@ from groupspec.wire.schemas.messages import (
 )
 
 from .broker_cpu import CpuClock
-from .broker_setup import connect, ensure_topic, find_coordinator
-from .formation_progress import SETUP, FormationProgress
+from .broker_setup import connect, set_up
+from .formation_progress import FormationProgress
 from .load_protocol import (
-    CREATE_TOPICS_KEY,
-    CREATE_TOPICS_VERSION,
     FIND_COORDINATOR_VERSION,
     METADATA_VERSION,
     NONE,
@@ -49,7 +47,6 @@ from .serve_load import (
     CONNECT_CONCURRENCY,
     LoadReport,
     MeasuredWindow,
-    cancel_tasks,
     measure,
     until_formed,
 )
@@ -86,12 +83,7 @@ class ConsumerLoadReport(LoadReport):
 
 def heartbeat_version(address: Address, served: dict[int, tuple[int, int]]) -> int:
     """The ConsumerGroupHeartbeat version the load uses on a broker serving `served` (the
-    highest both know); FormationError if the broker lacks it or another request the load uses."""
-    for name, (key, version) in USED_KEYS.items():
-        low, high = served.get(key, (0, -1))
-        if not low <= version <= high:
-            shown = f"v{low}–v{high}" if low <= high else "no version"
-            raise FormationError(f"{address} serves {name} {shown}; the load uses v{version}")
+    highest both know); FormationError if the broker serves none the load knows."""
     low, high = served.get(CONSUMER_GROUP_HEARTBEAT_KEY, (0, -1))
     if low > high or low > HIGHEST_HEARTBEAT_VERSION:
         raise FormationError(
@@ -223,23 +215,6 @@ class _Member:
         return code
 
 
-async def _set_up(
-    address: Address, groups: list[str], members: int, progress: FormationProgress
-) -> tuple[int, dict[str, Address]]:
-    """The heartbeat version and each group's coordinator (the topic created if missing)."""
-    bootstrap, served = await connect(address, SETUP, progress)
-    try:
-        version = heartbeat_version(address, served)
-        low, high = served.get(CREATE_TOPICS_KEY, (0, -1))
-        can_create = low <= CREATE_TOPICS_VERSION <= high
-        await ensure_topic(bootstrap, members, can_create, progress)
-        coordinators = {g: await find_coordinator(bootstrap, g, progress) for g in groups}
-    finally:
-        bootstrap.close()
-    progress.done(SETUP)
-    return version, coordinators
-
-
 async def _form(
     address: Address,
     groups: int,
@@ -250,7 +225,8 @@ async def _form(
 ) -> list[asyncio.Task[None]]:
     """Set up, start every member, and return their tasks once every member has an epoch."""
     names = [f"bench-cp-{g}" for g in range(groups)]
-    version, coordinators = await _set_up(address, names, members, progress)
+    served, _, coordinators = await set_up(address, names, members, progress, USED_KEYS)
+    version = heartbeat_version(address, served)
     connect_slots = asyncio.Semaphore(CONNECT_CONCURRENCY)
     tasks = []
     for name in names:
@@ -258,11 +234,7 @@ async def _form(
             member = _Member(name, index, version, coordinators[name], report, progress)
             progress.waiting(member.label, "a connection")
             tasks.append(asyncio.create_task(member.run(window, connect_slots)))
-    try:
-        await until_formed(window, tasks)
-    except BaseException:
-        await cancel_tasks(tasks)
-        raise
+    await until_formed(window, tasks)
     return tasks
 
 

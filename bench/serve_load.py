@@ -30,8 +30,8 @@ from groupspec.wire.address import Address
 from groupspec.wire.request_connection import NoAnswerError, RequestConnection
 
 from .broker_cpu import CpuClock
-from .broker_setup import check_versions, connect, ensure_topic, find_coordinator
-from .formation_progress import SETUP, FormationProgress
+from .broker_setup import connect, set_up
+from .formation_progress import FormationProgress
 from .group_formation import GroupMember, SyncOrder
 from .load_protocol import (
     COMMIT_VERSION,
@@ -220,21 +220,6 @@ class _Member:
         return int(next((e for e in errors if e != 0), 0))
 
 
-async def _set_up(
-    address: Address, groups: list[str], members: int, progress: FormationProgress
-) -> tuple[int, dict[str, Address]]:
-    """The bench topic's partition count and each group's coordinator."""
-    bootstrap, served = await connect(address, SETUP, progress)
-    try:
-        can_create = check_versions(address, served)
-        partitions = await ensure_topic(bootstrap, members, can_create, progress)
-        coordinators = {g: await find_coordinator(bootstrap, g, progress) for g in groups}
-    finally:
-        bootstrap.close()
-    progress.done(SETUP)
-    return partitions, coordinators
-
-
 async def _form(
     address: Address,
     groups: int,
@@ -245,7 +230,7 @@ async def _form(
 ) -> list[asyncio.Task[None]]:
     """Set up, start every member, and return their tasks once every member has synced."""
     names = [f"bench-{g}" for g in range(groups)]
-    partitions, coordinators = await _set_up(address, names, members, progress)
+    _, partitions, coordinators = await set_up(address, names, members, progress)
     tasks = []
     connect_slots = asyncio.Semaphore(CONNECT_CONCURRENCY)
     for name in names:
@@ -255,16 +240,13 @@ async def _form(
             progress.waiting(identity.label, "a connection")
             member = _Member(identity, coordinators[name], report, progress)
             tasks.append(asyncio.create_task(member.run(window, connect_slots)))
-    try:
-        await until_formed(window, tasks)
-    except BaseException:
-        await cancel_tasks(tasks)
-        raise
+    await until_formed(window, tasks)
     return tasks
 
 
 async def until_formed(window: MeasuredWindow, tasks: list[asyncio.Task[None]]) -> None:
-    """Return when the window opens; raise the first member's failure before that."""
+    """Return when the window opens; before that, cancel every member's task and raise the
+    first member's failure (or the cancellation)."""
     opened = asyncio.create_task(window.opened.wait())
     pending: set[asyncio.Future[Any]] = {opened, *tasks}
     try:
@@ -274,6 +256,9 @@ async def until_formed(window: MeasuredWindow, tasks: list[asyncio.Task[None]]) 
                 failure = None if task is opened else task.exception()
                 if failure is not None:
                     raise failure
+    except BaseException:
+        await cancel_tasks(tasks)
+        raise
     finally:
         opened.cancel()
 

@@ -29,6 +29,7 @@ from groupspec.record.workload.steps import produce
 CLIENTS = ("confluent", "java")
 PARTITIONS = 4
 RECORDS_PER_STEP = 16
+STEPS_WITH_RECORDS = 7
 WAIT_S = 90.0  # a ceiling against hangs (a crash is fenced after a 6 s session), never a verdict
 STABLE_S = 1.0  # how long a hand-out must hold to count as settled
 STOP_WAIT_S = 60.0
@@ -353,3 +354,15 @@ def run_exactly_once(
     finally:
         run.close()
     return run
+
+
+def check_never_twice_held(run: ExactlyOnceRun) -> None:
+    """Assert no partition was held twice at once, and that there were hand-overs to judge."""
+    assert run.twice_held() == [], run.report()
+    assert len(run.hand_overs()) >= MIN_HAND_OVERS, run.hand_overs()
+
+
+def check_read_exactly_once(run: ExactlyOnceRun) -> None:
+    """Assert every record of the scenario's seven steps was read exactly once."""
+    assert len(run.produced) == STEPS_WITH_RECORDS * RECORDS_PER_STEP
+    assert run.not_read_once() == {}, run.report()

@@ -13,8 +13,10 @@ import textwrap
 import pytest
 from serve_support import ServerThread, serve_config
 
+from groupspec.bench.broker_setup import check_versions
 from groupspec.bench.consumer_load import (
     CONSUMER_GROUP_HEARTBEAT_KEY,
+    USED_KEYS,
     ConsumerLoadReport,
     heartbeat_version,
     run_consumer_load,
@@ -41,7 +43,7 @@ def test_a_broker_without_the_consumer_protocol_is_one_clear_line(served):
 
 def test_a_broker_without_metadata_v4_is_one_clear_line():
     with pytest.raises(FormationError, match="serves Metadata no version; the load uses v4"):
-        heartbeat_version(HERE, {10: (0, 4), CONSUMER_GROUP_HEARTBEAT_KEY: (0, 1)})
+        check_versions(HERE, {10: (0, 4), CONSUMER_GROUP_HEARTBEAT_KEY: (0, 1)}, USED_KEYS)
 
 
 def test_the_mock_target_is_refused_for_the_consumer_protocol(capsys):
