@@ -233,6 +233,7 @@ def _our_server() -> Iterator[tuple[Address, CpuClock]]:
             str(INITIAL_DELAY_MS),
             "--log-level",
             "WARNING",
+            *_consumer_group_settings(),
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -246,6 +247,18 @@ def _our_server() -> Iterator[tuple[Address, CpuClock]]:
     finally:
         server.terminate()
         server.wait(30)
+
+
+def _consumer_group_settings() -> list[str]:
+    """Our server's consumer-protocol settings: those groupspec gives a Kafka 4.x broker
+    (record/kafka/settings.py), so both recompute targets alike (at every epoch bump)."""
+    from groupspec.record.kafka.settings import CONSUMER_GROUP_SETTINGS
+
+    return [
+        f"--consumer-group-setting={name}={value}"
+        for name, _, value in CONSUMER_GROUP_SETTINGS
+        if name
+    ]
 
 
 def format_report(report: LoadReport, name: str) -> str:

@@ -13,8 +13,16 @@ from groupspec.cli.arguments import output_directory, port_number
 from groupspec.cli.record_options import add_coordinator_setting_option, coordinator_settings
 from groupspec.cli.service_runtime import configure_logging, until_stopped
 from groupspec.impl.config import CoordinatorConfig
+from groupspec.impl.kip848 import ConsumerGroupConfig
 from groupspec.impl.server import ServeConfig, WireServer, parse_topics
 
+# The settings of ConsumerGroupConfig a user may give (its topics come from the topic store).
+CONSUMER_GROUP_SETTINGS = (
+    "session_timeout_ms",
+    "heartbeat_interval_ms",
+    "max_size",
+    "assignment_interval_ms",
+)
 LOGGER = logging.getLogger("groupspec.serve")
 
 
@@ -77,6 +85,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         "overrides the two options above",
     )
     parser.add_argument(
+        "--consumer-group-setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=(
+            "a consumer-protocol (KIP-848) group setting in impl/kip848's ConsumerGroupConfig "
+            f"names ({', '.join(CONSUMER_GROUP_SETTINGS)}; defaults as Kafka's: 45000, 5000, "
+            "unbounded, 1000); repeatable"
+        ),
+    )
+    parser.add_argument(
         "--max-frame-bytes",
         type=int,
         default=100 * 1024 * 1024,
@@ -101,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
             fsync_interval_ms=args.fsync_interval_ms,
             max_frame_bytes=args.max_frame_bytes,
             coordinator=coordinator_config(args),
+            consumer_groups=consumer_groups_config(args.consumer_group_setting),
         )
     except ValueError as error:
         print(f"groupspec serve: {error}", file=sys.stderr)
@@ -141,6 +161,23 @@ def coordinator_config(args: argparse.Namespace) -> CoordinatorConfig:
                 + ", ".join(sorted(known))
             )
     return CoordinatorConfig(**settings)
+
+
+def consumer_groups_config(pairs: list[str]) -> ConsumerGroupConfig:
+    """The consumer-protocol groups' configuration from `--consumer-group-setting` pairs;
+    ValueError names a setting that is not one or a value it cannot take."""
+    option = "--consumer-group-setting"
+    settings = coordinator_settings(pairs, option)
+    for name in settings:
+        if name not in CONSUMER_GROUP_SETTINGS:
+            raise ValueError(
+                f"{option} {name}: not a consumer group setting; known: "
+                + ", ".join(CONSUMER_GROUP_SETTINGS)
+            )
+    try:
+        return ConsumerGroupConfig(**settings)
+    except ValueError as error:  # InvalidConfigError: a value the setting cannot take
+        raise ValueError(f"{option}: {error}") from None
 
 
 async def _serve(config: ServeConfig) -> None:
