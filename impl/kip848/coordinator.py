@@ -29,6 +29,7 @@ from groupspec.vocabulary.requests import (
     ListGroupsRequest,
     OffsetCommitRequest,
     OffsetFetchRequest,
+    TopicPartition,
 )
 
 from ..clock import Clock, MonotonicClock
@@ -212,9 +213,13 @@ class ConsumerGroupCoordinator:
                     )
         return len(rt.groups)
 
-    def offsets(self, group_id: str) -> dict[Any, Any]:
-        """The offsets committed for `group_id`, by partition."""
-        return dict(self._rt.offsets.get(group_id, {}))
+    def committed_offsets(self) -> dict[str, dict[TopicPartition, int]]:
+        """Every group's committed offsets, by group id and partition."""
+        return {
+            group_id: {partition: value.offset for partition, value in offsets.items()}
+            for group_id, offsets in sorted(self._rt.offsets.items())
+            if offsets
+        }
 
     def records(self, group_id: str) -> dict[Any, Any]:
         """The records that describe the group and its offsets now, by key."""
