@@ -135,17 +135,7 @@ def test_two_members_reconcile_commit_and_survive_a_restart(server):
         assert error == int(ErrorCode.STALE_MEMBER_EPOCH)
 
         # A classic JoinGroup for the consumer group is refused.
-        join = JoinGroupRequest(
-            group_id=GROUP,
-            session_timeout_ms=10_000,
-            rebalance_timeout_ms=10_000,
-            member_id="",
-            group_instance_id=None,
-            protocol_type="consumer",
-            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")],
-            reason=None,
-        )
-        joined = await admin.call(join, JoinGroupResponse, 5)
+        joined = await admin.call(classic_join(), JoinGroupResponse, 5)
         assert joined.error_code == int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
 
         listed = await admin.list_groups(version=5)
@@ -211,3 +201,51 @@ def test_an_empty_consumer_group_is_deleted_with_its_offsets(server):
         admin.close()
 
     asyncio.run(after_restart())
+
+
+def test_a_group_id_changes_protocol_only_when_empty_and_keeps_its_offsets(server):
+    """An Empty classic group (here one that only holds an admin's commits) becomes a consumer
+    group on a consumer-protocol join, and an Empty consumer group a classic one on a JoinGroup;
+    the offsets stay with the group id both ways. A non-empty group of the other kind refuses."""
+    topic = Topic(TOPIC, str(topic_id(TOPIC)))
+
+    async def run() -> None:
+        admin = await connect(server.port, "admin")
+        answer = await admin.commit(GROUP, {0: 7, 1: 8})
+        assert {p.error_code for t in answer.topics for p in t.partitions} == {0}
+        a = CgMember(await connect(server.port, "a"), GROUP, topic, "member-a")
+        assert (await a.join()).error_code == 0
+        error, offsets = await fetch(admin, None, -1)
+        assert error == 0 and offsets == {0: 7, 1: 8}
+        listed = await admin.list_groups(version=5)
+        assert [(g.group_id, g.group_type) for g in listed.groups] == [(GROUP, "consumer")]
+
+        joined = await admin.call(classic_join(), JoinGroupResponse, 5)
+        assert joined.error_code == int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        assert (await a.leave()).error_code == 0
+        joined = await admin.call(classic_join(), JoinGroupResponse, 5)
+        assert joined.error_code == int(ErrorCode.MEMBER_ID_REQUIRED)
+        fetched = await admin.fetch(GROUP, None)
+        assert {
+            p.partition_index: p.committed_offset for t in fetched.topics for p in t.partitions
+        } == {0: 7, 1: 8}
+        listed = await admin.list_groups(version=5)
+        assert [(g.group_id, g.group_type) for g in listed.groups] == [(GROUP, "classic")]
+        for client in (admin, a.client):
+            client.close()
+
+    asyncio.run(run())
+
+
+def classic_join() -> JoinGroupRequest:
+    """A classic consumer's first JoinGroup v5 for the group."""
+    return JoinGroupRequest(
+        group_id=GROUP,
+        session_timeout_ms=10_000,
+        rebalance_timeout_ms=10_000,
+        member_id="",
+        group_instance_id=None,
+        protocol_type="consumer",
+        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")],
+        reason=None,
+    )

@@ -40,7 +40,7 @@ from .describe import consumer_group_describe
 from .events import ConsumerGroupTimer, RebalanceTimeoutExpired, SessionTimeoutExpired
 from .groups import delete_groups, list_groups
 from .heartbeat import consumer_group_heartbeat
-from .offsets import offset_commit, offset_fetch
+from .offsets import CommittedOffset, offset_commit, offset_fetch
 from .records import ConsumerGroupRecord, RecordSink, RecordWriter, compact, group_records, replay
 from .runtime import (
     REBALANCE,
@@ -212,6 +212,29 @@ class ConsumerGroupCoordinator:
                         group, member_id, member.member_epoch, rt.now + member.rebalance_timeout_ms
                     )
         return len(rt.groups)
+
+    def adopt_offsets(self, group_id: str, offsets: dict[TopicPartition, CommittedOffset]) -> None:
+        """Keep `offsets` as the group's committed offsets (a group taken over from the
+        classic protocol keeps its offsets in Kafka, which stores them apart from the group)."""
+        rt = self._rt
+        rt.now = self._clock.now_ms()
+        rt.offsets.setdefault(group_id, {}).update(offsets)
+        if self._writer is not None:
+            self._writer.write(rt, group_id)
+
+    def take_empty_group(self, group_id: str) -> dict[TopicPartition, CommittedOffset] | None:
+        """Delete the group if it is Empty and hand back its committed offsets (a JoinGroup
+        turns an Empty consumer group into a classic group, which keeps them); None when the
+        group is not Empty."""
+        rt = self._rt
+        group = rt.groups.get(group_id)
+        if group is None or group.members:
+            return None
+        del rt.groups[group_id]
+        offsets = rt.offsets.pop(group_id, {})
+        if self._writer is not None:
+            self._writer.write(rt, group_id)
+        return offsets
 
     def committed_offsets(self) -> dict[str, dict[TopicPartition, int]]:
         """Every group's committed offsets, by group id and partition."""

@@ -7,11 +7,14 @@ map:
 - OffsetCommit and OffsetFetch of a consumer group are judged by member id and member epoch
   (impl/kip848/offsets.py); every other group's go to the classic coordinator.
 - ListGroups lists both kinds; DeleteGroups deletes each group where it lives.
-- A ConsumerGroupHeartbeat for a group id the classic coordinator holds is refused with
-  GROUP_ID_NOT_FOUND (Kafka's answer for a non-empty classic group while online upgrades are
-  off, and for any heartbeat other than a join).
-- A JoinGroup for a consumer group is refused with INCONSISTENT_GROUP_PROTOCOL: classic members
-  inside consumer groups are not served (docs/serve.md, "The consumer protocol").
+- A ConsumerGroupHeartbeat join (epoch 0) for an Empty classic group deletes it, and the
+  consumer group created keeps its offsets (Kafka 4.x, whatever the migration policy); for a
+  non-empty classic group it is refused with GROUP_ID_NOT_FOUND (Kafka's answer while online
+  upgrades are off), as is any other heartbeat for a classic group.
+- A JoinGroup for an Empty consumer group deletes it and the classic coordinator takes the join,
+  the offsets kept (committed into the new classic group); for a non-empty consumer group it is
+  refused with INCONSISTENT_GROUP_PROTOCOL: classic members inside consumer groups are not
+  served (docs/serve.md, "The consumer protocol").
 DescribeGroups, SyncGroup, Heartbeat and LeaveGroup go to the classic coordinator, which does not
 hold a consumer group: DescribeGroups shows it Dead, as Kafka 4.x's DescribeGroups v0-v5 does.
 """
@@ -25,10 +28,13 @@ from typing import Any
 
 from groupspec.impl.errors import UnknownRequestError
 from groupspec.impl.kip848 import ConsumerGroupCoordinator, Topic
+from groupspec.impl.kip848.offsets import CommittedOffset
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary import responses as rs
 from groupspec.vocabulary.consumer_groups import ConsumerGroupHeartbeatResponse
 from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import EMPTY
+from groupspec.vocabulary.requests import TopicPartition
 from groupspec.wire.codec import Decoded
 from groupspec.wire.group_apis import (
     BY_KEY,
@@ -107,7 +113,9 @@ class ConsumerGroupRouter:
             api.key, version, request.body, request.client_id, client_host
         )
         (heartbeat,) = requests
-        if self._held_by_classic(heartbeat.group_id):
+        if self._held_by_classic(heartbeat.group_id) and not (
+            heartbeat.member_epoch == 0 and self._take_empty_classic_group(heartbeat.group_id)
+        ):
             answer = ConsumerGroupHeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND)
         else:
             try:
@@ -138,6 +146,45 @@ class ConsumerGroupRouter:
     def _held_by_classic(self, group_id: str) -> bool:
         return self.apis.coordinator.group(group_id) is not None
 
+    def _take_empty_classic_group(self, group_id: str) -> bool:
+        """Delete an Empty classic group for a consumer-protocol join, its offsets moving to
+        the consumer group to come (Kafka 4.x deletes an Empty classic group whatever the
+        migration policy, and keeps the offsets); False if the group is not Empty."""
+        group = self.apis.coordinator.group(group_id)
+        if group is None or group.state is not EMPTY:
+            return False
+        offsets = {
+            TopicPartition(topic, partition): CommittedOffset(
+                value.offset, value.leader_epoch, value.metadata or "", value.commit_timestamp_ms
+            )
+            for (topic, partition), value in group.offsets.items()
+        }
+        deleted = self.apis.call(rq.DeleteGroupsRequest((group_id,)))
+        if not deleted.done() or deleted.result().results[0].error_code is not ErrorCode.NONE:
+            return False
+        self.coordinator.adopt_offsets(group_id, offsets)
+        return True
+
+    def _give_empty_consumer_group(self, group_id: str) -> bool:
+        """Delete an Empty consumer group for a classic JoinGroup, its offsets committed into
+        the classic group to come (an admin commit creates it, Empty); False if the consumer
+        group is not Empty."""
+        offsets = self.coordinator.take_empty_group(group_id)
+        if offsets is None:
+            return False
+        if offsets:
+            commit = rq.OffsetCommitRequest(
+                group_id,
+                tuple(
+                    rq.OffsetCommitPartition(
+                        p.topic, p.partition, value.offset, value.leader_epoch, value.metadata
+                    )
+                    for p, value in sorted(offsets.items())
+                ),
+            )
+            self.apis.call(commit)
+        return True
+
     def _routed(
         self, api: GroupApi, classic: Callable[[Decoded, str], Reply | None]
     ) -> Callable[[Decoded, str], Reply | None]:
@@ -158,6 +205,8 @@ class ConsumerGroupRouter:
                 return self._delete_groups(api, version, delete)
             group_ids = [getattr(one, "group_id", "") for one in requests]
             if not any(holds(g) for g in group_ids):
+                return classic(request, client_host)
+            if api.key == JOIN_GROUP and self._give_empty_consumer_group(group_ids[0]):
                 return classic(request, client_host)
             if api.key == JOIN_GROUP:
                 refused = rs.JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id="")
