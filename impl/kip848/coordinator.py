@@ -26,23 +26,36 @@ from groupspec.vocabulary.consumer_groups import (
 from groupspec.vocabulary.errors import InvalidConfigError
 from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
     ListGroupsRequest,
     OffsetCommitRequest,
     OffsetFetchRequest,
+    SyncGroupRequest,
     TopicPartition,
 )
 
 from ..clock import Clock, MonotonicClock
 from ..errors import TimerNotArmedError, UnknownRequestError
 from ..state import Ref
+from .classic_members import classic_heartbeat, classic_join, classic_leave, classic_sync
 from .config import ConsumerGroupConfig, Topic
 from .describe import consumer_group_describe
-from .events import ConsumerGroupTimer, RebalanceTimeoutExpired, SessionTimeoutExpired
+from .events import (
+    ClassicJoinTimeoutExpired,
+    ClassicSyncTimeoutExpired,
+    ConsumerGroupTimer,
+    RebalanceTimeoutExpired,
+    SessionTimeoutExpired,
+)
 from .groups import delete_groups, list_groups
 from .heartbeat import consumer_group_heartbeat
 from .offsets import CommittedOffset, offset_commit, offset_fetch
 from .records import ConsumerGroupRecord, RecordSink, RecordWriter, compact, group_records, replay
 from .runtime import (
+    CLASSIC_JOIN,
+    CLASSIC_SYNC,
     REBALANCE,
     SESSION,
     Responder,
@@ -52,11 +65,15 @@ from .runtime import (
     TimerEntry,
 )
 from .state import Group, MemberState
-from .timers import on_rebalance_timeout, on_session_timeout
+from .timers import on_classic_timeout, on_rebalance_timeout, on_session_timeout
 
 REQUEST_HANDLERS: dict[type, Callable[[Runtime, Ref, Any], None]] = {
     ConsumerGroupHeartbeatRequest: consumer_group_heartbeat,
     ConsumerGroupDescribeRequest: consumer_group_describe,
+    JoinGroupRequest: classic_join,
+    SyncGroupRequest: classic_sync,
+    HeartbeatRequest: classic_heartbeat,
+    LeaveGroupRequest: classic_leave,
     OffsetCommitRequest: offset_commit,
     OffsetFetchRequest: offset_fetch,
     ListGroupsRequest: list_groups,
@@ -69,6 +86,10 @@ ConsumerGroupRequest = (
     | OffsetFetchRequest
     | ListGroupsRequest
     | DeleteGroupsRequest
+    | JoinGroupRequest
+    | SyncGroupRequest
+    | HeartbeatRequest
+    | LeaveGroupRequest
 )
 
 
@@ -170,6 +191,11 @@ class ConsumerGroupCoordinator:
         """Whether `group_id` is a consumer-protocol group of this coordinator."""
         return group_id in self._rt.groups
 
+    def has_members(self, group_id: str) -> bool:
+        """Whether `group_id` is a consumer-protocol group of this coordinator with members."""
+        group = self._rt.groups.get(group_id)
+        return group is not None and bool(group.members)
+
     def set_topics(self, topics: tuple[Topic, ...]) -> None:
         """Take `topics` as the cluster's metadata. A group with a member subscribed to a topic
         whose partitions changed (created, grown, deleted) gets a new group epoch, so its next
@@ -206,7 +232,12 @@ class ConsumerGroupCoordinator:
                 self._writer.remember(group_id, keys)
         for group in rt.groups.values():
             for member_id, member in group.members.items():
-                rt.arm_session(group, member_id, rt.now + rt.config.session_timeout_ms)
+                session_ms = (
+                    rt.config.session_timeout_ms
+                    if member.classic is None
+                    else member.classic.session_timeout_ms
+                )
+                rt.arm_session(group, member_id, rt.now + session_ms)
                 if member.state is MemberState.UNREVOKED_PARTITIONS:
                     rt.arm_rebalance(
                         group, member_id, member.member_epoch, rt.now + member.rebalance_timeout_ms
@@ -293,6 +324,11 @@ class ConsumerGroupCoordinator:
                 found.append((SessionTimeoutExpired(group.group_id, member_id), deadline))
             for member_id, (_, deadline) in sorted(group.rebalance_deadlines.items()):
                 found.append((RebalanceTimeoutExpired(group.group_id, member_id), deadline))
+            for (kind, member_id), deadline in sorted(group.classic_deadlines.items()):
+                timer = (
+                    ClassicJoinTimeoutExpired if kind == CLASSIC_JOIN else ClassicSyncTimeoutExpired
+                )
+                found.append((timer(group.group_id, member_id), deadline))
         return found
 
     def heap_size(self) -> int:
@@ -302,22 +338,34 @@ class ConsumerGroupCoordinator:
     # -- timer plumbing ---------------------------------------------------------------------
 
     def _is_armed(self, event: ConsumerGroupTimer) -> bool:
-        if not isinstance(event, SessionTimeoutExpired | RebalanceTimeoutExpired):
+        if not isinstance(
+            event,
+            SessionTimeoutExpired
+            | RebalanceTimeoutExpired
+            | ClassicJoinTimeoutExpired
+            | ClassicSyncTimeoutExpired,
+        ):
             raise UnknownRequestError(f"not a timer event: {event!r}")
         group = self._rt.groups.get(event.group_id)
         if group is None:
             return False
         if isinstance(event, SessionTimeoutExpired):
             return event.member_id in group.session_deadlines
-        return event.member_id in group.rebalance_deadlines
+        if isinstance(event, RebalanceTimeoutExpired):
+            return event.member_id in group.rebalance_deadlines
+        kind = CLASSIC_JOIN if isinstance(event, ClassicJoinTimeoutExpired) else CLASSIC_SYNC
+        return (kind, event.member_id) in group.classic_deadlines
 
     def _run(self, event: ConsumerGroupTimer) -> None:
         rt = self._rt
         group = rt.groups[event.group_id]
         if isinstance(event, SessionTimeoutExpired):
             on_session_timeout(rt, group, event.member_id)
-        else:
+        elif isinstance(event, RebalanceTimeoutExpired):
             on_rebalance_timeout(rt, group, event.member_id)
+        else:
+            kind = CLASSIC_JOIN if isinstance(event, ClassicJoinTimeoutExpired) else CLASSIC_SYNC
+            on_classic_timeout(rt, group, kind, event.member_id)
 
     def _due_event(self, entry: TimerEntry, now: int) -> ConsumerGroupTimer | None:
         """The event a popped entry stands for, or None if it is stale (re-queued when the
@@ -338,6 +386,20 @@ class ConsumerGroupCoordinator:
                 group.session_entries[member_id] = rt.push(due, SESSION, group, member_id)
                 return None
             return SessionTimeoutExpired(group_id, member_id)
+        if kind in (CLASSIC_JOIN, CLASSIC_SYNC):
+            key = (kind, member_id)
+            if group.classic_entries.get(key) is not entry:
+                return None
+            del group.classic_entries[key]
+            deadline = group.classic_deadlines.get(key)
+            if deadline is None:
+                return None
+            if deadline > now:
+                group.classic_entries[key] = rt.push(deadline, kind, group, member_id)
+                return None
+            if kind == CLASSIC_JOIN:
+                return ClassicJoinTimeoutExpired(group_id, member_id)
+            return ClassicSyncTimeoutExpired(group_id, member_id)
         assert kind == REBALANCE
         if group.rebalance_entries.get(member_id) is not entry:
             return None

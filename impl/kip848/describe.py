@@ -4,6 +4,8 @@ assignment, for every group asked about."""
 from __future__ import annotations
 
 from groupspec.vocabulary.consumer_groups import (
+    MEMBER_TYPE_CLASSIC,
+    MEMBER_TYPE_CONSUMER,
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     DescribedConsumerGroup,
@@ -48,6 +50,7 @@ def _described(rt: Runtime, group: Group) -> DescribedConsumerGroup:
             target_assignment=topic_partitions(
                 config, group.target.get(member.member_id, NO_PARTITIONS)
             ),
+            member_type=MEMBER_TYPE_CONSUMER if member.classic is None else MEMBER_TYPE_CLASSIC,
         )
         for _, member in sorted(group.members.items())
     )

@@ -12,11 +12,12 @@ map:
   non-empty classic group it is refused with GROUP_ID_NOT_FOUND (Kafka's answer while online
   upgrades are off), as is any other heartbeat for a classic group.
 - A JoinGroup for an Empty consumer group deletes it and the classic coordinator takes the join,
-  the offsets kept (committed into the new classic group); for a non-empty consumer group it is
-  refused with INCONSISTENT_GROUP_PROTOCOL: classic members inside consumer groups are not
-  served (docs/serve.md, "The consumer protocol").
-DescribeGroups, SyncGroup, Heartbeat and LeaveGroup go to the classic coordinator, which does not
-hold a consumer group: DescribeGroups shows it Dead, as Kafka 4.x's DescribeGroups v0-v5 does.
+  the offsets kept (committed into the new classic group). JoinGroup, SyncGroup, Heartbeat and
+  LeaveGroup for a non-empty consumer group are served by the consumer-protocol coordinator: a
+  classic member inside a consumer group (impl/kip848/classic_members.py); a static classic
+  member (a group instance id) is refused with INCONSISTENT_GROUP_PROTOCOL.
+DescribeGroups goes to the classic coordinator, which does not hold a consumer group: it shows
+it Dead, as Kafka 4.x's DescribeGroups v0-v5 does.
 """
 
 from __future__ import annotations
@@ -42,10 +43,13 @@ from groupspec.wire.group_apis import (
     CONSUMER_GROUP_DESCRIBE,
     CONSUMER_GROUP_HEARTBEAT,
     DELETE_GROUPS,
+    HEARTBEAT,
     JOIN_GROUP,
+    LEAVE_GROUP,
     LIST_GROUPS,
     OFFSET_COMMIT,
     OFFSET_FETCH,
+    SYNC_GROUP,
     GroupApi,
     as_is,
     read_consumer_requests,
@@ -79,7 +83,16 @@ class ConsumerGroupRouter:
         handlers = self.apis.handlers
         handlers[CONSUMER_GROUP_HEARTBEAT] = self.consumer_group_heartbeat
         handlers[CONSUMER_GROUP_DESCRIBE] = self.consumer_group_describe
-        for key in (OFFSET_COMMIT, OFFSET_FETCH, LIST_GROUPS, DELETE_GROUPS, JOIN_GROUP):
+        for key in (
+            OFFSET_COMMIT,
+            OFFSET_FETCH,
+            LIST_GROUPS,
+            DELETE_GROUPS,
+            JOIN_GROUP,
+            SYNC_GROUP,
+            HEARTBEAT,
+            LEAVE_GROUP,
+        ):
             handlers[key] = self._routed(BY_KEY[key], handlers[key])
 
     def advance(self) -> None:
@@ -206,12 +219,21 @@ class ConsumerGroupRouter:
             group_ids = [getattr(one, "group_id", "") for one in requests]
             if not any(holds(g) for g in group_ids):
                 return classic(request, client_host)
+            if api.key in (OFFSET_COMMIT, OFFSET_FETCH):
+                return self._mixed(api, version, requests)
+            # JoinGroup, SyncGroup, Heartbeat, LeaveGroup: a classic member of a consumer
+            # group. An Empty consumer group becomes a classic group on a JoinGroup.
             if api.key == JOIN_GROUP and self._give_empty_consumer_group(group_ids[0]):
                 return classic(request, client_host)
-            if api.key == JOIN_GROUP:
-                refused = rs.JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id="")
-                return api.write_response((refused,), version, requests, as_is)
-            return self._mixed(api, version, requests)
+            if not self.coordinator.has_members(group_ids[0]):
+                return classic(request, client_host)
+            (one,) = requests
+            try:
+                answer = self.call(one)
+            except UnknownRequestError:
+                # A static classic member (group instance id) joining: not served.
+                answer = rs.JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id="")
+            return api.write_response((answer,), version, requests, as_is)
 
         return handle
 
