@@ -116,6 +116,8 @@ def test_two_members_reconcile_commit_and_survive_a_restart(server):
         described = (await describe(admin, GROUP)).groups[0]
         assert described.error_code == 0 and described.group_state == "Stable"
         assert sorted(m.member_id for m in described.members) == ["member-a", "member-b"]
+        clients = {m.member_id: (m.client_id, m.client_host) for m in described.members}
+        assert clients == {"member-a": ("a", "/127.0.0.1"), "member-b": ("b", "/127.0.0.1")}
         for m in described.members:
             for entry in m.assignment.topic_partitions:
                 assert entry.topic_name == TOPIC

@@ -116,6 +116,7 @@ def _join(rt: Runtime, ref: Ref, request: JoinGroupRequest, group: Group) -> Non
         member = Member(member_id)
         group.add(member)
     session_timeout = request.session_timeout_ms
+    member.client_id, member.client_host = request.client_id, request.client_host
     if rack is not None:
         member.rack_id = rack
     member.rebalance_timeout_ms = (

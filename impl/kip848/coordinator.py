@@ -158,14 +158,18 @@ class ConsumerGroupCoordinator:
         """The settings in force."""
         return self._rt.config
 
-    def handle(self, ref: Ref, request: ConsumerGroupRequest) -> None:
+    def handle(
+        self, ref: Ref, request: ConsumerGroupRequest, client: tuple[str, str] = ("", "")
+    ) -> None:
         """Serve `request`; its response goes to the `respond` callback (after its records
-        reached the `records` sink)."""
+        reached the `records` sink). `client` is the sender's client id and host, which a
+        heartbeat records on its member (ConsumerGroupDescribe shows them)."""
         handler = REQUEST_HANDLERS.get(request.__class__)
         if handler is None:
             raise UnknownRequestError(f"not a request this coordinator serves: {request!r}")
         rt = self._rt
         rt.now = self._clock.now_ms()
+        rt.client = client
         writer = self._writer
         if writer is None or isinstance(request, ConsumerGroupDescribeRequest | ListGroupsRequest):
             handler(rt, ref, request)

@@ -41,8 +41,8 @@ def _described(rt: Runtime, group: Group) -> DescribedConsumerGroup:
             instance_id=member.instance_id,
             rack_id=member.rack_id,
             member_epoch=member.member_epoch,
-            client_id="",
-            client_host="",
+            client_id=member.client_id,
+            client_host=member.client_host,
             subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
             # Kafka 4.4.0's member builder starts every member with an empty regex.
             subscribed_topic_regex="",

@@ -80,6 +80,8 @@ def group_records(
                 sorted(member.subscribed_topic_names),
                 member.rebalance_timeout_ms,
                 member.server_assignor,
+                member.client_id,
+                member.client_host,
                 None
                 if member.classic is None
                 else [
@@ -188,12 +190,15 @@ def replay(rt: Runtime, compacted: dict[str, dict[RecordKey, Any]]) -> None:
 
 def _member(member_id: str, metadata: Any, current: Any) -> Member:
     member = Member(member_id)
-    instance_id, rack_id, topics, rebalance_timeout_ms, assignor, classic = metadata
+    instance_id, rack_id, topics, rebalance_timeout_ms, assignor, client_id, host, classic = (
+        metadata
+    )
     member.instance_id = instance_id
     member.rack_id = rack_id
     member.subscribed_topic_names = frozenset(topics)
     member.rebalance_timeout_ms = int(rebalance_timeout_ms)
     member.server_assignor = assignor
+    member.client_id, member.client_host = str(client_id), str(host)
     if classic is not None:
         session_timeout_ms, protocols = classic
         member.classic = ClassicMetadata(

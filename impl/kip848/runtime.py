@@ -64,6 +64,7 @@ class Runtime:
 
     __slots__ = (
         "_sequence",
+        "client",
         "config",
         "groups",
         "heap",
@@ -89,6 +90,8 @@ class Runtime:
         self.now = now
         self.groups: dict[str, Group] = {}
         self.heap: list[TimerEntry] = []
+        # The client id and host of the request being served.
+        self.client: tuple[str, str] = ("", "")
         # The committed offsets by group id (kept apart from the groups, as Kafka's
         # OffsetMetadataManager keeps them).
         self.offsets: dict[str, dict[TopicPartition, CommittedOffset]] = {}

@@ -48,6 +48,8 @@ class Member:
         "assigned",
         "assignment_epochs",
         "classic",
+        "client_host",
+        "client_id",
         "instance_id",
         "member_epoch",
         "member_id",
@@ -76,6 +78,8 @@ class Member:
         # which OffsetCommit checks a commit at an older epoch against.
         self.assignment_epochs: dict[TopicPartition, int] = {}
         self.classic: ClassicMetadata | None = None
+        self.client_id = ""
+        self.client_host = ""
 
     def is_reconciled_to(self, epoch: int) -> bool:
         """Whether the member runs the target assignment of `epoch` in full."""

@@ -101,11 +101,12 @@ class ConsumerGroupRouter:
 
     # -- the consumer-protocol coordinator ----------------------------------------------------
 
-    def call(self, request: Any) -> Any:
-        """The consumer-protocol coordinator's answer to `request` (always given at once)."""
+    def call(self, request: Any, client: tuple[str, str] = ("", "")) -> Any:
+        """The consumer-protocol coordinator's answer to `request` (always given at once);
+        `client` is the sender's client id and host."""
         self._sync_topics()
         ref = ("kip848", next(self._refs))
-        self.coordinator.handle(ref, request)
+        self.coordinator.handle(ref, request, client)
         outbox = self.coordinator.outbox
         assert outbox is not None
         return outbox.take()[ref]
@@ -132,7 +133,7 @@ class ConsumerGroupRouter:
             answer = ConsumerGroupHeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND)
         else:
             try:
-                answer = self.call(heartbeat)
+                answer = self.call(heartbeat, (request.client_id or "", client_host))
             except UnknownRequestError:
                 # A regular-expression subscription: not served.
                 answer = ConsumerGroupHeartbeatResponse(ErrorCode.INVALID_REQUEST)
