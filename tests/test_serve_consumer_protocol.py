@@ -2,7 +2,9 @@
 of ConsumerGroupHeartbeats (the consumer-protocol probes' member, record/workload/
 probes_consumer.py) joins two members, reconciles them, describes the group, commits and
 fetches offsets by member epoch, lists and deletes groups, and restarts the server on the same
-data directory, after which the group and its offsets are still there."""
+data directory, after which the group and its offsets are still there; a classic consumer
+shares a consumer group with a consumer-protocol member; a group id changes protocol when
+Empty."""
 
 from __future__ import annotations
 
@@ -22,8 +24,9 @@ from serve_support import ServerThread, serve_config
 
 from groupspec.impl.server.apis import topic_id
 from groupspec.record.workload.consumer_protocol import PARTITIONS
-from groupspec.record.workload.probe_client import ProbeClient
+from groupspec.record.workload.probe_client import ProbeClient, ProbeMember, subscription
 from groupspec.record.workload.probes_consumer import CgMember, Topic, describe, settle
+from groupspec.spec.consumer_protocol import decode_assignment
 from groupspec.vocabulary.errors import ErrorCode
 
 TOPIC = "cg-serve"
@@ -113,6 +116,8 @@ def test_two_members_reconcile_commit_and_survive_a_restart(server):
         described = (await describe(admin, GROUP)).groups[0]
         assert described.error_code == 0 and described.group_state == "Stable"
         assert sorted(m.member_id for m in described.members) == ["member-a", "member-b"]
+        clients = {m.member_id: (m.client_id, m.client_host) for m in described.members}
+        assert clients == {"member-a": ("a", "/127.0.0.1"), "member-b": ("b", "/127.0.0.1")}
         for m in described.members:
             for entry in m.assignment.topic_partitions:
                 assert entry.topic_name == TOPIC
@@ -134,18 +139,8 @@ def test_two_members_reconcile_commit_and_survive_a_restart(server):
         error, _ = await fetch(admin, a.member_id, a.epoch + 1)
         assert error == int(ErrorCode.STALE_MEMBER_EPOCH)
 
-        # A classic JoinGroup for the consumer group is refused.
-        join = JoinGroupRequest(
-            group_id=GROUP,
-            session_timeout_ms=10_000,
-            rebalance_timeout_ms=10_000,
-            member_id="",
-            group_instance_id=None,
-            protocol_type="consumer",
-            protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")],
-            reason=None,
-        )
-        joined = await admin.call(join, JoinGroupResponse, 5)
+        # A static classic member joining the consumer group is refused (not served).
+        joined = await admin.call(classic_join(instance="static-1"), JoinGroupResponse, 5)
         assert joined.error_code == int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
 
         listed = await admin.list_groups(version=5)
@@ -211,3 +206,108 @@ def test_an_empty_consumer_group_is_deleted_with_its_offsets(server):
         admin.close()
 
     asyncio.run(after_restart())
+
+
+def test_a_group_id_changes_protocol_only_when_empty_and_keeps_its_offsets(server):
+    """An Empty classic group (here one that only holds an admin's commits) becomes a consumer
+    group on a consumer-protocol join, and an Empty consumer group a classic one on a JoinGroup;
+    the offsets stay with the group id both ways. A non-empty group of the other kind refuses."""
+    topic = Topic(TOPIC, str(topic_id(TOPIC)))
+
+    async def run() -> None:
+        admin = await connect(server.port, "admin")
+        answer = await admin.commit(GROUP, {0: 7, 1: 8})
+        assert {p.error_code for t in answer.topics for p in t.partitions} == {0}
+        a = CgMember(await connect(server.port, "a"), GROUP, topic, "member-a")
+        assert (await a.join()).error_code == 0
+        error, offsets = await fetch(admin, None, -1)
+        assert error == 0 and offsets == {0: 7, 1: 8}
+        listed = await admin.list_groups(version=5)
+        assert [(g.group_id, g.group_type) for g in listed.groups] == [(GROUP, "consumer")]
+
+        joined = await admin.call(classic_join(instance="static-1"), JoinGroupResponse, 5)
+        assert joined.error_code == int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        assert (await a.leave()).error_code == 0
+        joined = await admin.call(classic_join(), JoinGroupResponse, 5)
+        assert joined.error_code == int(ErrorCode.MEMBER_ID_REQUIRED)
+        fetched = await admin.fetch(GROUP, None)
+        assert {
+            p.partition_index: p.committed_offset for t in fetched.topics for p in t.partitions
+        } == {0: 7, 1: 8}
+        listed = await admin.list_groups(version=5)
+        assert [(g.group_id, g.group_type) for g in listed.groups] == [(GROUP, "classic")]
+        for client in (admin, a.client):
+            client.close()
+
+    asyncio.run(run())
+
+
+def classic_join(instance: str | None = None) -> JoinGroupRequest:
+    """A classic consumer's first JoinGroup v5 for the group."""
+    return JoinGroupRequest(
+        group_id=GROUP,
+        session_timeout_ms=10_000,
+        rebalance_timeout_ms=10_000,
+        member_id="",
+        group_instance_id=instance,
+        protocol_type="consumer",
+        protocols=[JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"")],
+        reason=None,
+    )
+
+
+def test_a_classic_member_shares_a_consumer_group(server):
+    """A classic consumer (JoinGroup, SyncGroup, Heartbeat) joins a group of a
+    consumer-protocol member: it gets a generation equal to its member epoch, its share of the
+    partitions from SyncGroup once the other member revoked them, REBALANCE_IN_PROGRESS when it
+    must rejoin; no partition is ever held by both; its leave gives everything back."""
+    topic = Topic(TOPIC, str(topic_id(TOPIC)))
+
+    async def run() -> None:
+        admin = await connect(server.port, "admin")
+        a = CgMember(await connect(server.port, "a"), GROUP, topic, "member-a")
+        assert (await a.join()).error_code == 0
+        await settle(a)
+        c = ProbeMember(
+            await connect(server.port, "c"), GROUP, protocols=(("range", subscription(TOPIC)),)
+        )
+        assert (await c.join(5)).error_code == int(ErrorCode.MEMBER_ID_REQUIRED)
+        held: set[int] = set()
+        for _ in range(100):
+            joined = await c.join(5)
+            assert joined.error_code == 0 and joined.generation_id > 0
+            synced = await c.sync(5)
+            if synced.error_code == 0:
+                partitions, _ = decode_assignment(bytes(synced.assignment))
+                held = {p.partition for p in partitions if p.topic == TOPIC}
+            while synced.error_code == 0:
+                await a.heartbeat()
+                assert not owned_partitions(a) & held, (a.owned, held)
+                beat = await c.heartbeat(3)
+                if beat.error_code == int(ErrorCode.REBALANCE_IN_PROGRESS):
+                    break
+                assert beat.error_code == 0
+                if held and owned_partitions(a) | held == set(range(PARTITIONS)):
+                    break
+                await asyncio.sleep(0.05)
+            if held and owned_partitions(a) | held == set(range(PARTITIONS)):
+                break
+            await asyncio.sleep(0.05)
+        assert held and owned_partitions(a) and not owned_partitions(a) & held
+        described = (await describe(admin, GROUP)).groups[0]
+        types = {m.member_id: m.member_type for m in described.members}
+        assert types == {"member-a": 1, c.member_id: 0}
+        # Its commit at its generation (the member epoch) is accepted.
+        answer = await c.commit({p: 3 for p in held}, version=9)
+        assert {p.error_code for t in answer.topics for p in t.partitions} == {0}
+        assert (await c.leave()).error_code == 0
+        for _ in range(100):
+            await a.heartbeat()
+            if owned_partitions(a) == set(range(PARTITIONS)):
+                break
+            await asyncio.sleep(0.05)
+        assert owned_partitions(a) == set(range(PARTITIONS))
+        for client in (admin, a.client, c.client):
+            client.close()
+
+    asyncio.run(run())

@@ -26,22 +26,36 @@ from groupspec.vocabulary.consumer_groups import (
 from groupspec.vocabulary.errors import InvalidConfigError
 from groupspec.vocabulary.requests import (
     DeleteGroupsRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
     ListGroupsRequest,
     OffsetCommitRequest,
     OffsetFetchRequest,
+    SyncGroupRequest,
+    TopicPartition,
 )
 
 from ..clock import Clock, MonotonicClock
 from ..errors import TimerNotArmedError, UnknownRequestError
 from ..state import Ref
+from .classic_members import classic_heartbeat, classic_join, classic_leave, classic_sync
 from .config import ConsumerGroupConfig, Topic
 from .describe import consumer_group_describe
-from .events import ConsumerGroupTimer, RebalanceTimeoutExpired, SessionTimeoutExpired
+from .events import (
+    ClassicJoinTimeoutExpired,
+    ClassicSyncTimeoutExpired,
+    ConsumerGroupTimer,
+    RebalanceTimeoutExpired,
+    SessionTimeoutExpired,
+)
 from .groups import delete_groups, list_groups
 from .heartbeat import consumer_group_heartbeat
-from .offsets import offset_commit, offset_fetch
+from .offsets import CommittedOffset, offset_commit, offset_fetch
 from .records import ConsumerGroupRecord, RecordSink, RecordWriter, compact, group_records, replay
 from .runtime import (
+    CLASSIC_JOIN,
+    CLASSIC_SYNC,
     REBALANCE,
     SESSION,
     Responder,
@@ -51,11 +65,15 @@ from .runtime import (
     TimerEntry,
 )
 from .state import Group, MemberState
-from .timers import on_rebalance_timeout, on_session_timeout
+from .timers import on_classic_timeout, on_rebalance_timeout, on_session_timeout
 
 REQUEST_HANDLERS: dict[type, Callable[[Runtime, Ref, Any], None]] = {
     ConsumerGroupHeartbeatRequest: consumer_group_heartbeat,
     ConsumerGroupDescribeRequest: consumer_group_describe,
+    JoinGroupRequest: classic_join,
+    SyncGroupRequest: classic_sync,
+    HeartbeatRequest: classic_heartbeat,
+    LeaveGroupRequest: classic_leave,
     OffsetCommitRequest: offset_commit,
     OffsetFetchRequest: offset_fetch,
     ListGroupsRequest: list_groups,
@@ -68,6 +86,10 @@ ConsumerGroupRequest = (
     | OffsetFetchRequest
     | ListGroupsRequest
     | DeleteGroupsRequest
+    | JoinGroupRequest
+    | SyncGroupRequest
+    | HeartbeatRequest
+    | LeaveGroupRequest
 )
 
 
@@ -136,14 +158,18 @@ class ConsumerGroupCoordinator:
         """The settings in force."""
         return self._rt.config
 
-    def handle(self, ref: Ref, request: ConsumerGroupRequest) -> None:
+    def handle(
+        self, ref: Ref, request: ConsumerGroupRequest, client: tuple[str, str] = ("", "")
+    ) -> None:
         """Serve `request`; its response goes to the `respond` callback (after its records
-        reached the `records` sink)."""
+        reached the `records` sink). `client` is the sender's client id and host, which a
+        heartbeat records on its member (ConsumerGroupDescribe shows them)."""
         handler = REQUEST_HANDLERS.get(request.__class__)
         if handler is None:
             raise UnknownRequestError(f"not a request this coordinator serves: {request!r}")
         rt = self._rt
         rt.now = self._clock.now_ms()
+        rt.client = client
         writer = self._writer
         if writer is None or isinstance(request, ConsumerGroupDescribeRequest | ListGroupsRequest):
             handler(rt, ref, request)
@@ -168,6 +194,11 @@ class ConsumerGroupCoordinator:
     def holds(self, group_id: str) -> bool:
         """Whether `group_id` is a consumer-protocol group of this coordinator."""
         return group_id in self._rt.groups
+
+    def has_members(self, group_id: str) -> bool:
+        """Whether `group_id` is a consumer-protocol group of this coordinator with members."""
+        group = self._rt.groups.get(group_id)
+        return group is not None and bool(group.members)
 
     def set_topics(self, topics: tuple[Topic, ...]) -> None:
         """Take `topics` as the cluster's metadata. A group with a member subscribed to a topic
@@ -205,16 +236,48 @@ class ConsumerGroupCoordinator:
                 self._writer.remember(group_id, keys)
         for group in rt.groups.values():
             for member_id, member in group.members.items():
-                rt.arm_session(group, member_id, rt.now + rt.config.session_timeout_ms)
+                session_ms = (
+                    rt.config.session_timeout_ms
+                    if member.classic is None
+                    else member.classic.session_timeout_ms
+                )
+                rt.arm_session(group, member_id, rt.now + session_ms)
                 if member.state is MemberState.UNREVOKED_PARTITIONS:
                     rt.arm_rebalance(
                         group, member_id, member.member_epoch, rt.now + member.rebalance_timeout_ms
                     )
         return len(rt.groups)
 
-    def offsets(self, group_id: str) -> dict[Any, Any]:
-        """The offsets committed for `group_id`, by partition."""
-        return dict(self._rt.offsets.get(group_id, {}))
+    def adopt_offsets(self, group_id: str, offsets: dict[TopicPartition, CommittedOffset]) -> None:
+        """Keep `offsets` as the group's committed offsets (a group taken over from the
+        classic protocol keeps its offsets in Kafka, which stores them apart from the group)."""
+        rt = self._rt
+        rt.now = self._clock.now_ms()
+        rt.offsets.setdefault(group_id, {}).update(offsets)
+        if self._writer is not None:
+            self._writer.write(rt, group_id)
+
+    def take_empty_group(self, group_id: str) -> dict[TopicPartition, CommittedOffset] | None:
+        """Delete the group if it is Empty and hand back its committed offsets (a JoinGroup
+        turns an Empty consumer group into a classic group, which keeps them); None when the
+        group is not Empty."""
+        rt = self._rt
+        group = rt.groups.get(group_id)
+        if group is None or group.members:
+            return None
+        del rt.groups[group_id]
+        offsets = rt.offsets.pop(group_id, {})
+        if self._writer is not None:
+            self._writer.write(rt, group_id)
+        return offsets
+
+    def committed_offsets(self) -> dict[str, dict[TopicPartition, int]]:
+        """Every group's committed offsets, by group id and partition."""
+        return {
+            group_id: {partition: value.offset for partition, value in offsets.items()}
+            for group_id, offsets in sorted(self._rt.offsets.items())
+            if offsets
+        }
 
     def records(self, group_id: str) -> dict[Any, Any]:
         """The records that describe the group and its offsets now, by key."""
@@ -265,6 +328,11 @@ class ConsumerGroupCoordinator:
                 found.append((SessionTimeoutExpired(group.group_id, member_id), deadline))
             for member_id, (_, deadline) in sorted(group.rebalance_deadlines.items()):
                 found.append((RebalanceTimeoutExpired(group.group_id, member_id), deadline))
+            for (kind, member_id), deadline in sorted(group.classic_deadlines.items()):
+                timer = (
+                    ClassicJoinTimeoutExpired if kind == CLASSIC_JOIN else ClassicSyncTimeoutExpired
+                )
+                found.append((timer(group.group_id, member_id), deadline))
         return found
 
     def heap_size(self) -> int:
@@ -274,22 +342,34 @@ class ConsumerGroupCoordinator:
     # -- timer plumbing ---------------------------------------------------------------------
 
     def _is_armed(self, event: ConsumerGroupTimer) -> bool:
-        if not isinstance(event, SessionTimeoutExpired | RebalanceTimeoutExpired):
+        if not isinstance(
+            event,
+            SessionTimeoutExpired
+            | RebalanceTimeoutExpired
+            | ClassicJoinTimeoutExpired
+            | ClassicSyncTimeoutExpired,
+        ):
             raise UnknownRequestError(f"not a timer event: {event!r}")
         group = self._rt.groups.get(event.group_id)
         if group is None:
             return False
         if isinstance(event, SessionTimeoutExpired):
             return event.member_id in group.session_deadlines
-        return event.member_id in group.rebalance_deadlines
+        if isinstance(event, RebalanceTimeoutExpired):
+            return event.member_id in group.rebalance_deadlines
+        kind = CLASSIC_JOIN if isinstance(event, ClassicJoinTimeoutExpired) else CLASSIC_SYNC
+        return (kind, event.member_id) in group.classic_deadlines
 
     def _run(self, event: ConsumerGroupTimer) -> None:
         rt = self._rt
         group = rt.groups[event.group_id]
         if isinstance(event, SessionTimeoutExpired):
             on_session_timeout(rt, group, event.member_id)
-        else:
+        elif isinstance(event, RebalanceTimeoutExpired):
             on_rebalance_timeout(rt, group, event.member_id)
+        else:
+            kind = CLASSIC_JOIN if isinstance(event, ClassicJoinTimeoutExpired) else CLASSIC_SYNC
+            on_classic_timeout(rt, group, kind, event.member_id)
 
     def _due_event(self, entry: TimerEntry, now: int) -> ConsumerGroupTimer | None:
         """The event a popped entry stands for, or None if it is stale (re-queued when the
@@ -310,6 +390,20 @@ class ConsumerGroupCoordinator:
                 group.session_entries[member_id] = rt.push(due, SESSION, group, member_id)
                 return None
             return SessionTimeoutExpired(group_id, member_id)
+        if kind in (CLASSIC_JOIN, CLASSIC_SYNC):
+            key = (kind, member_id)
+            if group.classic_entries.get(key) is not entry:
+                return None
+            del group.classic_entries[key]
+            deadline = group.classic_deadlines.get(key)
+            if deadline is None:
+                return None
+            if deadline > now:
+                group.classic_entries[key] = rt.push(deadline, kind, group, member_id)
+                return None
+            if kind == CLASSIC_JOIN:
+                return ClassicJoinTimeoutExpired(group_id, member_id)
+            return ClassicSyncTimeoutExpired(group_id, member_id)
         assert kind == REBALANCE
         if group.rebalance_entries.get(member_id) is not entry:
             return None

@@ -133,6 +133,7 @@ def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequ
     names = request.subscribed_topic_names
     if names is not None and frozenset(names) != member.subscribed_topic_names:
         return False
+    member.client_id, member.client_host = rt.client
     if request.rack_id is not None:
         member.rack_id = request.rack_id
     if request.rebalance_timeout_ms != -1:
@@ -238,6 +239,7 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
 
     # 1. Update the member; a changed subscription bumps the group epoch.
     old_topics = member.subscribed_topic_names
+    member.client_id, member.client_host = rt.client
     if request.instance_id is not None:
         group.set_instance_id(member, request.instance_id)
     if request.rack_id is not None:

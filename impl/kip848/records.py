@@ -13,15 +13,16 @@ offsets from every record written.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from groupspec.vocabulary.requests import TopicPartition
+from groupspec.vocabulary.requests import JoinGroupProtocol, TopicPartition
 
 from .offsets import CommittedOffset
 from .runtime import Runtime
-from .state import Group, Member, MemberState
+from .state import ClassicMetadata, Group, Member, MemberState
 
 GROUP_EPOCH = "group"
 MEMBER_METADATA = "member"
@@ -45,6 +46,14 @@ class ConsumerGroupRecord:
 
 
 RecordSink = Callable[[str, list[ConsumerGroupRecord]], None]
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.b64decode(text.encode("ascii"), validate=True)
 
 
 def _partitions(partitions: Iterable[TopicPartition]) -> list[list[Any]]:
@@ -71,6 +80,14 @@ def group_records(
                 sorted(member.subscribed_topic_names),
                 member.rebalance_timeout_ms,
                 member.server_assignor,
+                member.client_id,
+                member.client_host,
+                None
+                if member.classic is None
+                else [
+                    member.classic.session_timeout_ms,
+                    [[p.name, _b64(p.metadata)] for p in member.classic.protocols],
+                ],
             ]
             records[(CURRENT_ASSIGNMENT, group_id, member_id)] = [
                 member.member_epoch,
@@ -173,12 +190,21 @@ def replay(rt: Runtime, compacted: dict[str, dict[RecordKey, Any]]) -> None:
 
 def _member(member_id: str, metadata: Any, current: Any) -> Member:
     member = Member(member_id)
-    instance_id, rack_id, topics, rebalance_timeout_ms, assignor = metadata
+    instance_id, rack_id, topics, rebalance_timeout_ms, assignor, client_id, host, classic = (
+        metadata
+    )
     member.instance_id = instance_id
     member.rack_id = rack_id
     member.subscribed_topic_names = frozenset(topics)
     member.rebalance_timeout_ms = int(rebalance_timeout_ms)
     member.server_assignor = assignor
+    member.client_id, member.client_host = str(client_id), str(host)
+    if classic is not None:
+        session_timeout_ms, protocols = classic
+        member.classic = ClassicMetadata(
+            int(session_timeout_ms),
+            tuple(JoinGroupProtocol(str(name), _unb64(data)) for name, data in protocols),
+        )
     if current is not None:
         epoch, previous, state, assigned, pending, epochs = current
         member.member_epoch = int(epoch)

@@ -16,9 +16,13 @@ from groupspec.vocabulary.consumer_groups import (
 from groupspec.vocabulary.requests import TopicPartition
 from groupspec.vocabulary.responses import (
     DeleteGroupsResponse,
+    HeartbeatResponse,
+    JoinGroupResponse,
+    LeaveGroupResponse,
     ListGroupsResponse,
     OffsetCommitResponse,
     OffsetFetchResponse,
+    SyncGroupResponse,
 )
 
 from ..state import Ref
@@ -35,6 +39,10 @@ ResponseBody = (
     | OffsetFetchResponse
     | ListGroupsResponse
     | DeleteGroupsResponse
+    | JoinGroupResponse
+    | SyncGroupResponse
+    | HeartbeatResponse
+    | LeaveGroupResponse
 )
 # Given a group id and the target the assignor computed, the target to install: a harness's way
 # to steer the impl onto another outcome the specification allows (the conformance vectors'
@@ -45,6 +53,8 @@ Responder = Callable[[Ref, ResponseBody], None]
 # Timer kinds in heap entries.
 SESSION = 0
 REBALANCE = 1
+CLASSIC_JOIN = 2
+CLASSIC_SYNC = 3
 # (deadline_ms, sequence, kind, group id, member id); the sequence orders equal deadlines.
 TimerEntry = tuple[int, int, int, str, str]
 
@@ -54,6 +64,7 @@ class Runtime:
 
     __slots__ = (
         "_sequence",
+        "client",
         "config",
         "groups",
         "heap",
@@ -79,6 +90,8 @@ class Runtime:
         self.now = now
         self.groups: dict[str, Group] = {}
         self.heap: list[TimerEntry] = []
+        # The client id and host of the request being served.
+        self.client: tuple[str, str] = ("", "")
         # The committed offsets by group id (kept apart from the groups, as Kafka's
         # OffsetMetadataManager keeps them).
         self.offsets: dict[str, dict[TopicPartition, CommittedOffset]] = {}
@@ -98,6 +111,14 @@ class Runtime:
         entry = group.rebalance_entries.get(member_id)
         if entry is None or entry[0] > deadline_ms:
             group.rebalance_entries[member_id] = self.push(deadline_ms, REBALANCE, group, member_id)
+
+    def arm_classic(self, group: Group, kind: int, member_id: str, deadline_ms: int) -> None:
+        """Arm a classic member's join (CLASSIC_JOIN) or sync (CLASSIC_SYNC) timeout."""
+        key = (kind, member_id)
+        group.classic_deadlines[key] = deadline_ms
+        entry = group.classic_entries.get(key)
+        if entry is None or entry[0] > deadline_ms:
+            group.classic_entries[key] = self.push(deadline_ms, kind, group, member_id)
 
     def push(self, deadline_ms: int, kind: int, group: Group, member_id: str) -> TimerEntry:
         """Queue a heap entry and return it."""

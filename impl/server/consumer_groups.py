@@ -7,13 +7,17 @@ map:
 - OffsetCommit and OffsetFetch of a consumer group are judged by member id and member epoch
   (impl/kip848/offsets.py); every other group's go to the classic coordinator.
 - ListGroups lists both kinds; DeleteGroups deletes each group where it lives.
-- A ConsumerGroupHeartbeat for a group id the classic coordinator holds is refused with
-  GROUP_ID_NOT_FOUND (Kafka's answer for a non-empty classic group while online upgrades are
-  off, and for any heartbeat other than a join).
-- A JoinGroup for a consumer group is refused with INCONSISTENT_GROUP_PROTOCOL: classic members
-  inside consumer groups are not served (docs/serve.md, "The consumer protocol").
-DescribeGroups, SyncGroup, Heartbeat and LeaveGroup go to the classic coordinator, which does not
-hold a consumer group: DescribeGroups shows it Dead, as Kafka 4.x's DescribeGroups v0-v5 does.
+- A ConsumerGroupHeartbeat join (epoch 0) for an Empty classic group deletes it, and the
+  consumer group created keeps its offsets (Kafka 4.x, whatever the migration policy); for a
+  non-empty classic group it is refused with GROUP_ID_NOT_FOUND (Kafka's answer while online
+  upgrades are off), as is any other heartbeat for a classic group.
+- A JoinGroup for an Empty consumer group deletes it and the classic coordinator takes the join,
+  the offsets kept (committed into the new classic group). JoinGroup, SyncGroup, Heartbeat and
+  LeaveGroup for a non-empty consumer group are served by the consumer-protocol coordinator: a
+  classic member inside a consumer group (impl/kip848/classic_members.py); a static classic
+  member (a group instance id) is refused with INCONSISTENT_GROUP_PROTOCOL.
+DescribeGroups goes to the classic coordinator, which does not hold a consumer group: it shows
+it Dead, as Kafka 4.x's DescribeGroups v0-v5 does.
 """
 
 from __future__ import annotations
@@ -25,10 +29,13 @@ from typing import Any
 
 from groupspec.impl.errors import UnknownRequestError
 from groupspec.impl.kip848 import ConsumerGroupCoordinator, Topic
+from groupspec.impl.kip848.offsets import CommittedOffset
 from groupspec.vocabulary import requests as rq
 from groupspec.vocabulary import responses as rs
 from groupspec.vocabulary.consumer_groups import ConsumerGroupHeartbeatResponse
 from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.group_state import EMPTY
+from groupspec.vocabulary.requests import TopicPartition
 from groupspec.wire.codec import Decoded
 from groupspec.wire.group_apis import (
     BY_KEY,
@@ -36,10 +43,13 @@ from groupspec.wire.group_apis import (
     CONSUMER_GROUP_DESCRIBE,
     CONSUMER_GROUP_HEARTBEAT,
     DELETE_GROUPS,
+    HEARTBEAT,
     JOIN_GROUP,
+    LEAVE_GROUP,
     LIST_GROUPS,
     OFFSET_COMMIT,
     OFFSET_FETCH,
+    SYNC_GROUP,
     GroupApi,
     as_is,
     read_consumer_requests,
@@ -73,7 +83,16 @@ class ConsumerGroupRouter:
         handlers = self.apis.handlers
         handlers[CONSUMER_GROUP_HEARTBEAT] = self.consumer_group_heartbeat
         handlers[CONSUMER_GROUP_DESCRIBE] = self.consumer_group_describe
-        for key in (OFFSET_COMMIT, OFFSET_FETCH, LIST_GROUPS, DELETE_GROUPS, JOIN_GROUP):
+        for key in (
+            OFFSET_COMMIT,
+            OFFSET_FETCH,
+            LIST_GROUPS,
+            DELETE_GROUPS,
+            JOIN_GROUP,
+            SYNC_GROUP,
+            HEARTBEAT,
+            LEAVE_GROUP,
+        ):
             handlers[key] = self._routed(BY_KEY[key], handlers[key])
 
     def advance(self) -> None:
@@ -82,11 +101,12 @@ class ConsumerGroupRouter:
 
     # -- the consumer-protocol coordinator ----------------------------------------------------
 
-    def call(self, request: Any) -> Any:
-        """The consumer-protocol coordinator's answer to `request` (always given at once)."""
+    def call(self, request: Any, client: tuple[str, str] = ("", "")) -> Any:
+        """The consumer-protocol coordinator's answer to `request` (always given at once);
+        `client` is the sender's client id and host."""
         self._sync_topics()
         ref = ("kip848", next(self._refs))
-        self.coordinator.handle(ref, request)
+        self.coordinator.handle(ref, request, client)
         outbox = self.coordinator.outbox
         assert outbox is not None
         return outbox.take()[ref]
@@ -107,11 +127,13 @@ class ConsumerGroupRouter:
             api.key, version, request.body, request.client_id, client_host
         )
         (heartbeat,) = requests
-        if self._held_by_classic(heartbeat.group_id):
+        if self._held_by_classic(heartbeat.group_id) and not (
+            heartbeat.member_epoch == 0 and self._take_empty_classic_group(heartbeat.group_id)
+        ):
             answer = ConsumerGroupHeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND)
         else:
             try:
-                answer = self.call(heartbeat)
+                answer = self.call(heartbeat, (request.client_id or "", client_host))
             except UnknownRequestError:
                 # A regular-expression subscription: not served.
                 answer = ConsumerGroupHeartbeatResponse(ErrorCode.INVALID_REQUEST)
@@ -138,6 +160,45 @@ class ConsumerGroupRouter:
     def _held_by_classic(self, group_id: str) -> bool:
         return self.apis.coordinator.group(group_id) is not None
 
+    def _take_empty_classic_group(self, group_id: str) -> bool:
+        """Delete an Empty classic group for a consumer-protocol join, its offsets moving to
+        the consumer group to come (Kafka 4.x deletes an Empty classic group whatever the
+        migration policy, and keeps the offsets); False if the group is not Empty."""
+        group = self.apis.coordinator.group(group_id)
+        if group is None or group.state is not EMPTY:
+            return False
+        offsets = {
+            TopicPartition(topic, partition): CommittedOffset(
+                value.offset, value.leader_epoch, value.metadata or "", value.commit_timestamp_ms
+            )
+            for (topic, partition), value in group.offsets.items()
+        }
+        deleted = self.apis.call(rq.DeleteGroupsRequest((group_id,)))
+        if not deleted.done() or deleted.result().results[0].error_code is not ErrorCode.NONE:
+            return False
+        self.coordinator.adopt_offsets(group_id, offsets)
+        return True
+
+    def _give_empty_consumer_group(self, group_id: str) -> bool:
+        """Delete an Empty consumer group for a classic JoinGroup, its offsets committed into
+        the classic group to come (an admin commit creates it, Empty); False if the consumer
+        group is not Empty."""
+        offsets = self.coordinator.take_empty_group(group_id)
+        if offsets is None:
+            return False
+        if offsets:
+            commit = rq.OffsetCommitRequest(
+                group_id,
+                tuple(
+                    rq.OffsetCommitPartition(
+                        p.topic, p.partition, value.offset, value.leader_epoch, value.metadata
+                    )
+                    for p, value in sorted(offsets.items())
+                ),
+            )
+            self.apis.call(commit)
+        return True
+
     def _routed(
         self, api: GroupApi, classic: Callable[[Decoded, str], Reply | None]
     ) -> Callable[[Decoded, str], Reply | None]:
@@ -159,10 +220,21 @@ class ConsumerGroupRouter:
             group_ids = [getattr(one, "group_id", "") for one in requests]
             if not any(holds(g) for g in group_ids):
                 return classic(request, client_host)
-            if api.key == JOIN_GROUP:
-                refused = rs.JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id="")
-                return api.write_response((refused,), version, requests, as_is)
-            return self._mixed(api, version, requests)
+            if api.key in (OFFSET_COMMIT, OFFSET_FETCH):
+                return self._mixed(api, version, requests)
+            # JoinGroup, SyncGroup, Heartbeat, LeaveGroup: a classic member of a consumer
+            # group. An Empty consumer group becomes a classic group on a JoinGroup.
+            if api.key == JOIN_GROUP and self._give_empty_consumer_group(group_ids[0]):
+                return classic(request, client_host)
+            if not self.coordinator.has_members(group_ids[0]):
+                return classic(request, client_host)
+            (one,) = requests
+            try:
+                answer = self.call(one)
+            except UnknownRequestError:
+                # A static classic member (group instance id) joining: not served.
+                answer = rs.JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id="")
+            return api.write_response((answer,), version, requests, as_is)
 
         return handle
 
