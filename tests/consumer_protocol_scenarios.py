@@ -27,14 +27,17 @@ from groupspec.record.workload.members import CONSUMER_MODULE, WorkloadError, pa
 from groupspec.record.workload.steps import produce
 
 CLIENTS = ("confluent", "java")
+CONSUMER, CLASSIC = "consumer", "classic"
 PARTITIONS = 4
 RECORDS_PER_STEP = 16
-STEPS_WITH_RECORDS = 7
+STEPS = 7  # steps of `run_exactly_once` that produce records
+MIXED_STEPS = 5  # of `run_mixed`
 WAIT_S = 90.0  # a ceiling against hangs (a crash is fenced after a 6 s session), never a verdict
 STABLE_S = 1.0  # how long a hand-out must hold to count as settled
 STOP_WAIT_S = 60.0
-# b's join, s's join, b's leave, a's crash and c's join each move at least one partition from
-# one consumer to another (the static member's restart gives its partitions back to itself).
+# Hand-overs between consumers every run makes at least: in `run_exactly_once` b's join, s's
+# join, b's leave, a's crash and c's join each move one or more (the static member's restart
+# gives its partitions back to itself); in `run_mixed` j's join, k's join and leave, j's leave.
 MIN_HAND_OVERS = 5
 
 TopicPartition = tuple[str, int]
@@ -111,9 +114,19 @@ class Consumer:
 
 
 def _command(
-    client: str, bootstrap: str, group: str, topic: str, then_topic: str, instance_id: str
+    client: str,
+    bootstrap: str,
+    group: str,
+    topic: str,
+    then_topic: str,
+    instance_id: str,
+    protocol: str,
 ) -> list[str]:
-    flags = ["--group-protocol=consumer", "--callbacks", f"--then-topic={then_topic}"]
+    flags = [f"--group-protocol={protocol}", "--callbacks", f"--then-topic={then_topic}"]
+    if protocol == CLASSIC:
+        # Incremental hand-overs, as the callbacks make them (an eager classic member would
+        # give everything up at each rebalance).
+        flags.append("--assignor=cooperative-sticky")
     if instance_id:
         flags.append(f"--instance-id={instance_id}")
     if client == "java":
@@ -138,6 +151,7 @@ class ExactlyOnceRun:
     live: dict[str, Consumer] = field(default_factory=dict)
     everyone: list[Consumer] = field(default_factory=list)
     produced: list[str] = field(default_factory=list)
+    produce_steps: int = 0
     topic: str = ""
 
     def __post_init__(self) -> None:
@@ -145,10 +159,19 @@ class ExactlyOnceRun:
 
     # -- steps ------------------------------------------------------------------------------
 
-    def start(self, name: str, instance_id: str = "") -> None:
-        """Start consumer `name` (static if `instance_id`)."""
+    def start(
+        self, name: str, instance_id: str = "", client: str = "", protocol: str = CONSUMER
+    ) -> None:
+        """Start consumer `name` (static if `instance_id`) of `client` (the run's by default)
+        speaking `protocol`'s group protocol."""
         command = _command(
-            self.client, self.bootstrap, self.group, self.topic, self.topics[1], instance_id
+            client or self.client,
+            self.bootstrap,
+            self.group,
+            self.topic,
+            self.topics[1],
+            instance_id,
+            protocol,
         )
         process = subprocess.Popen(
             command,
@@ -195,6 +218,7 @@ class ExactlyOnceRun:
         """Produce RECORDS_PER_STEP records to the current topic; wait until all were read."""
         values = produce(self.bootstrap, self.topic, tag, RECORDS_PER_STEP, PARTITIONS)
         self.produced.extend(values)
+        self.produce_steps += 1
         wanted = set(values)
         self._wait(lambda: wanted <= set(self._counts()), f"the records {tag}-* to be read")
 
@@ -362,7 +386,44 @@ def check_never_twice_held(run: ExactlyOnceRun) -> None:
     assert len(run.hand_overs()) >= MIN_HAND_OVERS, run.hand_overs()
 
 
-def check_read_exactly_once(run: ExactlyOnceRun) -> None:
-    """Assert every record of the scenario's seven steps was read exactly once."""
-    assert len(run.produced) == STEPS_WITH_RECORDS * RECORDS_PER_STEP
+def check_read_exactly_once(run: ExactlyOnceRun, steps: int) -> None:
+    """Assert the run produced records at its `steps` steps and each was read exactly once."""
+    assert run.produce_steps == steps
+    assert len(run.produced) == steps * RECORDS_PER_STEP
     assert run.not_read_once() == {}, run.report()
+
+
+RUNS = (*CLIENTS, "mixed")
+
+
+def run_scenario(name: str, bootstrap: str, topics: tuple[str, str]) -> ExactlyOnceRun:
+    """Run `name` (a client's `run_exactly_once`, or `mixed`) in group `eo-NAME`."""
+    if name == "mixed":
+        return run_mixed(bootstrap, f"eo-{name}", topics)
+    return run_exactly_once(name, bootstrap, f"eo-{name}", topics)
+
+
+def run_mixed(bootstrap: str, group: str, topics: tuple[str, str]) -> ExactlyOnceRun:
+    """A mixed group: consumer-protocol members of both clients, and a classic confluent-kafka
+    member (cooperative-sticky) that joins it and leaves. Raises WorkloadError if a step does
+    not happen."""
+    run = ExactlyOnceRun("mixed", bootstrap, group, topics)
+    try:
+        run.start("a", client="confluent")
+        run.settle()
+        run.produce_and_consume("one")
+        run.start("j", client="java")
+        run.settle()
+        run.produce_and_consume("two")
+        run.start("k", client="confluent", protocol=CLASSIC)  # a classic consumer joins
+        run.settle()
+        run.produce_and_consume("three")
+        run.stop("k")
+        run.settle()
+        run.produce_and_consume("four")
+        run.stop("j")
+        run.settle()
+        run.produce_and_consume("five")
+    finally:
+        run.close()
+    return run

@@ -15,12 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from consumer_protocol_scenarios import (
-    CLIENTS,
+    MIXED_STEPS,
     PARTITIONS,
+    RUNS,
+    STEPS,
     ExactlyOnceRun,
     check_never_twice_held,
     check_read_exactly_once,
-    run_exactly_once,
+    run_scenario,
 )
 
 from groupspec.record.kafka.broker import KafkaBroker
@@ -31,13 +33,13 @@ from groupspec.record.workload.consumer_protocol import create_topics
 def runs(kafka_4x: KafkaBroker) -> dict[str, ExactlyOnceRun]:
     """Each client's whole scenario against the module's broker."""
 
-    def one(client: str) -> tuple[str, ExactlyOnceRun]:
-        topics = (f"eo-{client}-first", f"eo-{client}-second")
+    def one(name: str) -> tuple[str, ExactlyOnceRun]:
+        topics = (f"eo-{name}-first", f"eo-{name}-second")
         create_topics(kafka_4x.bootstrap, topics)
-        return client, run_exactly_once(client, kafka_4x.bootstrap, f"eo-{client}", topics)
+        return name, run_scenario(name, kafka_4x.bootstrap, topics)
 
     with ThreadPoolExecutor(2) as pool:
-        return dict(pool.map(one, CLIENTS))
+        return dict(pool.map(one, RUNS))
 
 
 def test_the_topics_have_the_scenarios_partition_count():
@@ -46,11 +48,11 @@ def test_the_topics_have_the_scenarios_partition_count():
     assert consumer_protocol.PARTITIONS == PARTITIONS
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_no_partition_is_held_by_two_consumers_at_once(runs, client):
-    check_never_twice_held(runs[client])
+@pytest.mark.parametrize("name", RUNS)
+def test_no_partition_is_held_by_two_consumers_at_once(runs, name):
+    check_never_twice_held(runs[name])
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_every_record_is_read_exactly_once(runs, client):
-    check_read_exactly_once(runs[client])
+@pytest.mark.parametrize("name", RUNS)
+def test_every_record_is_read_exactly_once(runs, name):
+    check_read_exactly_once(runs[name], MIXED_STEPS if name == "mixed" else STEPS)

@@ -14,14 +14,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from consumer_protocol_scenarios import (
-    CLIENTS,
+    MIXED_STEPS,
     PARTITIONS,
+    RUNS,
+    STEPS,
     Consumer,
     ExactlyOnceRun,
     Holding,
     check_never_twice_held,
     check_read_exactly_once,
-    run_exactly_once,
+    run_scenario,
 )
 from serve_support import ServerThread, serve_config
 
@@ -87,7 +89,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ExactlyOnceRun]:
     topics of its own), with the session and heartbeat interval Kafka's broker runs with in these tests."""
     from groupspec.impl.kip848 import ConsumerGroupConfig
 
-    topics = {f"{client}-{t}": PARTITIONS for client in CLIENTS for t in TOPICS}
+    topics = {f"{name}-{t}": PARTITIONS for name in RUNS for t in TOPICS}
     groups = ConsumerGroupConfig(
         session_timeout_ms=6_000, heartbeat_interval_ms=500, assignment_interval_ms=0
     )
@@ -100,21 +102,21 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ExactlyOnceRun]:
             "groupspec serve does not advertise ConsumerGroupHeartbeat"
         )
 
-        def one(client: str) -> tuple[str, ExactlyOnceRun]:
-            names = (f"{client}-{TOPICS[0]}", f"{client}-{TOPICS[1]}")
-            return client, run_exactly_once(client, server.bootstrap, f"eo-{client}", names)
+        def one(name: str) -> tuple[str, ExactlyOnceRun]:
+            topics = (f"{name}-{TOPICS[0]}", f"{name}-{TOPICS[1]}")
+            return name, run_scenario(name, server.bootstrap, topics)
 
         with ThreadPoolExecutor(2) as pool:
-            return dict(pool.map(one, CLIENTS))
+            return dict(pool.map(one, RUNS))
     finally:
         server.stop()
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_no_partition_is_held_by_two_consumers_at_once(runs, client):
-    check_never_twice_held(runs[client])
+@pytest.mark.parametrize("name", RUNS)
+def test_no_partition_is_held_by_two_consumers_at_once(runs, name):
+    check_never_twice_held(runs[name])
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-def test_every_record_is_read_exactly_once(runs, client):
-    check_read_exactly_once(runs[client])
+@pytest.mark.parametrize("name", RUNS)
+def test_every_record_is_read_exactly_once(runs, name):
+    check_read_exactly_once(runs[name], MIXED_STEPS if name == "mixed" else STEPS)
