@@ -297,9 +297,16 @@ def test_a_classic_member_shares_a_consumer_group(server):
         described = (await describe(admin, GROUP)).groups[0]
         types = {m.member_id: m.member_type for m in described.members}
         assert types == {"member-a": 1, c.member_id: 0}
-        # Its commit at its generation (the member epoch) is accepted.
+        # Its commit at its generation (the member epoch) is accepted, at any version; at
+        # another generation it is ILLEGAL_GENERATION (Kafka 4.0's validateMemberEpoch).
         answer = await c.commit({p: 3 for p in held}, version=9)
         assert {p.error_code for t in answer.topics for p in t.partitions} == {0}
+        answer = await c.commit({p: 4 for p in held}, version=7)
+        assert {p.error_code for t in answer.topics for p in t.partitions} == {0}
+        answer = await c.commit({p: 5 for p in held}, generation=c.generation + 1, version=7)
+        assert {p.error_code for t in answer.topics for p in t.partitions} == {
+            int(ErrorCode.ILLEGAL_GENERATION)
+        }
         assert (await c.leave()).error_code == 0
         for _ in range(100):
             await a.heartbeat()

@@ -19,8 +19,6 @@ only back to a classic group.
 
 from __future__ import annotations
 
-import uuid
-
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import (
     HeartbeatRequest,
@@ -40,7 +38,7 @@ from ..consumer_protocol import CONSUMER_PROTOCOL_TYPE, encode_assignment, subsc
 from ..errors import UnknownRequestError
 from ..state import Ref
 from .fencing import fence_member
-from .heartbeat import Refused, _maybe_update_target, keep_assignment_epochs
+from .heartbeat import Refused, _maybe_update_target
 from .reconcile import MemberFenced, reconcile
 from .runtime import CLASSIC_JOIN, CLASSIC_SYNC, Runtime
 from .state import NO_PARTITIONS, ClassicMetadata, Group, Member, MemberState
@@ -88,12 +86,12 @@ def _join(rt: Runtime, ref: Ref, request: JoinGroupRequest, group: Group) -> Non
     config = rt.config
     member_id = request.member_id
     unknown = member_id == ""
-    if unknown:
-        member_id = f"{request.client_id}-{uuid.uuid4()}"
-    if len(group.members) >= config.max_size and member_id not in group.members:
+    if len(group.members) >= config.max_size and (unknown or member_id not in group.members):
         raise Refused(ErrorCode.GROUP_MAX_SIZE_REACHED)
     if not _supports_classic_protocols(group, request):
         raise Refused(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    if unknown:
+        member_id = rt.new_classic_member_id(request.client_id)
     if unknown and request.api_version >= MEMBER_ID_REQUIRED_VERSION:
         rt.respond(ref, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id))
         return
@@ -145,8 +143,9 @@ def _join(rt: Runtime, ref: Ref, request: JoinGroupRequest, group: Group) -> Non
         except MemberFenced:  # decided above: a member in the Unknown state owning something
             raise AssertionError("unreachable: checked before any change") from None
         if reconciled is not None:
+            # The specification records no KIP-1251 assignment epochs on a classic member's
+            # join (spec/kip848/classic_members.py), and neither does this twin.
             group.move(member, *reconciled)
-            keep_assignment_epochs(member)
 
     group.classic_deadlines.pop((CLASSIC_JOIN, member_id), None)
     rt.arm_session(group, member_id, rt.now + session_timeout)

@@ -116,7 +116,8 @@ def random_member_id() -> str:
 class ConsumerGroupCoordinator:
     """One broker's coordinator of consumer-protocol groups.
 
-    `new_member_id` generates the ids of v0 joins (random UUIDs by default); `settle_target`,
+    `new_member_id` generates the ids of v0 joins (random UUIDs by default) and
+    `new_classic_member_id` those of classic members joining without one; `settle_target`,
     when given, may replace each target the assignor computes (a harness steering the impl
     onto another outcome the specification allows).
     """
@@ -132,6 +133,7 @@ class ConsumerGroupCoordinator:
         new_member_id: Callable[[], str] | None = None,
         settle_target: TargetChoice | None = None,
         records: RecordSink | None = None,
+        new_classic_member_id: Callable[[str], str] | None = None,
     ) -> None:
         config = config if config is not None else ConsumerGroupConfig()
         if not isinstance(config, ConsumerGroupConfig):
@@ -152,6 +154,8 @@ class ConsumerGroupCoordinator:
             settle_target,
         )
         self._writer = RecordWriter(records) if records is not None else None
+        if new_classic_member_id is not None:
+            self._rt.new_classic_member_id = new_classic_member_id
 
     @property
     def config(self) -> ConsumerGroupConfig:

@@ -370,14 +370,17 @@ def preferred_assignor(config: ConsumerGroupConfig, group: Group) -> str:
 def topic_partitions(
     config: ConsumerGroupConfig, partitions: Partitions
 ) -> tuple[ConsumerGroupTopicPartitions, ...]:
-    """Partitions as the messages carry them: by topic id, topics and partitions in order."""
+    """Partitions as the messages carry them: by topic id, topics and partitions in order. A
+    topic the cluster no longer has (a server restarted without it) has no id and is left
+    out, until reconciliation takes its partitions away."""
     by_topic: dict[str, list[int]] = {}
     for partition in partitions:
         by_topic.setdefault(partition.topic, []).append(partition.partition)
     entries = []
     for name in sorted(by_topic):
         topic = config.topic_named(name)
-        assert topic is not None, f"partition of unknown topic {name}"
+        if topic is None:
+            continue
         entries.append(ConsumerGroupTopicPartitions(topic.topic_id, tuple(sorted(by_topic[name]))))
     return tuple(entries)
 

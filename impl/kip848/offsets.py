@@ -6,6 +6,9 @@ committed offsets are kept.
 From OffsetCommit v9 the generation id field carries the member epoch. A commit at an epoch
 older than the member's passes only when every partition in it has been the member's since
 that epoch or earlier; one partition failing fails the whole commit and nothing is written.
+A classic member inside the group (impl/kip848/classic_members.py) commits at its generation,
+which must equal its member epoch (ILLEGAL_GENERATION otherwise), with any version, as Kafka
+4.0's `validateMemberEpoch` does: the specification has no classic members here.
 Not served, as in the specification: transactional commits, OFFSET_METADATA_TOO_LARGE,
 require_stable (no pending transactional offsets exist).
 """
@@ -85,6 +88,13 @@ def _validate_commit(rt: Runtime, request: OffsetCommitRequest) -> None:
     member = group.members.get(request.member_id)
     if member is None:
         raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
+    if member.classic is not None:
+        # A classic member commits with its generation, the member epoch, at any version
+        # (ConsumerGroup.validateOffsetCommit/validateMemberEpoch, Kafka 4.0; beyond
+        # spec/kip848/offsets.py, which has no classic members).
+        if epoch != member.member_epoch:
+            raise Refused(ErrorCode.ILLEGAL_GENERATION)
+        return
     if request.api_version < MEMBER_EPOCH_COMMIT_VERSION:
         raise Refused(ErrorCode.UNSUPPORTED_VERSION)
     if epoch == member.member_epoch:
@@ -131,7 +141,12 @@ def offset_fetch(rt: Runtime, ref: Ref, request: OffsetFetchRequest) -> None:
             rt.respond(ref, OffsetFetchResponse(ErrorCode.UNKNOWN_MEMBER_ID))
             return
         if request.member_epoch != member.member_epoch:
-            rt.respond(ref, OffsetFetchResponse(ErrorCode.STALE_MEMBER_EPOCH))
+            error = (
+                ErrorCode.STALE_MEMBER_EPOCH
+                if member.classic is None
+                else ErrorCode.ILLEGAL_GENERATION
+            )
+            rt.respond(ref, OffsetFetchResponse(error))
             return
     rt.respond(ref, _fetch_answer(request, rt.offsets.get(request.group_id, {})))
 

@@ -5,6 +5,7 @@ callback responses go to."""
 from __future__ import annotations
 
 import heapq
+import uuid
 from collections.abc import Callable
 from itertools import count
 from typing import TYPE_CHECKING
@@ -59,6 +60,11 @@ CLASSIC_SYNC = 3
 TimerEntry = tuple[int, int, int, str, str]
 
 
+def random_classic_member_id(client_id: str) -> str:
+    """A classic member id as Kafka generates one: the client id, a dash, a random UUID."""
+    return f"{client_id}-{uuid.uuid4()}"
+
+
 class Runtime:
     """The coordinator's mutable context."""
 
@@ -68,6 +74,7 @@ class Runtime:
         "config",
         "groups",
         "heap",
+        "new_classic_member_id",
         "new_member_id",
         "now",
         "offsets",
@@ -87,6 +94,9 @@ class Runtime:
         self.respond = respond
         self.new_member_id = new_member_id
         self.settle_target = settle_target
+        # The id a classic member joining without one gets, from its client id (Kafka's is
+        # the client id, a dash and a random UUID).
+        self.new_classic_member_id: Callable[[str], str] = random_classic_member_id
         self.now = now
         self.groups: dict[str, Group] = {}
         self.heap: list[TimerEntry] = []
