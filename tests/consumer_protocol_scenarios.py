@@ -20,15 +20,16 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from groupspec.record.workload.consumer_protocol import PARTITIONS  # create_topics' count
 from groupspec.record.workload.java_client import java_client_command
 from groupspec.record.workload.members import CONSUMER_MODULE, WorkloadError, parse_json_line
 from groupspec.record.workload.steps import produce
 
 CLIENTS = ("confluent", "java")
 CONSUMER, CLASSIC = "consumer", "classic"
-PARTITIONS = 4
 RECORDS_PER_STEP = 16
 STEPS = 7  # steps of `run_exactly_once` that produce records
 MIXED_STEPS = 5  # of `run_mixed`
@@ -318,9 +319,8 @@ class ExactlyOnceRun:
         with consumer.lock:
             return all(consumer.committed.get(p, -1) > o for p, o in consumer.read)
 
-    def _wait(self, condition: object, what: str) -> None:
+    def _wait(self, condition: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + WAIT_S
-        assert callable(condition)
         while time.monotonic() < deadline:
             if condition():
                 return

@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from consumer_protocol_scenarios import (
     MIXED_STEPS,
-    PARTITIONS,
     RUNS,
     STEPS,
     ExactlyOnceRun,
@@ -40,12 +39,6 @@ def runs(kafka_4x: KafkaBroker) -> dict[str, ExactlyOnceRun]:
 
     with ThreadPoolExecutor(2) as pool:
         return dict(pool.map(one, RUNS))
-
-
-def test_the_topics_have_the_scenarios_partition_count():
-    from groupspec.record.workload import consumer_protocol
-
-    assert consumer_protocol.PARTITIONS == PARTITIONS
 
 
 @pytest.mark.parametrize("name", RUNS)
