@@ -30,17 +30,15 @@ def add_coordinator_setting_option(
     )
 
 
-def coordinator_settings(
-    pairs: Sequence[str], option: str = "--coordinator-setting"
-) -> dict[str, Any]:
+def coordinator_settings(pairs: Sequence[str]) -> dict[str, Any]:
     """`["a=1", "b=x"]` -> {"a": 1, "b": "x"} (integers, numbers, true/false typed);
-    ValueError names a malformed pair (and `option`, the option that gave it)."""
+    ValueError names a malformed pair."""
     settings: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
-            raise ValueError(f"{option} {pair!r}: expected KEY=VALUE")
+            raise ValueError(f"--coordinator-setting {pair!r}: expected KEY=VALUE")
         settings[key] = _typed(text.strip())
     return settings
 

@@ -16,13 +16,6 @@ from groupspec.impl.config import CoordinatorConfig
 from groupspec.impl.kip848 import ConsumerGroupConfig
 from groupspec.impl.server import ServeConfig, WireServer, parse_topics
 
-# The settings of ConsumerGroupConfig a user may give (its topics come from the topic store).
-CONSUMER_GROUP_SETTINGS = (
-    "session_timeout_ms",
-    "heartbeat_interval_ms",
-    "max_size",
-    "assignment_interval_ms",
-)
 LOGGER = logging.getLogger("groupspec.serve")
 
 
@@ -89,11 +82,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help=(
-            "a consumer-protocol (KIP-848) group setting in impl/kip848's ConsumerGroupConfig "
-            f"names ({', '.join(CONSUMER_GROUP_SETTINGS)}; defaults as Kafka's: 45000, 5000, "
-            "unbounded, 1000); repeatable"
-        ),
+        help="a consumer-protocol (KIP-848) group setting in impl/kip848's ConsumerGroupConfig "
+        "names: session_timeout_ms, heartbeat_interval_ms, max_size, assignment_interval_ms, "
+        "assignors (comma-separated, the first the default); repeatable (defaults: Kafka 4.3's)",
     )
     parser.add_argument(
         "--max-frame-bytes",
@@ -120,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             fsync_interval_ms=args.fsync_interval_ms,
             max_frame_bytes=args.max_frame_bytes,
             coordinator=coordinator_config(args),
-            consumer_groups=consumer_groups_config(args.consumer_group_setting),
+            consumer_groups=consumer_group_config(args.consumer_group_setting),
         )
     except ValueError as error:
         print(f"groupspec serve: {error}", file=sys.stderr)
@@ -163,21 +154,35 @@ def coordinator_config(args: argparse.Namespace) -> CoordinatorConfig:
     return CoordinatorConfig(**settings)
 
 
-def consumer_groups_config(pairs: list[str]) -> ConsumerGroupConfig:
-    """The consumer-protocol groups' configuration from `--consumer-group-setting` pairs;
+# The consumer-group settings a user may give (the topics come from the topic store).
+CONSUMER_GROUP_SETTINGS = (
+    "session_timeout_ms",
+    "heartbeat_interval_ms",
+    "max_size",
+    "assignment_interval_ms",
+    "assignors",
+)
+
+
+def consumer_group_config(pairs: list[str]) -> ConsumerGroupConfig:
+    """The consumer-protocol groups' settings from `--consumer-group-setting` pairs;
     ValueError names a setting that is not one or a value it cannot take."""
-    option = "--consumer-group-setting"
-    settings = coordinator_settings(pairs, option)
-    for name in settings:
-        if name not in CONSUMER_GROUP_SETTINGS:
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or key not in CONSUMER_GROUP_SETTINGS:
             raise ValueError(
-                f"{option} {name}: not a consumer group setting; known: "
+                f"--consumer-group-setting {pair!r}: expected KEY=VALUE with KEY one of "
                 + ", ".join(CONSUMER_GROUP_SETTINGS)
             )
-    try:
-        return ConsumerGroupConfig(**settings)
-    except ValueError as error:  # InvalidConfigError: a value the setting cannot take
-        raise ValueError(f"{option}: {error}") from None
+        if key == "assignors":
+            settings[key] = tuple(name.strip() for name in text.split(",") if name.strip())
+        elif text.lstrip("-").isdigit():
+            settings[key] = int(text)
+        else:
+            raise ValueError(f"--consumer-group-setting {pair!r}: {key} takes an integer")
+    return ConsumerGroupConfig(**settings)
 
 
 async def _serve(config: ServeConfig) -> None:

@@ -171,25 +171,3 @@ def test_serve_refuses_a_bad_coordinator_setting(setting, message, capsys):
     assert main(["serve", "--coordinator-setting", setting]) == 2
     err = capsys.readouterr().err
     assert err.startswith("groupspec serve: ") and message in err
-
-
-def test_serve_takes_consumer_group_settings_in_the_configs_names():
-    from groupspec.cli.serve_command import consumer_groups_config
-
-    config = consumer_groups_config(["assignment_interval_ms=0", "session_timeout_ms=6000"])
-    assert (config.assignment_interval_ms, config.session_timeout_ms) == (0, 6000)
-    assert config.heartbeat_interval_ms == 5000  # the rest keep Kafka's defaults
-
-
-@pytest.mark.parametrize(
-    ("setting", "message"),
-    [
-        ("topics=1", "--consumer-group-setting topics: not a consumer group setting"),
-        ("max_size=0", "--consumer-group-setting: max_size must be a positive integer"),
-        ("max_size", "--consumer-group-setting 'max_size': expected KEY=VALUE"),
-    ],
-)
-def test_serve_refuses_a_bad_consumer_group_setting(setting, message, capsys):
-    assert main(["serve", "--consumer-group-setting", setting]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("groupspec serve: ") and message in err and err.count("\n") == 1

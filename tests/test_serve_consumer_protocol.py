@@ -22,6 +22,8 @@ from kafka.protocol.consumer.group import (
 )
 from serve_support import ServerThread, serve_config
 
+from groupspec.cli.main import main
+from groupspec.cli.serve_command import consumer_group_config
 from groupspec.impl.server.apis import topic_id
 from groupspec.record.workload.consumer_protocol import PARTITIONS
 from groupspec.record.workload.probe_client import ProbeClient, ProbeMember, subscription
@@ -318,3 +320,14 @@ def test_a_classic_member_shares_a_consumer_group(server):
             client.close()
 
     asyncio.run(run())
+
+
+def test_consumer_group_settings_come_from_the_command_line(capsys):
+    config = consumer_group_config(
+        ["session_timeout_ms=6000", "assignors=range,uniform", "assignment_interval_ms=0"]
+    )
+    assert config.session_timeout_ms == 6000 and config.default_assignor == "range"
+    assert config.assignment_interval_ms == 0
+    for bad in ("topics=t", "session_timeout_ms=soon", "assignors=sticky", "max_size=0"):
+        assert main(["serve", "--port", "0", "--consumer-group-setting", bad]) == 2
+        assert "groupspec serve:" in capsys.readouterr().err
