@@ -75,10 +75,14 @@ async def connect(
         return connection, {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
 
 
-def check_versions(address: Address, served: dict[int, tuple[int, int]]) -> bool:
-    """FormationError if a version the load uses is not `served`; whether the broker serves
-    CreateTopics at the version the load would use."""
-    for name, (key, version) in API_KEYS.items():
+def check_versions(
+    address: Address,
+    served: dict[int, tuple[int, int]],
+    used: dict[str, tuple[int, int]] = API_KEYS,
+) -> bool:
+    """FormationError if a version the load uses (`used`: name -> API key and version) is not
+    `served`; whether the broker serves CreateTopics at the version the load would use."""
+    for name, (key, version) in used.items():
         low, high = served.get(key, (0, -1))
         if not low <= version <= high:
             shown = f"v{low}–v{high}" if low <= high else "no version"
@@ -161,3 +165,23 @@ async def find_coordinator(
             raise deviation(request_name, response.error_code, {NONE} | COORDINATOR_RETRIABLE)
         progress.answered(SETUP, f"{request_name}: {error_name(response.error_code)}")
         await asyncio.sleep(RETRY_BACKOFF_S)
+
+
+async def set_up(
+    address: Address,
+    groups: list[str],
+    members: int,
+    progress: FormationProgress,
+    used: dict[str, tuple[int, int]] = API_KEYS,
+) -> tuple[dict[int, tuple[int, int]], int, dict[str, Address]]:
+    """The broker-wide steps (see the module) with the versions in `used` checked: the versions
+    the broker serves, the bench topic's partition count and each group's coordinator."""
+    bootstrap, served = await connect(address, SETUP, progress)
+    try:
+        can_create = check_versions(address, served, used)
+        partitions = await ensure_topic(bootstrap, members, can_create, progress)
+        coordinators = {g: await find_coordinator(bootstrap, g, progress) for g in groups}
+    finally:
+        bootstrap.close()
+    progress.done(SETUP)
+    return served, partitions, coordinators

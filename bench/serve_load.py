@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +30,8 @@ from groupspec.wire.address import Address
 from groupspec.wire.request_connection import NoAnswerError, RequestConnection
 
 from .broker_cpu import CpuClock
-from .broker_setup import check_versions, connect, ensure_topic, find_coordinator
-from .formation_progress import SETUP, FormationProgress
+from .broker_setup import connect, set_up
+from .formation_progress import FormationProgress
 from .group_formation import GroupMember, SyncOrder
 from .load_protocol import (
     COMMIT_VERSION,
@@ -111,8 +112,9 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-class _Window:
-    """The measured window: it opens when every member has joined and synced once."""
+class MeasuredWindow:
+    """The measured window: it opens when every member is ready (has joined and synced once,
+    or has an epoch)."""
 
     def __init__(self, members: int, duration_s: float) -> None:
         self._waiting = members
@@ -121,7 +123,7 @@ class _Window:
         self.deadline = float("inf")
 
     def member_ready(self) -> None:
-        """One more member has synced; the last one opens the window."""
+        """One more member is ready; the last one opens the window."""
         self._waiting -= 1
         if self._waiting == 0:
             self.deadline = time.monotonic() + self._duration_s
@@ -142,7 +144,7 @@ class _Member:
         self.progress = progress
         self.offset = 0
 
-    async def run(self, window: _Window, connect_slots: asyncio.Semaphore) -> None:
+    async def run(self, window: MeasuredWindow, connect_slots: asyncio.Semaphore) -> None:
         async with connect_slots:
             connection, _ = await connect(self.coordinator, self.identity.label, self.progress)
         try:
@@ -173,7 +175,7 @@ class _Member:
         finally:
             connection.close()
 
-    async def _await_window(self, connection: RequestConnection, window: _Window) -> None:
+    async def _await_window(self, connection: RequestConnection, window: MeasuredWindow) -> None:
         """Heartbeat (unmeasured) at a consumer's pace until every member has formed."""
         while not window.opened.is_set():
             with contextlib.suppress(TimeoutError):
@@ -218,32 +220,17 @@ class _Member:
         return int(next((e for e in errors if e != 0), 0))
 
 
-async def _set_up(
-    address: Address, groups: list[str], members: int, progress: FormationProgress
-) -> tuple[int, dict[str, Address]]:
-    """The bench topic's partition count and each group's coordinator."""
-    bootstrap, served = await connect(address, SETUP, progress)
-    try:
-        can_create = check_versions(address, served)
-        partitions = await ensure_topic(bootstrap, members, can_create, progress)
-        coordinators = {g: await find_coordinator(bootstrap, g, progress) for g in groups}
-    finally:
-        bootstrap.close()
-    progress.done(SETUP)
-    return partitions, coordinators
-
-
 async def _form(
     address: Address,
     groups: int,
     members: int,
     report: LoadReport,
-    window: _Window,
+    window: MeasuredWindow,
     progress: FormationProgress,
 ) -> list[asyncio.Task[None]]:
     """Set up, start every member, and return their tasks once every member has synced."""
     names = [f"bench-{g}" for g in range(groups)]
-    partitions, coordinators = await _set_up(address, names, members, progress)
+    _, partitions, coordinators = await set_up(address, names, members, progress)
     tasks = []
     connect_slots = asyncio.Semaphore(CONNECT_CONCURRENCY)
     for name in names:
@@ -253,16 +240,13 @@ async def _form(
             progress.waiting(identity.label, "a connection")
             member = _Member(identity, coordinators[name], report, progress)
             tasks.append(asyncio.create_task(member.run(window, connect_slots)))
-    try:
-        await _until_formed(window, tasks)
-    except BaseException:
-        await _cancel(tasks)
-        raise
+    await until_formed(window, tasks)
     return tasks
 
 
-async def _until_formed(window: _Window, tasks: list[asyncio.Task[None]]) -> None:
-    """Return when the window opens; raise the first member's failure before that."""
+async def until_formed(window: MeasuredWindow, tasks: list[asyncio.Task[None]]) -> None:
+    """Return when the window opens; before that, cancel every member's task and raise the
+    first member's failure (or the cancellation)."""
     opened = asyncio.create_task(window.opened.wait())
     pending: set[asyncio.Future[Any]] = {opened, *tasks}
     try:
@@ -272,11 +256,14 @@ async def _until_formed(window: _Window, tasks: list[asyncio.Task[None]]) -> Non
                 failure = None if task is opened else task.exception()
                 if failure is not None:
                     raise failure
+    except BaseException:
+        await cancel_tasks(tasks)
+        raise
     finally:
         opened.cancel()
 
 
-async def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+async def cancel_tasks(tasks: list[asyncio.Task[None]]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -294,18 +281,36 @@ async def run_load(
     `duration_s`; the figures (with the broker's CPU time in the window, if `broker_cpu` reads
     it). FormationError (one line) if a group did not form as on Kafka."""
     report = LoadReport(groups, members, duration_s)
-    window = _Window(groups * members, duration_s)
+    window = MeasuredWindow(groups * members, duration_s)
     progress = FormationProgress()
+    forming = _form(address, groups, members, report, window, progress)
+    what = "group formation did not complete"
+    await measure(forming, report, window, progress, formation_timeout_s, what, broker_cpu)
+    return report
+
+
+async def measure(
+    forming: Coroutine[Any, Any, list[asyncio.Task[None]]],
+    report: LoadReport,
+    window: MeasuredWindow,
+    progress: FormationProgress,
+    formation_timeout_s: float,
+    not_formed: str,
+    broker_cpu: CpuClock | None,
+) -> None:
+    """Await `forming` (the members' tasks once the window opens) within `formation_timeout_s`,
+    then the window; fill in `report`'s formation time, broker CPU time and stalled members.
+    FormationError (one line, starting `not_formed` on a timeout) if the members did not form."""
+    total = report.groups * report.members_per_group
     started = time.monotonic()
-    forming = asyncio.create_task(_form(address, groups, members, report, window, progress))
+    formed = asyncio.create_task(forming)
     try:
-        tasks = await asyncio.wait_for(asyncio.shield(forming), formation_timeout_s)
+        tasks = await asyncio.wait_for(asyncio.shield(formed), formation_timeout_s)
     except TimeoutError:
-        forming.cancel()
-        await asyncio.gather(forming, return_exceptions=True)
+        formed.cancel()
+        await asyncio.gather(formed, return_exceptions=True)
         raise FormationError(
-            f"group formation did not complete within {formation_timeout_s:g} s: "
-            + progress.summary(groups * members)
+            f"{not_formed} within {formation_timeout_s:g} s: " + progress.summary(total)
         ) from None
     except NoAnswerError as silent:
         raise FormationError(str(silent)) from None
@@ -317,7 +322,7 @@ async def run_load(
         report.broker_cpu_s = cpu_at_end - cpu_at_start
     _, late = await asyncio.wait(tasks, timeout=END_GRACE_S)
     report.stalled = len(late)
-    await _cancel(list(late))
+    await cancel_tasks(list(late))
     for task in tasks:
         if task in late:
             continue
@@ -326,4 +331,3 @@ async def run_load(
             raise FormationError(str(failure))
         if failure is not None:
             raise failure
-    return report

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from groupspec.bench.broker_cpu import MOCK_THREAD_NAME, CpuClock, process_cpu, threads_cpu
+from groupspec.bench.consumer_load import CHURN_EVERY, ConsumerLoadReport, run_consumer_load
 from groupspec.bench.load_protocol import FormationError
 from groupspec.bench.serve_load import LoadReport, run_load
 from groupspec.cli.output import add_json_option, write_json
@@ -35,6 +36,7 @@ MOCK = "mock"
 INITIAL_DELAY_MS = 1000
 DEFAULT_FORMATION_TIMEOUT_S = 60.0
 PROG = "groupspec bench serve"
+CLASSIC, CONSUMER = "classic", "consumer"
 
 
 def parse_target(text: str) -> str | Address:
@@ -67,8 +69,11 @@ def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
             "(HOST:PORT; `mock`: librdkafka's mock cluster in this process; `kafka` or "
             "`kafka-3.9`: Apache Kafka's broker, started for the run with our server's initial "
             f"rebalance delay, {INITIAL_DELAY_MS} ms, docs/kafka.md) first, and report its "
-            "figures as ratios to our server's. Exit 1 if a broker's groups do not form as on "
-            "Kafka within --formation-timeout."
+            "figures as ratios to our server's. With --protocol consumer, the members speak "
+            "KIP-848's consumer protocol instead: each heartbeats with ConsumerGroupHeartbeat "
+            f"in a closed loop and leaves and joins again once every {CHURN_EVERY} of its "
+            "requests. Exit 1 if a broker's groups do not form as on Kafka within "
+            "--formation-timeout."
         ),
     )
     parser.add_argument("--groups", type=int, default=100, help="groups (default 100)")
@@ -83,6 +88,15 @@ def register_bench_serve(bench_subcommands: argparse._SubParsersAction) -> None:
         help=(
             "also load this broker, compared with ours (mock: librdkafka's mock cluster; kafka, "
             "kafka-3.9: Apache Kafka's broker)"
+        ),
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=(CLASSIC, CONSUMER),
+        default=CLASSIC,
+        help=(
+            "classic: JoinGroup/SyncGroup, then Heartbeat and OffsetCommit (default); consumer: "
+            "KIP-848's ConsumerGroupHeartbeat with joins and leaves"
         ),
     )
     parser.add_argument(
@@ -109,6 +123,12 @@ def run_bench_serve(args: argparse.Namespace) -> int:
         return _usage("need a finite --formation-timeout > 0")
     if args.json is not None and not args.json.parent.is_dir():
         return _usage(f"--json: directory {args.json.parent} does not exist")
+    if args.target == MOCK and args.protocol == CONSUMER:
+        return _usage(
+            "--protocol consumer cannot run on --target mock: librdkafka's mock cluster aborts "
+            "its process on a ConsumerGroupHeartbeat naming topics without a regex "
+            "(docs/serve.md)"
+        )
     if args.target == MOCK and importlib.util.find_spec("confluent_kafka") is None:
         return _usage("--target mock needs confluent-kafka (pip install 'groupspec[dev]')")
     target: tuple[str, LoadReport] | None = None
@@ -122,6 +142,8 @@ def run_bench_serve(args: argparse.Namespace) -> int:
         with _our_server() as (address, cpu):
             baseline = _load(args, address, cpu)
     except (FormationError, _StartError) as error:
+        if target is not None:  # measured before our server failed: still worth showing
+            print(format_report(target[1], target[0]))
         print(f"{PROG}: {measuring}: {error}", file=sys.stderr)
         return EXIT_FAILED
     except KafkaSetupError as error:
@@ -131,13 +153,14 @@ def run_bench_serve(args: argparse.Namespace) -> int:
         print(format_report(target[1], target[0]))
         print(format_ratios(baseline, target[1], target[0]))
     if args.json is not None:
-        write_json(args, _as_json(baseline, target))
+        write_json(args, _as_json(baseline, target, args.protocol))
     return EXIT_OK
 
 
 def _load(args: argparse.Namespace, address: Address, cpu: CpuClock | None) -> LoadReport:
+    run = run_consumer_load if args.protocol == CONSUMER else run_load
     return asyncio.run(
-        run_load(address, args.groups, args.members, args.duration, args.formation_timeout, cpu)
+        run(address, args.groups, args.members, args.duration, args.formation_timeout, cpu)
     )
 
 
@@ -210,6 +233,7 @@ def _our_server() -> Iterator[tuple[Address, CpuClock]]:
             str(INITIAL_DELAY_MS),
             "--log-level",
             "WARNING",
+            *_consumer_group_settings(),
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -225,16 +249,37 @@ def _our_server() -> Iterator[tuple[Address, CpuClock]]:
         server.wait(30)
 
 
+def _consumer_group_settings() -> list[str]:
+    """Our server's consumer-protocol settings: those groupspec gives a Kafka 4.x broker
+    (record/kafka/settings.py), so both recompute targets alike (at every epoch bump)."""
+    from groupspec.record.kafka.settings import CONSUMER_GROUP_SETTINGS
+
+    return [
+        f"--consumer-group-setting={name}={value}"
+        for name, _, value in CONSUMER_GROUP_SETTINGS
+        if name
+    ]
+
+
 def format_report(report: LoadReport, name: str) -> str:
     """One line of figures for the broker called `name`."""
     figures = report.as_dict()
     stalled = f", {report.stalled} stalled" if report.stalled else ""
     cpu = figures["broker_cpu_us_per_request"]
     stalled += f"; broker CPU {cpu} µs/request" if cpu is not None else ""
+    if isinstance(report, ConsumerLoadReport):
+        kinds = (
+            f"{figures['heartbeats']} heartbeats, {figures['joins']} joins, "
+            f"{figures['leaves']} leaves"
+        )
+        formed = "consumer-protocol members joined"
+    else:
+        kinds = f"{figures['heartbeats']} heartbeats, {figures['commits']} commits"
+        formed = "members formed"
     return (
-        f"serve: {name}: {report.groups} groups × {report.members_per_group} members formed in "
+        f"serve: {name}: {report.groups} groups × {report.members_per_group} {formed} in "
         f"{figures['formation_s']} s; {figures['duration_s']} s: {figures['requests']} requests "
-        f"({figures['heartbeats']} heartbeats, {figures['commits']} commits), "
+        f"({kinds}), "
         f"{figures['requests_per_s']} requests/s, p50 {figures['p50_ms']} ms, "
         f"p99 {figures['p99_ms']} ms; {figures['rejoins']} rejoins, {figures['errors']} errors"
         f"{stalled}"
@@ -271,8 +316,10 @@ def format_ratios(baseline: LoadReport, target: LoadReport, name: str) -> str:
     )
 
 
-def _as_json(baseline: LoadReport, target: tuple[str, LoadReport] | None) -> dict[str, Any]:
-    figures: dict[str, Any] = {"bench": "serve", **baseline.as_dict()}
+def _as_json(
+    baseline: LoadReport, target: tuple[str, LoadReport] | None, protocol: str
+) -> dict[str, Any]:
+    figures: dict[str, Any] = {"bench": "serve", "protocol": protocol, **baseline.as_dict()}
     if target is not None:
         name, report = target
         figures["target"] = {"name": name, **report.as_dict()}

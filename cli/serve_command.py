@@ -13,6 +13,7 @@ from groupspec.cli.arguments import output_directory, port_number
 from groupspec.cli.record_options import add_coordinator_setting_option, coordinator_settings
 from groupspec.cli.service_runtime import configure_logging, until_stopped
 from groupspec.impl.config import CoordinatorConfig
+from groupspec.impl.kip848 import ConsumerGroupConfig
 from groupspec.impl.server import ServeConfig, WireServer, parse_topics
 
 LOGGER = logging.getLogger("groupspec.serve")
@@ -77,6 +78,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         "overrides the two options above",
     )
     parser.add_argument(
+        "--consumer-group-setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a consumer-protocol (KIP-848) group setting in impl/kip848's ConsumerGroupConfig "
+        "names: session_timeout_ms, heartbeat_interval_ms, max_size, assignment_interval_ms, "
+        "assignors (comma-separated, the first the default); repeatable (defaults: Kafka 4.3's)",
+    )
+    parser.add_argument(
         "--max-frame-bytes",
         type=int,
         default=100 * 1024 * 1024,
@@ -101,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
             fsync_interval_ms=args.fsync_interval_ms,
             max_frame_bytes=args.max_frame_bytes,
             coordinator=coordinator_config(args),
+            consumer_groups=consumer_group_config(args.consumer_group_setting),
         )
     except ValueError as error:
         print(f"groupspec serve: {error}", file=sys.stderr)
@@ -141,6 +152,37 @@ def coordinator_config(args: argparse.Namespace) -> CoordinatorConfig:
                 + ", ".join(sorted(known))
             )
     return CoordinatorConfig(**settings)
+
+
+# The consumer-group settings a user may give (the topics come from the topic store).
+CONSUMER_GROUP_SETTINGS = (
+    "session_timeout_ms",
+    "heartbeat_interval_ms",
+    "max_size",
+    "assignment_interval_ms",
+    "assignors",
+)
+
+
+def consumer_group_config(pairs: list[str]) -> ConsumerGroupConfig:
+    """The consumer-protocol groups' settings from `--consumer-group-setting` pairs;
+    ValueError names a setting that is not one or a value it cannot take."""
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key, text = key.strip(), text.strip()
+        if not sep or key not in CONSUMER_GROUP_SETTINGS:
+            raise ValueError(
+                f"--consumer-group-setting {pair!r}: expected KEY=VALUE with KEY one of "
+                + ", ".join(CONSUMER_GROUP_SETTINGS)
+            )
+        if key == "assignors":
+            settings[key] = tuple(name.strip() for name in text.split(",") if name.strip())
+        elif text.lstrip("-").isdigit():
+            settings[key] = int(text)
+        else:
+            raise ValueError(f"--consumer-group-setting {pair!r}: {key} takes an integer")
+    return ConsumerGroupConfig(**settings)
 
 
 async def _serve(config: ServeConfig) -> None:

@@ -11,7 +11,8 @@ The projection compares, per group: the group epoch, the assignment epoch and it
 the group state; each member's instance and rack ids, rebalance timeout, subscription, server
 assignor, epoch and previous epoch, reconciliation state, assigned and pending partitions; the
 target assignment; every armed session and rebalance timer with its deadline (and the epoch a
-rebalance timer was armed at). Responses are compared as they are (both sides speak the
+rebalance timer was armed at); and, in the differential runs (not in the vectors' stored
+projection), each member's KIP-1251 assignment epochs and every group's committed offsets. Responses are compared as they are (both sides speak the
 vocabulary). Member ids a v0 join leaves to the coordinator are spelled as the spec spells them
 (`member-<n>`), by handing the impl a counter as its id source.
 """
@@ -46,9 +47,25 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
 )
-from groupspec.vocabulary.requests import RequestRef, TopicPartition
+from groupspec.vocabulary.requests import (
+    DeleteGroupsRequest,
+    ListGroupsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    RequestRef,
+    TopicPartition,
+)
 
 Projection = tuple[Any, ...]
+# The requests impl/kip848 serves (the classic members' JoinGroup and friends it does not).
+SERVED_REQUESTS = (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupDescribeRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    ListGroupsRequest,
+    DeleteGroupsRequest,
+)
 
 
 class Kip848ConformanceError(AssertionError):
@@ -138,13 +155,48 @@ def _impl_group(group: ImplGroup) -> Projection:
 
 
 def spec_projection(state: ConsumerGroupsState) -> Projection:
-    """What is compared of the spec's state."""
+    """What is compared of the spec's state (the vectors store this)."""
     return tuple(_spec_group(group) for group in state.iter_groups())
 
 
 def impl_projection(coordinator: ConsumerGroupCoordinator) -> Projection:
-    """What is compared of the impl's state."""
+    """What is compared of the impl's state (the vectors store this)."""
     return tuple(_impl_group(group) for group in coordinator.groups())
+
+
+def _offsets(by_group: Any) -> Projection:
+    return tuple(
+        (group_id, tuple(sorted((p.topic, p.partition, o) for p, o in dict(offsets).items())))
+        for group_id, offsets in by_group
+    )
+
+
+def spec_full_projection(state: ConsumerGroupsState) -> Projection:
+    """`spec_projection` with each member's KIP-1251 assignment epochs and every group's
+    committed offsets (the differential runs compare these too)."""
+    epochs = tuple(
+        (m.member_id, tuple(sorted((p.topic, p.partition, e) for p, e in m.assignment_epochs)))
+        for group in state.iter_groups()
+        for m in group.iter_members()
+    )
+    return spec_projection(state), epochs, _offsets(state.offsets_by_group)
+
+
+def impl_full_projection(coordinator: ConsumerGroupCoordinator) -> Projection:
+    """`impl_projection` with the assignment epochs and committed offsets."""
+    epochs = tuple(
+        (
+            m.member_id,
+            tuple(sorted((p.topic, p.partition, e) for p, e in m.assignment_epochs.items())),
+        )
+        for group in coordinator.groups()
+        for _, m in sorted(group.members.items())
+    )
+    return (
+        impl_projection(coordinator),
+        epochs,
+        _offsets(coordinator.committed_offsets().items()),
+    )
 
 
 def impl_timer(event: SessionTimeoutExpired | RebalanceTimeoutExpired) -> Any:
@@ -159,6 +211,12 @@ def outcome_key(outcome: Outcome) -> tuple[Any, Projection]:
     return _responses((reply.ref, reply.body) for reply in outcome.responses), spec_projection(
         outcome.state
     )
+
+
+def full_outcome_key(outcome: Outcome) -> tuple[Any, Projection]:
+    """`outcome_key` with the full projection (`spec_full_projection`)."""
+    pairs = ((reply.ref, reply.body) for reply in outcome.responses)
+    return _responses(pairs), spec_full_projection(outcome.state)
 
 
 def _responses(pairs: Any) -> tuple[Any, ...]:
@@ -190,10 +248,7 @@ class Kip848Differential:
         self.clock.set(max(now_ms, self.clock.now_ms()))
         if isinstance(event, RequestArrived):
             request = event.request
-            if not isinstance(
-                request, ConsumerGroupHeartbeatRequest | ConsumerGroupDescribeRequest
-            ):
-                # impl/kip848 serves the two consumer-group APIs only, not offsets or admin yet.
+            if not isinstance(request, SERVED_REQUESTS):
                 raise TypeError(f"impl/kip848 does not serve {type(request).__name__}")
             self.impl.handle(event.ref, request)
         elif isinstance(event, (SessionTimeoutExpired, RebalanceTimeoutExpired)):
@@ -202,9 +257,9 @@ class Kip848Differential:
             # impl/kip848 keeps no log: a failover (spec/kip848/failover.py) is not served yet.
             raise TypeError(f"impl/kip848 does not serve {type(event).__name__}")
         assert self.impl.outbox is not None
-        actual = (_responses(self.impl.outbox.take().items()), impl_projection(self.impl))
+        actual = (_responses(self.impl.outbox.take().items()), impl_full_projection(self.impl))
         for outcome in outcomes:
-            if outcome_key(outcome) == actual:
+            if full_outcome_key(outcome) == actual:
                 self.state = outcome.state
                 return StepReport(len(outcomes), outcome)
         raise Kip848ConformanceError(_difference(event, actual, outcomes))
@@ -229,10 +284,10 @@ class Kip848Differential:
         due = [e for e, deadline in armed_timers(self.state) if deadline <= self.clock.now_ms()]
         if due:
             raise Kip848ConformanceError(f"the impl did not fire the due timers {due!r}")
-        if impl_projection(self.impl) != spec_projection(self.state):
+        if impl_full_projection(self.impl) != spec_full_projection(self.state):
             raise Kip848ConformanceError(
-                f"after firing {fired!r}: impl {impl_projection(self.impl)!r} "
-                f"!= spec {spec_projection(self.state)!r}"
+                f"after firing {fired!r}: impl {impl_full_projection(self.impl)!r} "
+                f"!= spec {spec_full_projection(self.state)!r}"
             )
         return fired
 
@@ -240,7 +295,7 @@ class Kip848Differential:
 def _difference(event: Any, actual: tuple[Any, Projection], outcomes: tuple[Outcome, ...]) -> str:
     lines = [f"no spec outcome matches the impl after {event!r}", f"  impl: {actual!r}"]
     for number, outcome in enumerate(outcomes[:3], start=1):
-        lines.append(f"  allowed {number} ({outcome.rules}): {outcome_key(outcome)!r}")
+        lines.append(f"  allowed {number} ({outcome.rules}): {full_outcome_key(outcome)!r}")
     return "\n".join(lines)
 
 

@@ -97,3 +97,54 @@ def subscription_topics(metadata: bytes) -> frozenset[str] | None:
     except _Truncated:
         return None
     return frozenset(topics)
+
+
+_HIGHEST_ASSIGNMENT_VERSION = 3
+
+
+def subscription_fields(
+    metadata: bytes,
+) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...], str | None] | None:
+    """The topics, owned partitions (v1+) and rack (v3+) of a subscription, or None if the
+    bytes are not a whole subscription."""
+    reader = _Reader(metadata)
+    try:
+        version = reader.int16()
+        if version < 0:
+            return None
+        version = min(version, _HIGHEST_SUBSCRIPTION_VERSION)
+        topics = tuple(reader.string() for _ in range(reader.count()))
+        user_data_length = reader.int32()
+        if user_data_length != -1:
+            reader.skip(user_data_length)
+        owned: list[tuple[str, int]] = []
+        if version >= 1:
+            for _ in range(reader.count()):
+                topic = reader.string()
+                owned.extend((topic, reader.int32()) for _ in range(reader.count()))
+        if version >= 2:
+            reader.int32()
+        rack = reader.nullable_string() if version >= 3 else None
+    except _Truncated:
+        return None
+    return topics, tuple(owned), rack
+
+
+def encode_assignment(partitions: list[tuple[str, int]], subscription: bytes) -> bytes:
+    """A ConsumerProtocolAssignment of `partitions` (sorted) without user data, in the version
+    of the member's subscription `subscription` (Kafka's prepareAssignment)."""
+    version = _HIGHEST_ASSIGNMENT_VERSION
+    if len(subscription) >= 2:
+        (asked,) = _INT16.unpack_from(subscription, 0)
+        version = max(0, min(int(asked), _HIGHEST_ASSIGNMENT_VERSION))
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in sorted(partitions):
+        by_topic.setdefault(topic, []).append(partition)
+    out = bytearray(_INT16.pack(version) + _INT32.pack(len(by_topic)))
+    for topic, numbers in by_topic.items():
+        name = topic.encode("utf-8")
+        out += _INT16.pack(len(name)) + name + _INT32.pack(len(numbers))
+        for number in numbers:
+            out += _INT32.pack(number)
+    out += _INT32.pack(-1)  # no user data
+    return bytes(out)

@@ -320,10 +320,13 @@ def test_a_describe_round_trips_at_each_version(version):
     assert decoded["groups"][0]["members"][0].get("member_type") == (1 if version >= 1 else None)
 
 
-def test_the_trace_format_carries_both_apis_and_serve_does_not_advertise_them():
+def test_the_trace_format_carries_both_apis_and_serve_advertises_them():
     assert trace_format.API_NAMES[68] == "ConsumerGroupHeartbeat"
     assert trace_format.API_NAMES[69] == "ConsumerGroupDescribe"
-    assert codec.is_supported(RequestHead(68, 1, 0)) is False
+    # groupspec serve serves both (impl/server/consumer_groups.py).
+    assert codec.is_supported(RequestHead(68, 1, 0)) is True
+    assert codec.is_supported(RequestHead(69, 1, 0)) is True
+    assert codec.is_supported(RequestHead(68, 2, 0)) is False
     # The classic oracle's reader skips them as unmodelled.
     with pytest.raises(group_apis.UnmodelledRequest):
         group_apis.read_requests(68, 1, {}, "", "/h")

@@ -342,11 +342,12 @@ def test_the_oracle_default_form_binds_member_ids_and_ignores_order_and_throttle
 
 @pytest.mark.parametrize("api", group_apis.CONSUMER_GROUP_APIS, ids=lambda api: api.name)
 def test_kip848_entries_are_kept_apart_as_the_recipe_says(api):
-    # Decoded and traced from their entry, not advertised by serve, not read by the classic
-    # oracle, and their types outside the unions of steps 1 and 2.
+    # Decoded and traced from their entry, advertised by serve (impl/server/consumer_groups.py
+    # serves them), not read by the classic oracle, and their types outside the unions of
+    # steps 1 and 2.
     assert codec.MESSAGES[api.key] == (api.request_class, api.response_class)
     assert trace_format.API_NAMES[api.key] == api.name
-    assert api.key not in codec.SUPPORTED_VERSIONS
+    assert codec.SUPPORTED_VERSIONS[api.key] == api.versions
     assert api.key not in group_apis.BY_KEY
     assert group_apis.CONSUMER_BY_KEY[api.key] is api
     assert api.request_class.__name__ == f"{api.name}Request"

@@ -1,15 +1,19 @@
 """The optimized consumer-protocol coordinator (impl/kip848/) against its specification
 (spec/kip848/), step by step: Hypothesis sends both the same random joins, heartbeats (at the
 right epoch, the previous or a wrong one, reporting any owned partitions), subscription
-changes, leaves, static replacements, describes, timer firings and clock advances, and after
-every step the impl's responses and full state projection (epochs, members with their epochs,
-states, assigned and pending partitions, the target, the timers) must equal those of one
-outcome the spec allows (conformance/kip848_differential.py). Where the spec allows several
+changes, leaves, static replacements, describes, timer firings and clock advances, offset
+commits and fetches (by members at their epoch, an older or a newer one, by unknown members and
+by admins, at OffsetCommit v8 and v9), ListGroups and DeleteGroups, and after every step the
+impl's responses and full state projection (epochs, members with their epochs, states, assigned
+and pending partitions and KIP-1251 assignment epochs, the target, the timers, the committed
+offsets) must equal those of one outcome the spec allows (conformance/kip848_differential.py). Where the spec allows several
 (assignor ties, every balanced uniform assignment, every order of dynamic members for range),
 any of them is accepted and the run continues from the impl's.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -29,6 +33,7 @@ from kip848_helpers import (
 from groupspec.conformance.kip848_differential import (
     Kip848ConformanceError,
     Kip848Differential,
+    StepReport,
 )
 from groupspec.impl.clock import ManualClock
 from groupspec.impl.kip848 import ConsumerGroupCoordinator
@@ -39,8 +44,19 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
 )
 from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import (
+    DeleteGroupsRequest,
+    ListGroupsRequest,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    TopicPartition,
+)
+from groupspec.vocabulary.responses import DeleteGroupsResponse, OffsetCommitResponse
 
 SEEN: dict[str, int] = {"steps": 0, "choices": 0, "fired": 0}
+# The errors the offset paths answered with, by name: the runs must reach each of them.
+OFFSET_ANSWERS: dict[str, int] = {}
 
 
 class ImplAgainstSpec(RuleBasedStateMachine):
@@ -50,6 +66,7 @@ class ImplAgainstSpec(RuleBasedStateMachine):
         super().__init__()
         self.pair = Kip848Differential()
         self.now_ms = 0
+        self.report: StepReport | None = None
 
     @initialize(
         interval=st.sampled_from([0, 1_000]),
@@ -68,8 +85,8 @@ class ImplAgainstSpec(RuleBasedStateMachine):
         for member, topics, assignor in founders:
             self.join(member, topics, assignor, False)
 
-    def _send(self, request: ConsumerGroupHeartbeatRequest | ConsumerGroupDescribeRequest) -> None:
-        report = self.pair.step(RequestArrived(REF, request), self.now_ms)
+    def _send(self, request: Any) -> None:
+        report = self.report = self.pair.step(RequestArrived(REF, request), self.now_ms)
         SEEN["steps"] += 1
         SEEN["choices"] += report.allowed > 1
 
@@ -197,6 +214,100 @@ class ImplAgainstSpec(RuleBasedStateMachine):
     def describe(self):  # type: ignore[no-untyped-def]
         self._send(ConsumerGroupDescribeRequest((GROUP, "other", "")))
 
+    @rule(
+        data=st.data(),
+        member=st.sampled_from(DYNAMIC + tuple(m for m, _ in STATIC) + ("",)),
+        epoch=st.sampled_from(["current", "current", "previous", "older", "newer", "admin"]),
+        partitions=st.sets(st.sampled_from(PARTITIONS), min_size=1, max_size=3),
+        held=st.booleans(),
+        version=st.sampled_from([9, 9, 9, 8]),
+        group=st.sampled_from([GROUP, GROUP, GROUP, "other", ""]),
+    )
+    def commit(self, data, member, epoch, partitions, held, version, group):  # type: ignore[no-untyped-def]
+        member = self._pick(data, member)
+        known = self._member(member)
+        number = self._epoch(data, known, epoch)
+        if number < 0 and self.pair.state.group(group) is None and group != "":
+            return  # a simple classic group would be created: the classic coordinator's case
+        if held and known is not None and known.owned:
+            chosen = sorted(str(p) for p in known.owned)
+        else:
+            chosen = sorted(partitions)
+        entries = tuple(
+            OffsetCommitPartition(topic, int(number_), committed_offset=offset)
+            for offset, (topic, number_) in enumerate(
+                (name.rsplit("-", 1)[0], name.rsplit("-", 1)[1]) for name in chosen
+            )
+        )
+        request = OffsetCommitRequest(
+            group,
+            entries,
+            generation_id=number,
+            member_id="" if epoch == "admin" else member,
+            api_version=version,
+        )
+        self._send(request)
+        self._count_answer()
+
+    @rule(
+        data=st.data(),
+        member=st.sampled_from(DYNAMIC + tuple(m for m, _ in STATIC)),
+        epoch=st.sampled_from(["current", "current", "previous", "newer", "admin"]),
+        everything=st.booleans(),
+        group=st.sampled_from([GROUP, GROUP, "other", ""]),
+    )
+    def fetch(self, data, member, epoch, everything, group):  # type: ignore[no-untyped-def]
+        member = self._pick(data, member)
+        number = self._epoch(data, self._member(member), epoch)
+        partitions = None if everything else (TopicPartition("t0", 0), TopicPartition("t1", 0))
+        self._send(
+            OffsetFetchRequest(
+                group,
+                partitions,
+                member_id=None if epoch == "admin" else member,
+                member_epoch=number,
+            )
+        )
+        self._count_answer()
+
+    @rule(
+        states=st.sampled_from([(), ("stable",), ("Empty", "assigning"), ("reconciling",)]),
+        types=st.sampled_from([(), ("consumer",), ("classic",)]),
+    )
+    def list_groups(self, states, types):  # type: ignore[no-untyped-def]
+        self._send(ListGroupsRequest(states, types))
+
+    @rule(also=st.sampled_from([(), ("other",)]))
+    def delete_groups(self, also):  # type: ignore[no-untyped-def]
+        self._send(DeleteGroupsRequest((GROUP, *also)))
+        self._count_answer()
+
+    def _epoch(self, data: st.DataObject, known, epoch: str) -> int:  # type: ignore[no-untyped-def]
+        if epoch == "admin":
+            return -1
+        if known is None:
+            return data.draw(st.integers(0, 6), label="epoch")
+        if epoch == "previous":
+            return max(known.previous_member_epoch, 0)
+        if epoch == "older":
+            return data.draw(st.integers(0, max(known.member_epoch, 0)), label="older epoch")
+        if epoch == "newer":
+            return known.member_epoch + 1
+        return known.member_epoch
+
+    def _count_answer(self) -> None:
+        assert self.report is not None
+        for reply in self.report.taken.responses:
+            body = reply.body
+            if isinstance(body, OffsetCommitResponse):
+                errors = [p.error_code for p in body.partitions]
+            elif isinstance(body, DeleteGroupsResponse):
+                errors = [r.error_code for r in body.results]
+            else:
+                errors = [body.error_code]
+            for error in errors:
+                OFFSET_ANSWERS[error.name] = OFFSET_ANSWERS.get(error.name, 0) + 1
+
 
 ImplAgainstSpec.TestCase.settings = settings(
     max_examples=300,
@@ -214,6 +325,25 @@ def test_the_differential_runs_take_choices_and_fire_timers():
     if not SEEN["steps"]:
         TestImplAgainstSpec("runTest").runTest()
     assert SEEN["choices"] > 0 and SEEN["fired"] > 0, SEEN
+
+
+def test_the_differential_runs_reach_every_offset_answer():
+    """The offset, list and delete paths are compared on each of their answers: accepted,
+    refused for a stale or unknown member, an unknown or empty group id, an old version, a
+    non-empty group."""
+    if not SEEN["steps"]:
+        TestImplAgainstSpec("runTest").runTest()
+    wanted = {
+        "NONE",
+        "STALE_MEMBER_EPOCH",
+        "UNKNOWN_MEMBER_ID",
+        "GROUP_ID_NOT_FOUND",
+        "ILLEGAL_GENERATION",
+        "INVALID_GROUP_ID",
+        "UNSUPPORTED_VERSION",
+        "NON_EMPTY_GROUP",
+    }
+    assert wanted <= set(OFFSET_ANSWERS), OFFSET_ANSWERS
 
 
 def test_a_wrong_impl_is_caught():

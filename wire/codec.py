@@ -21,10 +21,10 @@ from kafka.protocol.metadata.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 from kafka.protocol.producer.transaction import InitProducerIdRequest, InitProducerIdResponse
 
+from .group_apis import CONSUMER_GROUP_APIS, GROUP_APIS, TRACED_APIS
 from .group_apis import DELETE_GROUPS as DELETE_GROUPS
 from .group_apis import DESCRIBE_GROUPS as DESCRIBE_GROUPS
 from .group_apis import FIND_COORDINATOR as FIND_COORDINATOR
-from .group_apis import GROUP_APIS, TRACED_APIS
 from .group_apis import HEARTBEAT as HEARTBEAT
 from .group_apis import JOIN_GROUP as JOIN_GROUP
 from .group_apis import LEAVE_GROUP as LEAVE_GROUP
@@ -44,8 +44,8 @@ INIT_PRODUCER_ID = 22
 # The versions advertised: the group APIs' come from their entries in `group_apis`. Floors
 # follow Kafka 4.0 where every client in shared/reference/wire-and-clients.md still fits (never a
 # minimum above a client's own); ceilings stop before topic ids (Fetch 13, Metadata 13 moves to
-# names-by-id) and before the batched OffsetFetch (v8), which the coordinator answers one group
-# at a time.
+# names-by-id) and before OffsetCommit/OffsetFetch by topic id (v10). KIP-848's two APIs are
+# served too (impl/server/consumer_groups.py).
 SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     PRODUCE: (3, 9),
     FETCH: (4, 12),
@@ -55,6 +55,7 @@ SUPPORTED_VERSIONS: dict[int, tuple[int, int]] = {
     CREATE_TOPICS: (2, 7),
     INIT_PRODUCER_ID: (0, 4),
     **{api.key: api.versions for api in GROUP_APIS},
+    **{api.key: api.versions for api in CONSUMER_GROUP_APIS},
 }
 
 MESSAGES: dict[int, tuple[Any, Any]] = {
@@ -65,7 +66,7 @@ MESSAGES: dict[int, tuple[Any, Any]] = {
     API_VERSIONS: (ApiVersionsRequest, ApiVersionsResponse),
     CREATE_TOPICS: (CreateTopicsRequest, CreateTopicsResponse),
     INIT_PRODUCER_ID: (InitProducerIdRequest, InitProducerIdResponse),
-    # KIP-848's APIs too: decoded by the recorder, not advertised (see CONSUMER_GROUP_APIS).
+    # KIP-848's APIs too: decoded by the recorder and served by `groupspec serve`.
     **{api.key: (api.request_class, api.response_class) for api in TRACED_APIS},
 }
 

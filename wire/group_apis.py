@@ -591,7 +591,13 @@ def _offset_fetch_fields(
         return groups[0]
     # v8+ batches groups: each answer names its group, in the order they were asked.
     names = [getattr(r, "group_id", "") for r in requests]
-    return {"groups": [{"group_id": n, **g} for n, g in zip(names, groups, strict=False)]}
+    return {
+        "throttle_time_ms": 0,
+        "groups": [
+            {"group_id": n, "topics": g["topics"], "error_code": g["error_code"]}
+            for n, g in zip(names, groups, strict=False)
+        ],
+    }
 
 
 def _describe_groups_fields(
@@ -817,7 +823,8 @@ GROUP_APIS: tuple[GroupApi, ...] = (
         "OffsetCommit",
         OffsetCommitRequest,
         OffsetCommitResponse,
-        (2, 8),
+        # v9 carries a consumer-protocol member's epoch (KIP-848).
+        (2, 9),
         (rq.OffsetCommitRequest,),
         rs.OffsetCommitResponse,
         _read_offset_commit,
@@ -829,8 +836,8 @@ GROUP_APIS: tuple[GroupApi, ...] = (
         "OffsetFetch",
         OffsetFetchRequest,
         OffsetFetchResponse,
-        # Not the batched v8+, which the coordinator answers one group at a time.
-        (1, 7),
+        # v8 batches groups (each answered on its own); v9 names the member and its epoch.
+        (1, 9),
         (rq.OffsetFetchRequest,),
         rs.OffsetFetchResponse,
         _read_offset_fetch,
@@ -914,7 +921,8 @@ GROUP_APIS: tuple[GroupApi, ...] = (
         "ListGroups",
         ListGroupsRequest,
         ListGroupsResponse,
-        (0, 4),
+        # v5 filters by group type and reports it (classic or consumer).
+        (0, 5),
         (rq.ListGroupsRequest,),
         rs.ListGroupsResponse,
         _read_list_groups,
@@ -939,9 +947,9 @@ GROUP_APIS: tuple[GroupApi, ...] = (
 # `vocabulary.consumer_groups`, outside the `Request` and `ResponseBody` unions, until the classic
 # coordinator's seven other places serve them. The codec decodes them and a trace carries them
 # (`codec.MESSAGES`, `trace_format.API_NAMES`), so `groupspec record` records them and the
-# consumer-protocol oracle (oracle/trace/kip848.py) reads them; `groupspec serve` does not
-# advertise them (`codec.SUPPORTED_VERSIONS` reads GROUP_APIS only) and the classic oracle skips
-# them as unmodelled (`BY_KEY` and `read_requests` know GROUP_APIS only).
+# consumer-protocol oracle (oracle/trace/kip848.py) reads them; `groupspec serve` advertises and
+# serves them (`codec.SUPPORTED_VERSIONS`, impl/server/consumer_groups.py) and the classic oracle
+# skips them as unmodelled (`BY_KEY` and `read_requests` know GROUP_APIS only).
 CONSUMER_GROUP_APIS: tuple[GroupApi, ...] = (
     GroupApi(
         CONSUMER_GROUP_HEARTBEAT,

@@ -4,6 +4,8 @@ assignment, for every group asked about."""
 from __future__ import annotations
 
 from groupspec.vocabulary.consumer_groups import (
+    MEMBER_TYPE_CLASSIC,
+    MEMBER_TYPE_CONSUMER,
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     DescribedConsumerGroup,
@@ -39,8 +41,8 @@ def _described(rt: Runtime, group: Group) -> DescribedConsumerGroup:
             instance_id=member.instance_id,
             rack_id=member.rack_id,
             member_epoch=member.member_epoch,
-            client_id="",
-            client_host="",
+            client_id=member.client_id,
+            client_host=member.client_host,
             subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
             # Kafka 4.4.0's member builder starts every member with an empty regex.
             subscribed_topic_regex="",
@@ -48,6 +50,7 @@ def _described(rt: Runtime, group: Group) -> DescribedConsumerGroup:
             target_assignment=topic_partitions(
                 config, group.target.get(member.member_id, NO_PARTITIONS)
             ),
+            member_type=MEMBER_TYPE_CONSUMER if member.classic is None else MEMBER_TYPE_CLASSIC,
         )
         for _, member in sorted(group.members.items())
     )

@@ -21,4 +21,25 @@ class RebalanceTimeoutExpired:
     member_id: str
 
 
-ConsumerGroupTimer = SessionTimeoutExpired | RebalanceTimeoutExpired
+@dataclass(frozen=True, slots=True)
+class ClassicJoinTimeoutExpired:
+    """A classic member told to rejoin did not rejoin within its rebalance timeout."""
+
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClassicSyncTimeoutExpired:
+    """A classic member did not send SyncGroup within its rebalance timeout after joining."""
+
+    group_id: str
+    member_id: str
+
+
+ConsumerGroupTimer = (
+    SessionTimeoutExpired
+    | RebalanceTimeoutExpired
+    | ClassicJoinTimeoutExpired
+    | ClassicSyncTimeoutExpired
+)

@@ -3,7 +3,7 @@ and an expired rebalance timeout all end here (consumerGroupFenceMembers)."""
 
 from __future__ import annotations
 
-from .runtime import Runtime
+from .runtime import CLASSIC_JOIN, CLASSIC_SYNC, Runtime
 from .state import NO_ASSIGNMENT_TIMESTAMP, Group
 
 
@@ -13,6 +13,8 @@ def fence_member(rt: Runtime, group: Group, member_id: str) -> None:
     group.remove(member_id)
     group.session_deadlines.pop(member_id, None)
     group.rebalance_deadlines.pop(member_id, None)
+    group.classic_deadlines.pop((CLASSIC_JOIN, member_id), None)
+    group.classic_deadlines.pop((CLASSIC_SYNC, member_id), None)
     group.group_epoch += 1
     if not group.members:
         group.assignment_timestamp_ms = NO_ASSIGNMENT_TIMESTAMP

@@ -102,6 +102,7 @@ def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequ
     names = request.subscribed_topic_names
     if names is not None and frozenset(names) != member.subscribed_topic_names:
         return False
+    member.client_id, member.client_host = rt.client
     if request.rack_id is not None:
         member.rack_id = request.rack_id
     if request.rebalance_timeout_ms != -1:
@@ -207,6 +208,7 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
 
     # 1. Update the member; a changed subscription bumps the group epoch.
     old_topics = member.subscribed_topic_names
+    member.client_id, member.client_host = rt.client
     if request.instance_id is not None:
         group.set_instance_id(member, request.instance_id)
     if request.rack_id is not None:
@@ -252,6 +254,7 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
             member.pending_revocation,
         ):
             group.move(member, *reconciled)
+            keep_assignment_epochs(member)
             if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
                 deadline = rt.now + member.rebalance_timeout_ms
                 rt.arm_rebalance(group, member_id, reconciled.epoch, deadline)
@@ -283,6 +286,16 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
             assignment=assignment,
         ),
     )
+
+
+def keep_assignment_epochs(member: Member) -> None:
+    """Record the epoch each owned partition was assigned at (KIP-1251): a partition the member
+    already owned keeps its epoch, a new one gets the member's current epoch."""
+    kept = member.assignment_epochs
+    epoch = member.member_epoch
+    member.assignment_epochs = {
+        p: kept.get(p, epoch) for p in member.assigned | member.pending_revocation
+    }
 
 
 def _check_member_epoch(member: Member, epoch: int, owned: Owned) -> None:
@@ -326,14 +339,17 @@ def preferred_assignor(config: ConsumerGroupConfig, group: Group) -> str:
 def topic_partitions(
     config: ConsumerGroupConfig, partitions: Partitions
 ) -> tuple[ConsumerGroupTopicPartitions, ...]:
-    """Partitions as the messages carry them: by topic id, topics and partitions in order."""
+    """Partitions as the messages carry them: by topic id, topics and partitions in order. A
+    topic the cluster no longer has (a server restarted without it) has no id and is left
+    out, until reconciliation takes its partitions away."""
     by_topic: dict[str, list[int]] = {}
     for partition in partitions:
         by_topic.setdefault(partition.topic, []).append(partition.partition)
     entries = []
     for name in sorted(by_topic):
         topic = config.topic_named(name)
-        assert topic is not None, f"partition of unknown topic {name}"
+        if topic is None:
+            continue
         entries.append(ConsumerGroupTopicPartitions(topic.topic_id, tuple(sorted(by_topic[name]))))
     return tuple(entries)
 
@@ -364,6 +380,8 @@ def _leave(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> Non
                 member.assigned,
                 NO_PARTITIONS,
             )
+            epochs = member.assignment_epochs
+            member.assignment_epochs = {p: epochs[p] for p in member.assigned if p in epochs}
             rt.respond(
                 ref,
                 ConsumerGroupHeartbeatResponse(

@@ -5,19 +5,46 @@ callback responses go to."""
 from __future__ import annotations
 
 import heapq
+import uuid
 from collections.abc import Callable
 from itertools import count
+from typing import TYPE_CHECKING
 
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatResponse,
+)
+from groupspec.vocabulary.requests import TopicPartition
+from groupspec.vocabulary.responses import (
+    DeleteGroupsResponse,
+    HeartbeatResponse,
+    JoinGroupResponse,
+    LeaveGroupResponse,
+    ListGroupsResponse,
+    OffsetCommitResponse,
+    OffsetFetchResponse,
+    SyncGroupResponse,
 )
 
 from ..state import Ref
 from .config import ConsumerGroupConfig
 from .state import Group, Partitions
 
-ResponseBody = ConsumerGroupHeartbeatResponse | ConsumerGroupDescribeResponse
+if TYPE_CHECKING:
+    from .offsets import CommittedOffset
+
+ResponseBody = (
+    ConsumerGroupHeartbeatResponse
+    | ConsumerGroupDescribeResponse
+    | OffsetCommitResponse
+    | OffsetFetchResponse
+    | ListGroupsResponse
+    | DeleteGroupsResponse
+    | JoinGroupResponse
+    | SyncGroupResponse
+    | HeartbeatResponse
+    | LeaveGroupResponse
+)
 # Given a group id and the target the assignor computed, the target to install: a harness's way
 # to steer the impl onto another outcome the specification allows (the conformance vectors'
 # hints); None keeps the assignor's.
@@ -27,8 +54,15 @@ Responder = Callable[[Ref, ResponseBody], None]
 # Timer kinds in heap entries.
 SESSION = 0
 REBALANCE = 1
+CLASSIC_JOIN = 2
+CLASSIC_SYNC = 3
 # (deadline_ms, sequence, kind, group id, member id); the sequence orders equal deadlines.
 TimerEntry = tuple[int, int, int, str, str]
+
+
+def random_classic_member_id(client_id: str) -> str:
+    """A classic member id as Kafka generates one: the client id, a dash, a random UUID."""
+    return f"{client_id}-{uuid.uuid4()}"
 
 
 class Runtime:
@@ -36,11 +70,14 @@ class Runtime:
 
     __slots__ = (
         "_sequence",
+        "client",
         "config",
         "groups",
         "heap",
+        "new_classic_member_id",
         "new_member_id",
         "now",
+        "offsets",
         "respond",
         "settle_target",
     )
@@ -57,9 +94,17 @@ class Runtime:
         self.respond = respond
         self.new_member_id = new_member_id
         self.settle_target = settle_target
+        # The id a classic member joining without one gets, from its client id (Kafka's is
+        # the client id, a dash and a random UUID).
+        self.new_classic_member_id: Callable[[str], str] = random_classic_member_id
         self.now = now
         self.groups: dict[str, Group] = {}
         self.heap: list[TimerEntry] = []
+        # The client id and host of the request being served.
+        self.client: tuple[str, str] = ("", "")
+        # The committed offsets by group id (kept apart from the groups, as Kafka's
+        # OffsetMetadataManager keeps them).
+        self.offsets: dict[str, dict[TopicPartition, CommittedOffset]] = {}
         self._sequence = count()
 
     def arm_session(self, group: Group, member_id: str, deadline_ms: int) -> None:
@@ -76,6 +121,14 @@ class Runtime:
         entry = group.rebalance_entries.get(member_id)
         if entry is None or entry[0] > deadline_ms:
             group.rebalance_entries[member_id] = self.push(deadline_ms, REBALANCE, group, member_id)
+
+    def arm_classic(self, group: Group, kind: int, member_id: str, deadline_ms: int) -> None:
+        """Arm a classic member's join (CLASSIC_JOIN) or sync (CLASSIC_SYNC) timeout."""
+        key = (kind, member_id)
+        group.classic_deadlines[key] = deadline_ms
+        entry = group.classic_entries.get(key)
+        if entry is None or entry[0] > deadline_ms:
+            group.classic_entries[key] = self.push(deadline_ms, kind, group, member_id)
 
     def push(self, deadline_ms: int, kind: int, group: Group, member_id: str) -> TimerEntry:
         """Queue a heap entry and return it."""

@@ -8,10 +8,11 @@ reconciled to the target's epoch (so the group state is O(1)), and each member's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 from groupspec.vocabulary.consumer_groups import ConsumerGroupState
-from groupspec.vocabulary.requests import TopicPartition
+from groupspec.vocabulary.requests import JoinGroupProtocol, TopicPartition
 
 Partitions = frozenset[TopicPartition]
 NO_PARTITIONS: Partitions = frozenset()
@@ -30,11 +31,25 @@ class MemberState(Enum):
     UNKNOWN = "Unknown"
 
 
+@dataclass(frozen=True, slots=True)
+class ClassicMetadata:
+    """What a member that joined with JoinGroup adds: its session timeout and the protocols it
+    offered (ConsumerGroupMemberMetadataValue's ClassicMemberMetadata)."""
+
+    session_timeout_ms: int
+    protocols: tuple[JoinGroupProtocol, ...]
+
+
 class Member:
-    """A consumer-protocol member (ConsumerGroupMember)."""
+    """A consumer-protocol member (ConsumerGroupMember); `classic` is set for a member that
+    speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup)."""
 
     __slots__ = (
         "assigned",
+        "assignment_epochs",
+        "classic",
+        "client_host",
+        "client_id",
         "instance_id",
         "member_epoch",
         "member_id",
@@ -59,6 +74,12 @@ class Member:
         self.state = MemberState.STABLE
         self.assigned: Partitions = NO_PARTITIONS
         self.pending_revocation: Partitions = NO_PARTITIONS
+        # KIP-1251 (Kafka 4.3): the epoch each owned partition was assigned to the member at,
+        # which OffsetCommit checks a commit at an older epoch against.
+        self.assignment_epochs: dict[TopicPartition, int] = {}
+        self.classic: ClassicMetadata | None = None
+        self.client_id = ""
+        self.client_host = ""
 
     def is_reconciled_to(self, epoch: int) -> bool:
         """Whether the member runs the target assignment of `epoch` in full."""
@@ -71,6 +92,8 @@ class Group:
     __slots__ = (
         "assignment_epoch",
         "assignment_timestamp_ms",
+        "classic_deadlines",
+        "classic_entries",
         "group_epoch",
         "group_id",
         "members",
@@ -101,6 +124,10 @@ class Group:
         # The heap entry queued for each timer (see coordinator.py: lazy re-arming).
         self.session_entries: dict[str, tuple[int, int, int, str, str]] = {}
         self.rebalance_entries: dict[str, tuple[int, int, int, str, str]] = {}
+        # A classic member's join and sync timeouts, by (timer kind, member id), and their
+        # queued heap entries.
+        self.classic_deadlines: dict[tuple[int, str], int] = {}
+        self.classic_entries: dict[tuple[int, str], tuple[int, int, int, str, str]] = {}
 
     @property
     def state(self) -> ConsumerGroupState:

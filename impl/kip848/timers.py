@@ -22,3 +22,11 @@ def on_rebalance_timeout(rt: Runtime, group: Group, member_id: str) -> None:
     member = group.members.get(member_id)
     if member is not None and member.member_epoch == epoch:
         fence_member(rt, group, member_id)
+
+
+def on_classic_timeout(rt: Runtime, group: Group, kind: int, member_id: str) -> None:
+    """A classic member did not rejoin (join timeout) or sync (sync timeout) in time: fence it
+    (fencing cancels all its timers; the member is present while one is armed)."""
+    del group.classic_deadlines[(kind, member_id)]
+    if member_id in group.members:
+        fence_member(rt, group, member_id)

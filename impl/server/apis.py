@@ -36,6 +36,7 @@ Reply = Fields | Awaitable[Fields]
 
 UNKNOWN_TOPIC = int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 OFFSET_OUT_OF_RANGE = 1
+UNKNOWN_TOPIC_ID = 100
 CORRUPT_MESSAGE = 2
 TOPIC_ALREADY_EXISTS = 36
 INVALID_PARTITIONS = 37
@@ -124,11 +125,24 @@ class Apis:
         """This one broker, and the requested (or all) topics."""
         body = request.body
         if body.topics is None or (request.head.api_version == 0 and not body.topics):
-            names = sorted(self.topics.topics)
+            names: list[str | uuid.UUID] = list(sorted(self.topics.topics))
         else:
-            names = [t.name for t in body.topics if t.name is not None]
+            # v10+ may name a topic by id alone (a consumer-protocol client looking up the
+            # topic ids of its assignment).
+            names = [
+                t.name if t.name is not None else getattr(t, "topic_id", None) or ""
+                for t in body.topics
+            ]
+        by_id = {topic_id(name): name for name in self.topics.topics}
         topics = []
-        for name in names:
+        for wanted in names:
+            if isinstance(wanted, uuid.UUID):
+                found = by_id.get(wanted)
+                if found is None:
+                    topics.append(_unknown_topic_id(wanted))
+                    continue
+                wanted = found
+            name = wanted
             partitions = self.topics.topics.get(name)
             topics.append(
                 {
@@ -377,6 +391,17 @@ class Apis:
                 )
             topics.append({"topic": topic.topic, "partitions": parts})
         return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": topics}, total
+
+
+def _unknown_topic_id(wanted: uuid.UUID) -> Fields:
+    """Metadata's answer about a topic id no topic has (Kafka's UNKNOWN_TOPIC_ID, no name)."""
+    return {
+        "error_code": UNKNOWN_TOPIC_ID,
+        "name": None,
+        "topic_id": wanted,
+        "is_internal": False,
+        "partitions": [],
+    }
 
 
 def _now(future: asyncio.Future[Any]) -> Any:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from groupspec.impl.hashing import partition_for
+from groupspec.impl.kip848.records import ConsumerGroupRecord
 from groupspec.impl.log import (
     GroupMetadataMemberValue,
     GroupMetadataValue,
@@ -48,8 +49,14 @@ def _unb64(text: str) -> bytes:
     return base64.b64decode(text.encode("ascii"), validate=True)
 
 
-def record_to_json(record: LogRecord) -> dict[str, Any]:
+# A record of either coordinator: the classic one's, or a consumer-protocol group's.
+StoredRecord = GroupMetadataWrite | OffsetWrite | ConsumerGroupRecord
+
+
+def record_to_json(record: StoredRecord) -> dict[str, Any]:
     """A log record as JSON-ready data."""
+    if isinstance(record, ConsumerGroupRecord):
+        return {"k": "c", "g": record.group_id, "key": list(record.key), "v": record.value}
     if isinstance(record, OffsetWrite):
         value = record.value
         return {
@@ -96,8 +103,10 @@ def record_to_json(record: LogRecord) -> dict[str, Any]:
     }
 
 
-def record_from_json(data: dict[str, Any]) -> LogRecord:
+def record_from_json(data: dict[str, Any]) -> StoredRecord:
     """The log record `record_to_json` wrote (raises KeyError/TypeError/ValueError otherwise)."""
+    if data["k"] == "c":
+        return ConsumerGroupRecord(str(data["g"]), tuple(data["key"]), data["v"])
     if data["k"] == "o":
         raw = data["v"]
         value = None if raw is None else OffsetCommitValue(*raw)
@@ -128,9 +137,9 @@ class OffsetsFile:
         self._dirty = False
         self._last_sync = time.monotonic()
 
-    def load(self) -> list[tuple[int, list[LogRecord]]]:
+    def load(self) -> list[tuple[int, list[StoredRecord]]]:
         """Every good entry as (offsets partition, records); drops a torn or corrupt tail."""
-        entries: list[tuple[int, list[LogRecord]]] = []
+        entries: list[tuple[int, list[StoredRecord]]] = []
         data = self.path.read_bytes() if self.path.exists() else b""
         position = 0
         while position < len(data):
@@ -165,7 +174,7 @@ class OffsetsFile:
             position += _FRAME.size + length
         return entries
 
-    def append(self, partition: int, records: Sequence[LogRecord]) -> None:
+    def append(self, partition: int, records: Sequence[StoredRecord]) -> None:
         """Write one entry and flush it to the OS (fsync per the policy)."""
         if self._file is None:
             self._file = self.path.open("ab")

@@ -24,6 +24,9 @@ from typing import Any
 from groupspec.impl.clock import MonotonicClock
 from groupspec.impl.config import CoordinatorConfig
 from groupspec.impl.coordinator import Coordinator
+from groupspec.impl.hashing import partition_for
+from groupspec.impl.kip848 import ConsumerGroupConfig, ConsumerGroupCoordinator
+from groupspec.impl.kip848.records import ConsumerGroupRecord
 from groupspec.vocabulary.errors import ErrorCode, InputError
 from groupspec.wire import codec
 from groupspec.wire.codec import FrameError, RequestHead
@@ -31,6 +34,7 @@ from groupspec.wire.group_apis import BodyError, UnmodelledRequest
 from groupspec.wire.listener_tasks import TaskSet
 
 from .apis import Apis, Fields
+from .consumer_groups import ConsumerGroupRouter, cluster_topics
 from .offsets_file import DurablePolicy, OffsetsFile
 from .topics import TopicStore
 
@@ -55,6 +59,8 @@ class ServeConfig:
     max_frame_bytes: int = 100 * 1024 * 1024
     max_in_flight: int = 1000
     coordinator: CoordinatorConfig = field(default_factory=CoordinatorConfig)
+    # The consumer-protocol (KIP-848) groups' settings; its topics come from the topic store.
+    consumer_groups: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)
 
 
 def parse_topics(spec: str) -> dict[str, int]:
@@ -78,6 +84,9 @@ class WireServer:
             self.topics.create(name, partitions)
         self.offsets_file: OffsetsFile | None = None
         self.apis: Apis | None = None
+        self.consumer_groups: ConsumerGroupRouter | None = None
+        # The consumer-protocol groups' records read from the offsets file, until loaded.
+        self._consumer_records: list[ConsumerGroupRecord] = []
         self._server: asyncio.Server | None = None
         self._tasks = TaskSet()
         self._connections: set[asyncio.StreamWriter] = set()
@@ -93,7 +102,35 @@ class WireServer:
         advertised = config.advertised_host or config.host
         advertised_port = config.advertised_port or self.port
         self.apis = Apis(self._make_coordinator, self.topics, advertised, advertised_port)
+        self.consumer_groups = ConsumerGroupRouter(self.apis, self._make_consumer_coordinator())
+        self.consumer_groups.install()
         self._spawn(self._tick())
+
+    def _make_consumer_coordinator(self) -> ConsumerGroupCoordinator:
+        """The consumer-protocol coordinator, its groups and offsets loaded from the offsets
+        file (if any) and every later change written there."""
+        config = self.config
+        offsets_file = self.offsets_file
+        if offsets_file is None:
+            return ConsumerGroupCoordinator(config.consumer_groups, clock=MonotonicClock())
+        partitions = config.coordinator.offsets_topic_num_partitions
+
+        def write(group_id: str, records: list[ConsumerGroupRecord]) -> None:
+            offsets_file.append(partition_for(group_id, partitions), records)
+
+        coordinator = ConsumerGroupCoordinator(
+            config.consumer_groups, clock=MonotonicClock(), records=write
+        )
+        coordinator.set_topics(cluster_topics(self.topics))
+        loaded = coordinator.load(self._consumer_records)
+        LOGGER.info(
+            "loaded %d consumer-protocol records (%d groups) from %s",
+            len(self._consumer_records),
+            loaded,
+            offsets_file.path,
+        )
+        self._consumer_records = []
+        return coordinator
 
     def _make_coordinator(self, respond: Any) -> Coordinator:
         config = self.config
@@ -112,7 +149,10 @@ class WireServer:
             unowned_partitions=frozenset(range(partitions)),
         )
         for partition, records in entries:
-            coordinator.log.append(partition, records)
+            classic = [r for r in records if not isinstance(r, ConsumerGroupRecord)]
+            self._consumer_records.extend(r for r in records if isinstance(r, ConsumerGroupRecord))
+            if classic:
+                coordinator.log.append(partition, classic)
             self.loaded_records += len(records)
         for partition in range(partitions):
             coordinator.start_loading(partition)
@@ -152,6 +192,8 @@ class WireServer:
             try:
                 assert self.apis is not None
                 self.apis.coordinator.advance()
+                if self.consumer_groups is not None:
+                    self.consumer_groups.advance()
                 if self.offsets_file is not None:
                     self.offsets_file.maybe_sync()
             except Exception:  # a bug must not stop the clock for every group

@@ -5,7 +5,7 @@
 //
 //   consume BOOTSTRAP GROUP TOPIC [--assignor=range|roundrobin|sticky|cooperative-sticky]
 //           [--instance-id=ID] [--group-protocol=classic|consumer] [--remote-assignor=NAME]
-//           [--then-topic=TOPIC]
+//           [--then-topic=TOPIC] [--callbacks]
 //       A KafkaConsumer of the classic group protocol (or KIP-848's with
 //       --group-protocol=consumer, the broker's assignor then) that commits (commitSync) after every
 //       batch it reads. JSON lines on stdout: {"ev": "assigned", "partitions": [...],
@@ -13,7 +13,12 @@
 //       when SIGHUP moved its subscription to --then-topic, {"ev": "record", "p", "o", "v"} per record, {"ev": "committed",
 //       "offsets": {"p": offset}} after each commit, {"ev": "error", "error"} for an error the
 //       client raised (it goes on consuming), {"ev": "closed"} at the end. SIGTERM closes it
-//       (a dynamic member leaves the group; a static one does not).
+//       (a dynamic member leaves the group; a static one does not). With --callbacks it
+//       subscribes with a rebalance listener that says {"ev": "gained", "tps": [[topic, p], ...],
+//       "t": NANOS} when its callback starts, and on a revocation commits what it read and says
+//       {"ev": "released", "tps": ..., "t": NANOS} when its callback ends ({"ev": "released",
+//       "lost": true, ...} for lost partitions, without a commit); NANOS is System.nanoTime(),
+//       CLOCK_MONOTONIC on Linux, so the times of several processes compare.
 //   admin BOOTSTRAP
 //       Kafka's Admin client, one command per line on stdin: "describe GROUP", "list",
 //       "offsets GROUP"; one JSON line per answer on stdout: {"ok": TEXT} or {"error": TEXT}.
@@ -38,6 +43,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -153,7 +159,9 @@ public class JavaClient {
         if (!thenTopic.isEmpty()) {
             sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> resubscribe.set(true));
         }
-        consumer.subscribe(List.of(args[3]));
+        ConsumerRebalanceListener listener =
+            List.of(args).contains("--callbacks") ? new Handover(consumer) : null;
+        subscribe(consumer, args[3], listener);
         Set<Integer> current = null;
         Set<String> currentTopics = null;
         try {
@@ -161,7 +169,7 @@ public class JavaClient {
                 // First in the loop: a poll or commit that keeps failing (a KafkaException,
                 // reported below) must not keep the subscription change waiting.
                 if (resubscribe.getAndSet(false)) {
-                    consumer.subscribe(List.of(thenTopic));
+                    subscribe(consumer, thenTopic, listener);
                     emit("{\"ev\": \"subscribed\", \"topics\": [" + quote(thenTopic) + "]}");
                 }
                 try {
@@ -209,6 +217,54 @@ public class JavaClient {
             consumer.close(Duration.ofSeconds(30));
             emit("{\"ev\": \"closed\"}");
             closed.countDown();
+        }
+    }
+
+    static void subscribe(KafkaConsumer<String, String> consumer, String topic,
+            ConsumerRebalanceListener listener) {
+        if (listener == null) {
+            consumer.subscribe(List.of(topic));
+        } else {
+            consumer.subscribe(List.of(topic), listener);
+        }
+    }
+
+    // The rebalance callbacks of --callbacks: when a partition changes hands, as the callbacks
+    // see it, with what was read committed before a revocation completes.
+    static final class Handover implements ConsumerRebalanceListener {
+        private final KafkaConsumer<String, String> consumer;
+
+        Handover(KafkaConsumer<String, String> consumer) {
+            this.consumer = consumer;
+        }
+
+        static String pairs(Collection<TopicPartition> partitions) {
+            List<String> entries = new ArrayList<>();
+            for (TopicPartition partition : partitions) {
+                entries.add("[" + quote(partition.topic()) + ", " + partition.partition() + "]");
+            }
+            return "[" + String.join(", ", entries) + "]";
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            long now = System.nanoTime();
+            emit("{\"ev\": \"gained\", \"tps\": " + pairs(partitions) + ", \"t\": " + now + "}");
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            if (!partitions.isEmpty()) {
+                consumer.commitSync();
+            }
+            emit("{\"ev\": \"released\", \"tps\": " + pairs(partitions) + ", \"t\": "
+                + System.nanoTime() + "}");
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            emit("{\"ev\": \"released\", \"lost\": true, \"tps\": " + pairs(partitions)
+                + ", \"t\": " + System.nanoTime() + "}");
         }
     }
 

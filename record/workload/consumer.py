@@ -3,6 +3,7 @@
 usage: python -m groupspec.record.workload.consumer CLIENT BOOTSTRAP GROUP TOPIC
            [--assignor=NAME] [--instance-id=ID] [--api-version=2.3]
            [--group-protocol=consumer] [--remote-assignor=uniform|range] [--then-topic=T]
+           [--callbacks]
 
 CLIENT is kafka-python, confluent or aiokafka. The consumer commits after every batch it reads.
 Events: {"ev": "assigned", "partitions": [...]} whenever the assignment changes (confluent adds
@@ -12,7 +13,11 @@ each commit, {"ev": "error", "error"} for an error the client raised (it goes on
 {"ev": "closed"} at the end. SIGTERM closes the consumer gracefully (a dynamic
 member leaves the group; a static one does not). `--api-version` fixes kafka-python's broker
 version instead of probing it (librdkafka's mock cluster answers kafka-python's ApiVersions v4
-probe in a format kafka-python cannot read; 2.3 makes it ask v2).
+probe in a format kafka-python cannot read; 2.3 makes it ask v2). `--callbacks` (confluent
+only) assigns and revokes in rebalance callbacks that say {"ev": "gained", "tps": [[topic, p],
+...], "t": NANOS} as an assignment starts and {"ev": "released", "tps", "t"} once a revocation
+committed what was read and ended ("lost": true for lost partitions, nothing committed); NANOS
+is `time.monotonic_ns()`, CLOCK_MONOTONIC, so the times of several processes compare.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -140,7 +146,10 @@ def run_confluent(args: argparse.Namespace, stop: threading.Event) -> None:
     if args.instance_id:
         config["group.instance.id"] = args.instance_id
     consumer = Consumer(config)
-    consumer.subscribe([args.topic])
+    read: dict[tuple[str, int], int] = {}  # the next offset to read, per partition read
+    handover = _Handover(consumer, read) if args.callbacks else None
+    callbacks = handover.options() if handover is not None else {}
+    consumer.subscribe([args.topic], **callbacks)
     # SIGHUP moves the subscription to --then-topic (a subscription change).
     resubscribe = threading.Event()
     if args.then_topic:
@@ -149,13 +158,14 @@ def run_confluent(args: argparse.Namespace, stop: threading.Event) -> None:
     while not stop.is_set():
         if resubscribe.is_set():
             resubscribe.clear()
-            consumer.subscribe([args.then_topic])
+            consumer.subscribe([args.then_topic], **callbacks)
             emit(ev="subscribed", topics=[args.then_topic])
         message = consumer.poll(0.2)
         got = False
         while message is not None:
             if message.error() is None:
                 got = True
+                read[(str(message.topic()), int(message.partition()))] = int(message.offset()) + 1  # type: ignore[arg-type]
                 emit(
                     ev="record",
                     p=message.partition(),
@@ -177,6 +187,52 @@ def run_confluent(args: argparse.Namespace, stop: threading.Event) -> None:
             current = now
             emit(ev="assigned", partitions=sorted(now[0]), topics=sorted(now[1]))
     consumer.close()
+
+
+class _Handover:
+    """confluent-kafka's rebalance callbacks of `--callbacks` (see the module): a revocation
+    commits what was read from the revoked partitions before it gives them up."""
+
+    def __init__(self, consumer: Any, read: dict[tuple[str, int], int]) -> None:
+        self._consumer = consumer
+        self._read = read
+
+    def options(self) -> dict[str, Callable[[Any, list[Any]], None]]:
+        """`subscribe`'s callback arguments."""
+        return {"on_assign": self.assign, "on_revoke": self.revoke, "on_lost": self.lose}
+
+    def assign(self, consumer: Any, partitions: list[Any]) -> None:
+        """Say `gained`, then take the partitions (incrementally: KIP-848 is cooperative)."""
+        emit(ev="gained", tps=_pairs(partitions), t=time.monotonic_ns())
+        consumer.incremental_assign(partitions)
+
+    def revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        """Commit what was read from `partitions`, give them up, then say `released`."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        done = [
+            TopicPartition(tp.topic, tp.partition, self._read[(tp.topic, tp.partition)])
+            for tp in partitions
+            if (tp.topic, tp.partition) in self._read
+        ]
+        if done:
+            try:
+                consumer.commit(offsets=done, asynchronous=False)
+            except KafkaException as error:
+                print(f"commit on revocation failed: {error}", flush=True)
+            else:
+                emit_committed({tp.partition: tp.offset for tp in done})
+        consumer.incremental_unassign(partitions)
+        emit(ev="released", tps=_pairs(partitions), t=time.monotonic_ns())
+
+    def lose(self, consumer: Any, partitions: list[Any]) -> None:
+        """Give lost partitions up without a commit, then say `released` (lost)."""
+        consumer.incremental_unassign(partitions)
+        emit(ev="released", lost=True, tps=_pairs(partitions), t=time.monotonic_ns())
+
+
+def _pairs(partitions: list[Any]) -> list[list[Any]]:
+    return [[tp.topic, tp.partition] for tp in partitions]
 
 
 def run_aiokafka(args: argparse.Namespace, stop: threading.Event) -> None:
@@ -243,6 +299,8 @@ def main() -> None:
     parser.add_argument("--remote-assignor", default="")
     # confluent only: SIGHUP subscribes to this topic instead.
     parser.add_argument("--then-topic", default="")
+    # confluent only: rebalance callbacks that report hand-overs with their times.
+    parser.add_argument("--callbacks", action="store_true")
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

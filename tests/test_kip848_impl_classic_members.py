@@ -1,0 +1,320 @@
+"""Classic members inside a consumer group: the optimized coordinator (impl/kip848/
+classic_members.py) against the mixed specification (spec/kip848/mixed.py) with the migration
+policy `groupspec serve` follows (disabled: no online conversion of a non-empty group), step by
+step. Hypothesis sends both the same consumer-protocol joins, heartbeats and leaves and classic
+JoinGroups (reporting any owned partitions), SyncGroups, Heartbeats (at the member's
+generation or another) and LeaveGroups, timer firings and clock advances; after every step the
+responses and the consumer group's full projection (conformance/kip848_differential.py) plus
+the classic members' join and sync timeouts must equal those of one outcome the specification
+allows. Classic requests go only to a non-empty consumer group: what an Empty one becomes is the
+server's routing (impl/server/consumer_groups.py)."""
+
+from __future__ import annotations
+
+from itertools import count
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from kip848_helpers import owned
+from mixed_helpers import classic_beat, classic_leave, classic_sync, metadata
+
+from groupspec.conformance.kip848_differential import (
+    impl_config,
+    impl_full_projection,
+    spec_full_projection,
+    spec_member_ids,
+)
+from groupspec.impl.clock import ManualClock
+from groupspec.impl.kip848 import ConsumerGroupCoordinator
+from groupspec.impl.kip848 import RebalanceTimeoutExpired as ImplRebalanceTimeout
+from groupspec.impl.kip848 import SessionTimeoutExpired as ImplSessionTimeout
+from groupspec.impl.kip848.events import ClassicJoinTimeoutExpired as ImplJoinTimeout
+from groupspec.impl.kip848.events import ClassicSyncTimeoutExpired as ImplSyncTimeout
+from groupspec.impl.kip848.runtime import CLASSIC_JOIN
+from groupspec.spec.kip848 import (
+    ConsumerGroupConfig,
+    RebalanceTimeoutExpired,
+    RequestArrived,
+    SessionTimeoutExpired,
+)
+from groupspec.spec.kip848.classic_members import (
+    ClassicJoinTimeoutExpired,
+    ClassicSyncTimeoutExpired,
+)
+from groupspec.spec.kip848.mixed import MixedCoordinatorSpec, MixedOutcome
+from groupspec.spec.kip848.timers import armed_timers
+from groupspec.vocabulary.consumer_groups import ConsumerGroupHeartbeatRequest
+from groupspec.vocabulary.requests import (
+    JoinGroupProtocol,
+    JoinGroupRequest,
+    Received,
+    RequestRef,
+)
+
+GROUP = "g"
+REF = RequestRef("client", 0)
+CONSUMERS = ("a", "b")
+PARTITIONS = ("t0-0", "t0-1", "t1-0")
+SEEN: dict[str, int] = {}
+
+
+class Mismatch(AssertionError):
+    """The impl answered or changed state in a way no spec outcome allows."""
+
+
+def _responses(pairs: Any) -> tuple[Any, ...]:
+    return tuple(sorted(((str(ref), body) for ref, body in pairs), key=lambda item: item[0]))
+
+
+def _spec_classic_timers(state: Any) -> tuple[Any, ...]:
+    group = state.consumer.group(GROUP)
+    if group is None:
+        return ()
+    return tuple(sorted(group.classic_join_deadlines)), tuple(sorted(group.classic_sync_deadlines))
+
+
+def _impl_classic_timers(impl: ConsumerGroupCoordinator) -> tuple[Any, ...]:
+    group = impl.group(GROUP)
+    if group is None:
+        return ()
+    join = sorted((m, d) for (k, m), d in group.classic_deadlines.items() if k == CLASSIC_JOIN)
+    sync = sorted((m, d) for (k, m), d in group.classic_deadlines.items() if k != CLASSIC_JOIN)
+    return tuple(join), tuple(sync)
+
+
+def _spec_key(outcome: MixedOutcome) -> tuple[Any, ...]:
+    pairs = ((reply.ref, reply.body) for reply in outcome.responses)
+    return (
+        _responses(pairs),
+        spec_full_projection(outcome.state.consumer),
+        _spec_classic_timers(outcome.state),
+    )
+
+
+class ClassicMembersAgainstSpec(RuleBasedStateMachine):
+    """The impl and the mixed spec under the same inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now_ms = 0
+        self.classic_ids: list[str] = []
+
+    @initialize(interval=st.sampled_from([0, 1_000]))
+    def configure(self, interval: int) -> None:
+        config = ConsumerGroupConfig(
+            max_size=4, assignment_interval_ms=interval, migration_policy="disabled"
+        )
+        self.spec = MixedCoordinatorSpec(config)
+        self.state = self.spec.initial_state()
+        self.clock = ManualClock(0)
+        numbers = count()
+        self.impl = ConsumerGroupCoordinator(
+            impl_config(config),
+            clock=self.clock,
+            new_member_id=spec_member_ids(),
+            new_classic_member_id=lambda client: f"{client}-{next(numbers)}",
+        )
+        self._consumer_join("a", ("t0", "t1"))
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _step(self, event: Any, impl_input: Any) -> MixedOutcome:
+        outcomes = self.spec.step(self.state, event, self.now_ms)
+        self.clock.set(self.now_ms)
+        if isinstance(impl_input, tuple):
+            self.impl.handle(REF, impl_input[0])
+        else:
+            self.impl.fire(impl_input)
+        assert self.impl.outbox is not None
+        actual = (
+            _responses(self.impl.outbox.take().items()),
+            impl_full_projection(self.impl),
+            _impl_classic_timers(self.impl),
+        )
+        for outcome in outcomes:
+            if _spec_key(outcome) == actual:
+                self.state = outcome.state
+                for rule_id in outcome.rules:
+                    SEEN[rule_id] = SEEN.get(rule_id, 0) + 1
+                return outcome
+        allowed = "\n".join(f"  allowed: {_spec_key(o)!r}" for o in outcomes[:3])
+        raise Mismatch(f"after {event!r}\n  impl: {actual!r}\n{allowed}")
+
+    def _classic(self, request: Any) -> MixedOutcome:
+        return self._step(Received(REF, request), (request,))
+
+    def _consumer(self, request: ConsumerGroupHeartbeatRequest) -> None:
+        self._step(RequestArrived(REF, request), (request,))
+
+    def _group(self) -> Any:
+        return self.state.consumer.group(GROUP)
+
+    def _has_members(self) -> bool:
+        group = self._group()
+        return group is not None and bool(group.members_by_id)
+
+    def _consumer_join(self, member: str, topics: tuple[str, ...]) -> None:
+        self._consumer(
+            ConsumerGroupHeartbeatRequest(
+                GROUP,
+                member,
+                0,
+                rebalance_timeout_ms=20_000,
+                subscribed_topic_names=topics,
+                topic_partitions=(),
+            )
+        )
+
+    # -- consumer-protocol members -------------------------------------------------------------
+
+    @rule(member=st.sampled_from(CONSUMERS), topics=st.sampled_from([("t0",), ("t0", "t1")]))
+    def consumer_join(self, member: str, topics: tuple[str, ...]) -> None:
+        self._consumer_join(member, topics)
+
+    @rule(member=st.sampled_from(CONSUMERS), honest=st.booleans())
+    def consumer_heartbeat(self, member: str, honest: bool) -> None:
+        group = self._group()
+        known = None if group is None else group.member(member)
+        if known is None:
+            return
+        held = known.assigned if honest else known.owned
+        self._consumer(
+            ConsumerGroupHeartbeatRequest(
+                GROUP,
+                member,
+                known.member_epoch,
+                topic_partitions=owned(*sorted(str(p) for p in held)),
+            )
+        )
+
+    @rule(member=st.sampled_from(CONSUMERS))
+    def consumer_leave(self, member: str) -> None:
+        group = self._group()
+        if group is None or group.member(member) is None:
+            return
+        self._consumer(ConsumerGroupHeartbeatRequest(GROUP, member, -1))
+
+    # -- classic members ------------------------------------------------------------------------
+
+    def _pick_classic(self, data: st.DataObject) -> str:
+        group = self._group()
+        present = [m for m in self.classic_ids if group is not None and group.member(m)]
+        choice = data.draw(st.integers(0, 9), label="which member")
+        if present and choice > 2:
+            return str(data.draw(st.sampled_from(present), label="classic member"))
+        if self.classic_ids and choice > 0:
+            return str(data.draw(st.sampled_from(self.classic_ids), label="earlier member"))
+        return str(data.draw(st.sampled_from(["", "ghost-1"]), label="other id"))
+
+    @rule(
+        data=st.data(),
+        report=st.sampled_from(["held", "held", "none", "all"]),
+        version=st.sampled_from([3, 5]),
+        topics=st.sampled_from([("t0", "t1"), ("t0",)]),
+        name=st.sampled_from(["range", "range", "roundrobin"]),
+    )
+    def classic_join(
+        self, data: st.DataObject, report: str, version: int, topics: tuple[str, ...], name: str
+    ) -> None:
+        if not self._has_members():
+            return
+        member_id = self._pick_classic(data)
+        known = self._group().member(member_id)
+        if report == "held" and known is not None:
+            reported = sorted(str(p) for p in known.owned)
+        elif report == "all":
+            reported = list(PARTITIONS)
+        else:
+            reported = []
+        request = JoinGroupRequest(
+            GROUP,
+            member_id,
+            "consumer",
+            (JoinGroupProtocol(name, metadata(reported, topics)),),
+            10_000,
+            20_000,
+            api_version=version,
+        )
+        outcome = self._classic(request)
+        for reply in outcome.responses:
+            # The id a MEMBER_ID_REQUIRED answer hands out, or the one a v3 join got.
+            given = getattr(reply.body, "member_id", "")
+            if given and given not in self.classic_ids:
+                self.classic_ids.append(given)
+
+    @rule(data=st.data(), off=st.sampled_from([0, 0, 0, 1, -1]))
+    def classic_sync(self, data: st.DataObject, off: int) -> None:
+        if not self._has_members():
+            return
+        member_id = self._pick_classic(data)
+        member = self._group().member(member_id)
+        generation = (member.member_epoch if member is not None else 1) + off
+        self._classic(classic_sync(member_id, generation))
+
+    @rule(data=st.data(), off=st.sampled_from([0, 0, 0, 1, -1]))
+    def classic_heartbeat(self, data: st.DataObject, off: int) -> None:
+        if not self._has_members():
+            return
+        member_id = self._pick_classic(data)
+        member = self._group().member(member_id)
+        generation = (member.member_epoch if member is not None else 1) + off
+        self._classic(classic_beat(member_id, generation))
+
+    @rule(data=st.data())
+    def classic_leave(self, data: st.DataObject) -> None:
+        if not self._has_members():
+            return
+        self._classic(classic_leave(self._pick_classic(data)))
+
+    # -- time -----------------------------------------------------------------------------------
+
+    @rule(data=st.data())
+    def fire_a_timer(self, data: st.DataObject) -> None:
+        timers: list[tuple[Any, int]] = list(armed_timers(self.state.consumer))
+        timers += list(self.spec.armed_classic_member_timers(self.state))
+        if not timers:
+            return
+        event, deadline = data.draw(st.sampled_from(timers), label="timer")
+        self.now_ms = max(self.now_ms, deadline)
+        self._step(event, _impl_timer(event))
+
+
+def _impl_timer(event: Any) -> Any:
+    kinds = {
+        SessionTimeoutExpired: ImplSessionTimeout,
+        RebalanceTimeoutExpired: ImplRebalanceTimeout,
+        ClassicJoinTimeoutExpired: ImplJoinTimeout,
+        ClassicSyncTimeoutExpired: ImplSyncTimeout,
+    }
+    return kinds[type(event)](event.group_id, event.member_id)
+
+
+ClassicMembersAgainstSpec.TestCase.settings = settings(
+    max_examples=150,
+    stateful_step_count=40,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestClassicMembersAgainstSpec = ClassicMembersAgainstSpec.TestCase
+
+
+def test_the_runs_reach_the_classic_member_rules():
+    """The comparison covers joins, syncs with an assignment, rejoin requests, leaves and the
+    classic members' timers, not only refusals."""
+    if not SEEN:
+        TestClassicMembersAgainstSpec("runTest").runTest()
+    wanted = {
+        "cg_classic.join_new_member",
+        "cg_classic.join_known_member",
+        "cg_classic.join_member_id_required",
+        "cg_classic.sync_assignment",
+        "cg_classic.heartbeat_rejoin",
+        "cg_classic.heartbeat_ok",
+        "cg_classic.leave",
+        "cg_classic.illegal_generation",
+        "cg_classic.timer_sync_expired",
+    }
+    assert wanted <= set(SEEN), sorted(wanted - set(SEEN))
