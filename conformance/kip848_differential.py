@@ -171,6 +171,14 @@ def _offsets(by_group: Any) -> Projection:
     )
 
 
+def _spec_offsets(state: ConsumerGroupsState) -> Projection:
+    """The spec's committed offsets as the impl reports them: (offset, leader epoch, metadata)."""
+    return _offsets(
+        (group_id, {p: (c.offset, c.leader_epoch, c.metadata) for p, c in offsets})
+        for group_id, offsets in state.offsets_by_group
+    )
+
+
 def spec_full_projection(state: ConsumerGroupsState) -> Projection:
     """`spec_projection` with each member's KIP-1251 assignment epochs and every group's
     committed offsets (the differential runs compare these too)."""
@@ -179,7 +187,7 @@ def spec_full_projection(state: ConsumerGroupsState) -> Projection:
         for group in state.iter_groups()
         for m in group.iter_members()
     )
-    return spec_projection(state), epochs, _offsets(state.offsets_by_group)
+    return spec_projection(state), epochs, _spec_offsets(state)
 
 
 def impl_full_projection(coordinator: ConsumerGroupCoordinator) -> Projection:

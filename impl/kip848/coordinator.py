@@ -275,10 +275,14 @@ class ConsumerGroupCoordinator:
             self._writer.write(rt, group_id)
         return offsets
 
-    def committed_offsets(self) -> dict[str, dict[TopicPartition, int]]:
-        """Every group's committed offsets, by group id and partition."""
+    def committed_offsets(self) -> dict[str, dict[TopicPartition, tuple[int, int, str]]]:
+        """Every group's committed offsets, by group id and partition: (offset, leader epoch,
+        metadata)."""
         return {
-            group_id: {partition: value.offset for partition, value in offsets.items()}
+            group_id: {
+                partition: (value.offset, value.leader_epoch, value.metadata)
+                for partition, value in offsets.items()
+            }
             for group_id, offsets in sorted(self._rt.offsets.items())
             if offsets
         }

@@ -70,8 +70,7 @@ def offset_commit(rt: Runtime, ref: Ref, request: OffsetCommitRequest) -> None:
 
 
 def _validate_commit(rt: Runtime, request: OffsetCommitRequest) -> None:
-    if request.group_id == "":
-        raise Refused(ErrorCode.INVALID_GROUP_ID)
+    # An empty group id names no consumer group (Kafka refuses only a null one): unknown group.
     epoch = request.generation_id
     group = rt.groups.get(request.group_id)
     if group is None:
@@ -128,9 +127,6 @@ def _commit_answer(request: OffsetCommitRequest, error: ErrorCode) -> OffsetComm
 def offset_fetch(rt: Runtime, ref: Ref, request: OffsetFetchRequest) -> None:
     """Validate the fetcher (an admin without member id, or a member at its epoch), then
     answer with the committed offsets; nothing changes."""
-    if request.group_id == "":
-        rt.respond(ref, OffsetFetchResponse(ErrorCode.INVALID_GROUP_ID))
-        return
     group = rt.groups.get(request.group_id)
     if group is None:
         rt.respond(ref, _fetch_answer(request, {}))
@@ -165,7 +161,8 @@ def _fetch_answer(
                     partition.partition,
                     NO_OFFSET,
                     NO_LEADER_EPOCH,
-                    None,
+                    # Kafka answers an offset never committed with metadata "", not null.
+                    "",
                     ErrorCode.NONE,
                 )
             )
