@@ -30,7 +30,6 @@ from .consumer_protocol import ConsumerGroupRun, Scenario, Step, Trickle, play
 from .probe_client import ProbeClient, ProbeStopped
 from .probes_consumer import (
     JOIN_GROUP_MEMBER_EPOCH,
-    LOOPBACK,
     MAX_ROUNDS,
     REBALANCE_TIMEOUT_MS,
     STEP_MS,
@@ -40,6 +39,7 @@ from .probes_consumer import (
     Topic,
     expect,
     new_id,
+    record_exchange,
     settle,
 )
 from .targets import MockTarget
@@ -260,32 +260,15 @@ def record_mock_commit_probe(folder: Path) -> Path:
         header = mock_header(
             target, [{"name": t, "topic_id": ids[t], "partitions": partitions[t]} for t in names]
         )
-        path = folder / "mock-commit-epochs.jsonl"
-        recorder = RecorderThread(
-            ProxyConfig(Address(LOOPBACK, 0), target.upstream, advertise_self=True), path, header
-        ).start()
-        clients: list[ProbeClient] = []
-
-        async def connect(name: str) -> ProbeClient:
-            reader, writer = await asyncio.open_connection(LOOPBACK, recorder.port)
-            client = ProbeClient(reader, writer, f"mock-commit-epochs-{name}")
-            clients.append(client)
-            return client
-
-        async def run() -> None:
-            try:
-                topics = [Topic(n, ids[n]) for n in names]
-                await commit_epochs(connect, f"cp-mock-commit-epochs-{suffix}", *topics)
-            finally:
-                for client in clients:
-                    client.close()
-                await asyncio.sleep(0.2)  # the recorder sees the last frames and the closes
-
-        try:
-            asyncio.run(run())
-        finally:
-            recorder.stop()
-        return path
+        topics = [Topic(n, ids[n]) for n in names]
+        group = f"cp-mock-commit-epochs-{suffix}"
+        return record_exchange(
+            target.upstream,
+            folder / "mock-commit-epochs.jsonl",
+            header,
+            "mock-commit-epochs",
+            lambda connect: commit_epochs(connect, group, *topics),
+        )
     finally:
         target.close()
 

@@ -1040,20 +1040,39 @@ def record_consumer_probe(
         broker.consumer_group_header(setup.header()),
     )
     path = folder / f"{probe.name}.jsonl"
+    return record_exchange(
+        broker.address,
+        path,
+        header,
+        probe.name,
+        lambda connect: probe.run(connect, f"{probe.name}-{suffix}", setup),
+    )
+
+
+def record_exchange(
+    upstream: Address,
+    path: Path,
+    header: TraceHeader,
+    name: str,
+    body: Callable[[Connect], Coroutine[Any, Any, None]],
+) -> Path:
+    """Run `body` with a `connect` that opens probe clients (named `name`-...) through a
+    recording proxy in front of `upstream`, writing the trace to `path`; every client is closed
+    after, and the path returned."""
     recorder = RecorderThread(
-        ProxyConfig(Address(LOOPBACK, 0), broker.address, advertise_self=True), path, header
+        ProxyConfig(Address(LOOPBACK, 0), upstream, advertise_self=True), path, header
     ).start()
     clients: list[ProbeClient] = []
 
-    async def connect(name: str) -> ProbeClient:
+    async def connect(client_name: str) -> ProbeClient:
         reader, writer = await asyncio.open_connection(LOOPBACK, recorder.port)
-        client = ProbeClient(reader, writer, f"{probe.name}-{name}")
+        client = ProbeClient(reader, writer, f"{name}-{client_name}")
         clients.append(client)
         return client
 
     async def run() -> None:
         try:
-            await probe.run(connect, f"{probe.name}-{suffix}", setup)
+            await body(connect)
         finally:
             for client in clients:
                 client.close()
