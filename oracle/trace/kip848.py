@@ -71,7 +71,9 @@ from .kip848_offsets import (
     offset_groups,
     read_offset_request,
 )
+from .kip848_order import InFlight, frozen_body, groups_of, may_precede, orders, thawed_body
 from .oracle import NOT_ALLOWED, UNDECODABLE, Divergence, ObservationError, OracleCounts
+from .tracker import OracleSettings
 
 # How far the broker's timers may run from the recorder's clock: a timer may fire up to
 # EARLY_MS before its deadline as the recorder sees it (the broker's own reading of the request
@@ -113,6 +115,13 @@ class Hypothesis:
     state: ConsumerGroupsState
     spelling: tuple[tuple[str, str], ...] = ()
     fired: frozenset[str] = frozenset()
+    # Requests that took effect before one judged earlier, with the specification's answer
+    # (`kip848_order.frozen_body`), until their responses are seen (oracle/trace/kip848_order.py).
+    ahead: tuple[tuple[tuple[str, int], str], ...] = ()
+
+    def answered_ahead(self, ref: tuple[str, int]) -> str | None:
+        """The answer kept for `ref` if it took effect ahead of its response's turn, else None."""
+        return dict(self.ahead).get(ref)
 
     def observed_id(self, spec_id: str) -> str | None:
         """How the trace spells `spec_id`, or None when not bound yet."""
@@ -156,6 +165,9 @@ class ConsumerProtocolOracle:
     config: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)
     early_ms: int = EARLY_MS
     late_ms: int = LATE_MS
+    # How long after it was seen a request may take effect (the classic oracle's setting): bounds
+    # which requests in flight may have taken effect before the one judged (kip848_order.py).
+    reorder_window_ms: int = OracleSettings.reorder_window_ms
 
     def __post_init__(self) -> None:
         self.spec = ConsumerGroupCoordinatorSpec(self.config)
@@ -301,10 +313,24 @@ class ConsumerProtocolOracle:
         kept: list[Hypothesis] = []
         allowed: list[dict[str, Any]] = []
         every: list[Hypothesis] = []
-        for hypothesis in self._timed(self.hypotheses, self._now):
+        key = (event.connection, event.correlation_id)
+        for hypothesis in self._in_some_order(key, pending):
+            kept_ahead = hypothesis.answered_ahead(key)
+            if kept_ahead is not None:
+                # It took effect before a request judged earlier, which computed its answer.
+                after = replace(hypothesis, ahead=tuple(a for a in hypothesis.ahead if a[0] != key))
+                body = thawed_body(kept_ahead)
+                every.append(after)
+                matched = _matches(event.api_key, pending.version, body, observed, after)
+                if matched is not None:
+                    kept.append(matched)
+                elif len(allowed) < 4 and body not in allowed:
+                    allowed.append(body)
+                continue
             request = _in_spec_ids(pending.request, hypothesis)
+            at = self._effect_time(hypothesis)
             try:
-                outcomes = self.spec.step(hypothesis.state, RequestArrived(ref, request), self._now)
+                outcomes = self.spec.step(hypothesis.state, RequestArrived(ref, request), at)
             except UnknownApiError:
                 # An input the specification does not model (docs/protocol.md §12.13): the
                 # request and its response are skipped, not judged.
@@ -416,6 +442,66 @@ class ConsumerProtocolOracle:
         """The end of the trace: requests never answered are left as they are (a heartbeat in
         flight when the recording stopped)."""
         self._pending.clear()
+
+    # -- response order (oracle/trace/kip848_order.py) --------------------------------------
+
+    def _in_some_order(self, ref: tuple[str, int], pending: _Pending) -> list[Hypothesis]:
+        """The hypotheses at the judged request's time, and those in which heartbeats of its
+        group still in flight took effect before it (their answers kept in `ahead`)."""
+        judged = InFlight(ref, pending.ts_ms, groups_of(pending.request))
+        candidates = [
+            other
+            for other, waiting in self._pending.items()
+            if isinstance(waiting.request, cg.ConsumerGroupHeartbeatRequest)
+            and may_precede(
+                judged,
+                InFlight(other, waiting.ts_ms, groups_of(waiting.request)),
+                self.reorder_window_ms,
+            )
+        ]
+        timed = self._timed(self.hypotheses, self._now)
+        if not candidates:
+            return timed
+        found: list[Hypothesis] = []
+        for hypothesis in timed:
+            if hypothesis.answered_ahead(ref) is not None:
+                found.append(hypothesis)
+                continue
+            found.extend(orders(hypothesis, candidates, self._take_ahead, MAX_HYPOTHESES))
+        return self._keep(found)
+
+    def _take_ahead(self, hypothesis: Hypothesis, ref: tuple[str, int]) -> list[Hypothesis]:
+        """`hypothesis` after the in-flight request `ref` took effect, its answer kept."""
+        if hypothesis.answered_ahead(ref) is not None:
+            return []
+        waiting = self._pending[ref]
+        request = _in_spec_ids(waiting.request, hypothesis)
+        at = max(self._effect_time(hypothesis), int(waiting.ts_ms))
+        try:
+            outcomes = self.spec.step(
+                hypothesis.state, RequestArrived(RequestRef(*ref), request), at
+            )
+        except (UnknownApiError, EventNotEnabledError):
+            return []
+        taken: list[Hypothesis] = []
+        for outcome in outcomes:
+            (reply,) = [r for r in outcome.responses if r.ref == RequestRef(*ref)]
+            body = response_body((reply.body,), waiting.version, (waiting.request,))
+            taken.append(
+                replace(
+                    hypothesis,
+                    state=outcome.state,
+                    fired=hypothesis.fired | set(outcome.rules),
+                    ahead=(*hypothesis.ahead, (ref, frozen_body(body))),
+                )
+            )
+        return taken
+
+    def _effect_time(self, hypothesis: Hypothesis) -> int:
+        """When the next request takes effect in `hypothesis`: now, or after the latest request
+        it took ahead (time does not run backwards in the specification)."""
+        times = [int(self._pending[r].ts_ms) for r, _ in hypothesis.ahead if r in self._pending]
+        return max([self._now, *times])
 
 
 # -- comparing ---------------------------------------------------------------------------------
