@@ -10,12 +10,14 @@ response differs from the answer it was given when it went first.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from test_oracle_kip848 import T0, Run, beat, join
 
+from groupspec.oracle.trace.kip848 import MAX_HYPOTHESES
 from groupspec.oracle.trace.kip848_order import InFlight, may_precede, orders
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import validate_trace
@@ -29,7 +31,7 @@ TRACES = Path(__file__).parent / "traces"
 )
 def test_kafka_traces_answering_out_of_processing_order_pass(name):
     # Each holds a heartbeat whose response shows the effect of another member's heartbeat
-    # whose own response is seen later (confluent: lines 42-45; java: lines 64-67).
+    # whose own response is seen later (confluent: lines 42-48; java: lines 64-67).
     verdict = validate_trace(TRACES / name, shrink=False)
     assert verdict.passed, verdict.divergence
     assert verdict.judged_fraction == 1.0
@@ -138,3 +140,22 @@ def test_orders_takes_every_sequence_of_candidates_up_to_the_limit():
     assert len(found) == 1 + 3 + 6 + 6 and len(set(found)) == len(found)
     assert found[0] == () and {len(p) for p in found[1:4]} == {1}
     assert len(orders((), [("a", 1), ("b", 1), ("c", 1)], take, 5)) == 5
+
+
+def test_the_gaps_docs_oracle_md_quotes_are_the_traces():
+    # docs/oracle.md, "Response order in the consumer protocol", quotes these from the traces.
+    def gap(name: str, first: int, second: int) -> float:
+        lines = (TRACES / name).read_text().splitlines()
+        return json.loads(lines[second - 1])["ts"] - json.loads(lines[first - 1])["ts"]
+
+    doc = (Path(__file__).parent.parent / "docs" / "oracle.md").read_text()
+    section = doc[doc.index("## Response order in the consumer protocol") :]
+    quoted = {
+        f"{gap('kip848-reordered-confluent.jsonl', 42, 43):.0f} ms later (line 43",
+        f"{gap('kip848-reordered-confluent.jsonl', 44, 48):.0f} ms after Dqe's",
+        f"{gap('kip848-reordered-java.jsonl', 64, 65):.0f} ms later\n  (line 65)",
+        f"{gap('kip848-reordered-java.jsonl', 66, 67):.1f} ms after it",
+        f"at most `MAX_HYPOTHESES` ({MAX_HYPOTHESES})",
+        f"(default {OracleSettings.reorder_window_ms:,} ms",
+    }
+    assert {q for q in quoted if q not in section} == set()

@@ -2,10 +2,13 @@
 traffic against the KIP-848 specification (`spec/kip848`), as `oracle.Oracle` judges the classic
 APIs against `spec/`.
 
-Each exchange is replayed through `ConsumerGroupCoordinatorSpec.step` when its response is seen
-(for one group Kafka answers in the order it processed, since every write of a group goes to one
-`__consumer_offsets` partition and is answered when committed), at the time its request was
-seen. Where the specification allows several outcomes (the server-side assignor's target, a tie
+Each exchange is replayed through `ConsumerGroupCoordinatorSpec.step` when its response is seen,
+at the time its request was seen. Kafka answers a group's writes once they are committed to the
+group's `__consumer_offsets` partition, and two committed in one batch may reach the wire in
+either order (different network threads send them): so a response is also judged in the
+hypotheses where heartbeats of its group still in flight took effect first, their answers kept
+until their own responses arrive (oracle/trace/kip848_order.py, bounded by the classic oracle's
+`reorder_window_ms`). Where the specification allows several outcomes (the server-side assignor's target, a tie
 between preferred assignors) the oracle keeps one hypothesis per outcome and drops those the
 observed responses rule out. Member ids the coordinator generates (v0 joins) are bound to the
 observed ones as they appear; v1 ids are the client's own and pass through unchanged.
