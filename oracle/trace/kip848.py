@@ -331,9 +331,8 @@ class ConsumerProtocolOracle:
                     allowed.append(body)
                 continue
             request = _in_spec_ids(pending.request, hypothesis)
-            at = self._effect_time(hypothesis)
             try:
-                outcomes = self.spec.step(hypothesis.state, RequestArrived(ref, request), at)
+                outcomes = self.spec.step(hypothesis.state, RequestArrived(ref, request), self._now)
             except UnknownApiError:
                 # An input the specification does not model (docs/protocol.md §12.13): the
                 # request and its response are skipped, not judged.
@@ -465,13 +464,12 @@ class ConsumerProtocolOracle:
         timed = self._timed(self.hypotheses, self._now)
         if not candidates:
             return timed
-        found: list[Hypothesis] = []
+        # The hypotheses in processing order first, so that a cut (`_keep`) drops reorderings.
+        reordered: list[Hypothesis] = []
         for hypothesis in timed:
-            if hypothesis.answered_ahead(ref) is not None:
-                found.append(hypothesis)
-                continue
-            found.extend(orders(hypothesis, candidates, self._take_ahead, MAX_HYPOTHESES))
-        return self._keep(found)
+            if hypothesis.answered_ahead(ref) is None:
+                reordered += orders(hypothesis, candidates, self._take_ahead, MAX_HYPOTHESES)[1:]
+        return self._keep(timed + reordered)
 
     def _take_ahead(self, hypothesis: Hypothesis, ref: tuple[str, int]) -> list[Hypothesis]:
         """`hypothesis` after the in-flight request `ref` took effect, its answer kept."""
@@ -479,7 +477,9 @@ class ConsumerProtocolOracle:
             return []
         waiting = self._pending[ref]
         request = _in_spec_ids(waiting.request, hypothesis)
-        at = max(self._effect_time(hypothesis), int(waiting.ts_ms))
+        # At the time it would be stepped at had its response come first, so that requests
+        # that commute give the same state in either order, and their hypotheses merge.
+        at = max(self._now, int(waiting.ts_ms))
         try:
             outcomes = self.spec.step(
                 hypothesis.state, RequestArrived(RequestRef(*ref), request), at
@@ -495,16 +495,11 @@ class ConsumerProtocolOracle:
                     hypothesis,
                     state=outcome.state,
                     fired=hypothesis.fired | set(outcome.rules),
-                    ahead=(*hypothesis.ahead, (ref, frozen_body(body))),
+                    # Sorted: the same answers kept ahead in another order are one hypothesis.
+                    ahead=tuple(sorted((*hypothesis.ahead, (ref, frozen_body(body))))),
                 )
             )
         return taken
-
-    def _effect_time(self, hypothesis: Hypothesis) -> int:
-        """When the next request takes effect in `hypothesis`: now, or after the latest request
-        it took ahead (time does not run backwards in the specification)."""
-        times = [int(self._pending[r].ts_ms) for r, _ in hypothesis.ahead if r in self._pending]
-        return max([self._now, *times])
 
 
 # -- comparing ---------------------------------------------------------------------------------
