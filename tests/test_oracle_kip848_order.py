@@ -18,7 +18,7 @@ import pytest
 from test_oracle_kip848 import T0, Run, beat, join
 
 from groupspec.oracle.trace.kip848 import MAX_HYPOTHESES
-from groupspec.oracle.trace.kip848_order import InFlight, may_precede, orders
+from groupspec.oracle.trace.kip848_order import AHEAD_DEPTH, InFlight, may_precede, orders
 from groupspec.oracle.trace.tracker import OracleSettings
 from groupspec.oracle.trace.validate import validate_trace
 from groupspec.wire.trace_format import TraceEvent
@@ -67,6 +67,27 @@ def test_a_join_answered_after_the_heartbeat_it_preceded_passes(tmp_path):
     assert verdict.passed, verdict.divergence
     assert verdict.judged_fraction == 1.0
     assert verdict.counts.max_hypotheses > 1
+
+
+def test_a_heartbeat_answered_after_the_join_it_preceded_passes(tmp_path):
+    # The other way round: A's heartbeat goes first (its answer shows no join), B's join second;
+    # B's response is seen first. Stepped in response order, A's answer would revoke.
+    run = Run()
+    a = run.send(0, "c1:1", join("A"))
+    a = run.send(1_000, "c1:1", beat("A", a["member_epoch"], a))
+    kept = run.send(2_000, "c1:1", beat("A", a["member_epoch"], None))
+    assert kept["assignment"] is None
+    run.send(2_010, "c2:1", join("B"))
+    a_request, a_response, b_request, b_response = run.events[-4:]
+    del run.events[-4:]
+    run.events += [
+        at(a_request, 2_000),
+        at(b_request, 2_010),
+        at(b_response, 2_020),
+        at(a_response, 2_030),
+    ]
+    verdict = validate_trace(run.write(tmp_path / "t.jsonl"), shrink=False)
+    assert verdict.passed, verdict.divergence
 
 
 def test_a_heartbeat_showing_a_join_seen_only_after_its_response_diverges(tmp_path):
@@ -132,14 +153,16 @@ def test_requests_of_one_connection_or_of_other_groups_never_go_first():
     assert may_precede(judged, InFlight(("c2", 3), 1_001.0, None), 1_000)
 
 
-def test_orders_takes_every_sequence_of_candidates_up_to_the_limit():
+def test_orders_takes_every_sequence_of_candidates_up_to_the_depth_and_the_limit():
     def take(path: tuple[str, ...], ref: tuple[str, int]) -> list[tuple[str, ...]]:
         return [(*path, ref[0])]
 
-    found = orders((), [("a", 1), ("b", 1), ("c", 1)], take, 100)
+    three = [("a", 1), ("b", 1), ("c", 1)]
+    found = orders((), three, take, 100, 3)
     assert len(found) == 1 + 3 + 6 + 6 and len(set(found)) == len(found)
     assert found[0] == () and {len(p) for p in found[1:4]} == {1}
-    assert len(orders((), [("a", 1), ("b", 1), ("c", 1)], take, 5)) == 5
+    assert [len(p) for p in orders((), three, take, 100, 2)] == [0] + [1] * 3 + [2] * 6
+    assert len(orders((), three, take, 5, 3)) == 5
 
 
 def test_the_gaps_docs_oracle_md_quotes_are_the_traces():
@@ -148,6 +171,9 @@ def test_the_gaps_docs_oracle_md_quotes_are_the_traces():
         lines = (TRACES / name).read_text().splitlines()
         return json.loads(lines[second - 1])["ts"] - json.loads(lines[first - 1])["ts"]
 
+    def held(name: str) -> int:
+        return validate_trace(TRACES / name, shrink=False).counts.max_hypotheses
+
     doc = (Path(__file__).parent.parent / "docs" / "oracle.md").read_text()
     section = doc[doc.index("## Response order in the consumer protocol") :]
     quoted = {
@@ -155,7 +181,10 @@ def test_the_gaps_docs_oracle_md_quotes_are_the_traces():
         f"{gap('kip848-reordered-confluent.jsonl', 44, 48):.0f} ms after Dqe's",
         f"{gap('kip848-reordered-java.jsonl', 64, 65):.0f} ms later\n  (line 65)",
         f"{gap('kip848-reordered-java.jsonl', 66, 67):.1f} ms after it",
-        f"at most `MAX_HYPOTHESES` ({MAX_HYPOTHESES})",
+        f"cut at `MAX_HYPOTHESES` ({MAX_HYPOTHESES})",
+        f"At most {AHEAD_DEPTH} requests go ahead",
+        f"traces above holds at most {held('kip848-reordered-confluent.jsonl')} and "
+        f"{held('kip848-reordered-java.jsonl')} hypotheses",
         f"(default {OracleSettings.reorder_window_ms:,} ms",
     }
     assert {q for q in quoted if q not in section} == set()

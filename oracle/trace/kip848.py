@@ -74,7 +74,15 @@ from .kip848_offsets import (
     offset_groups,
     read_offset_request,
 )
-from .kip848_order import InFlight, frozen_body, groups_of, may_precede, orders, thawed_body
+from .kip848_order import (
+    AHEAD_DEPTH,
+    InFlight,
+    frozen_body,
+    groups_of,
+    may_precede,
+    orders,
+    thawed_body,
+)
 from .oracle import NOT_ALLOWED, UNDECODABLE, Divergence, ObservationError, OracleCounts
 from .tracker import OracleSettings
 
@@ -468,7 +476,9 @@ class ConsumerProtocolOracle:
         reordered: list[Hypothesis] = []
         for hypothesis in timed:
             if hypothesis.answered_ahead(ref) is None:
-                reordered += orders(hypothesis, candidates, self._take_ahead, MAX_HYPOTHESES)[1:]
+                reordered += orders(
+                    hypothesis, candidates, self._take_ahead, MAX_HYPOTHESES, AHEAD_DEPTH
+                )[1:]
         return self._keep(timed + reordered)
 
     def _take_ahead(self, hypothesis: Hypothesis, ref: tuple[str, int]) -> list[Hypothesis]:
