@@ -2,10 +2,13 @@
 traffic against the KIP-848 specification (`spec/kip848`), as `oracle.Oracle` judges the classic
 APIs against `spec/`.
 
-Each exchange is replayed through `ConsumerGroupCoordinatorSpec.step` when its response is seen
-(for one group Kafka answers in the order it processed, since every write of a group goes to one
-`__consumer_offsets` partition and is answered when committed), at the time its request was
-seen. Where the specification allows several outcomes (the server-side assignor's target, a tie
+Each exchange is replayed through `ConsumerGroupCoordinatorSpec.step` when its response is seen,
+at the time its request was seen. Kafka answers a group's writes once they are committed to the
+group's `__consumer_offsets` partition, and two committed in one batch may reach the wire in
+either order (different network threads send them): so a response is also judged in the
+hypotheses where heartbeats of its group still in flight took effect first, their answers kept
+until their own responses arrive (oracle/trace/kip848_order.py, bounded by the classic oracle's
+`reorder_window_ms`). Where the specification allows several outcomes (the server-side assignor's target, a tie
 between preferred assignors) the oracle keeps one hypothesis per outcome and drops those the
 observed responses rule out. Member ids the coordinator generates (v0 joins) are bound to the
 observed ones as they appear; v1 ids are the client's own and pass through unchanged.
@@ -71,7 +74,17 @@ from .kip848_offsets import (
     offset_groups,
     read_offset_request,
 )
+from .kip848_order import (
+    AHEAD_DEPTH,
+    InFlight,
+    frozen_body,
+    groups_of,
+    may_precede,
+    orders,
+    thawed_body,
+)
 from .oracle import NOT_ALLOWED, UNDECODABLE, Divergence, ObservationError, OracleCounts
+from .tracker import OracleSettings
 
 # How far the broker's timers may run from the recorder's clock: a timer may fire up to
 # EARLY_MS before its deadline as the recorder sees it (the broker's own reading of the request
@@ -113,6 +126,13 @@ class Hypothesis:
     state: ConsumerGroupsState
     spelling: tuple[tuple[str, str], ...] = ()
     fired: frozenset[str] = frozenset()
+    # Requests that took effect before one judged earlier, with the specification's answer
+    # (`kip848_order.frozen_body`), until their responses are seen (oracle/trace/kip848_order.py).
+    ahead: tuple[tuple[tuple[str, int], str], ...] = ()
+
+    def answered_ahead(self, ref: tuple[str, int]) -> str | None:
+        """The answer kept for `ref` if it took effect ahead of its response's turn, else None."""
+        return dict(self.ahead).get(ref)
 
     def observed_id(self, spec_id: str) -> str | None:
         """How the trace spells `spec_id`, or None when not bound yet."""
@@ -156,6 +176,9 @@ class ConsumerProtocolOracle:
     config: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)
     early_ms: int = EARLY_MS
     late_ms: int = LATE_MS
+    # How long after it was seen a request may take effect (the classic oracle's setting): bounds
+    # which requests in flight may have taken effect before the one judged (kip848_order.py).
+    reorder_window_ms: int = OracleSettings.reorder_window_ms
 
     def __post_init__(self) -> None:
         self.spec = ConsumerGroupCoordinatorSpec(self.config)
@@ -301,7 +324,20 @@ class ConsumerProtocolOracle:
         kept: list[Hypothesis] = []
         allowed: list[dict[str, Any]] = []
         every: list[Hypothesis] = []
-        for hypothesis in self._timed(self.hypotheses, self._now):
+        key = (event.connection, event.correlation_id)
+        for hypothesis in self._in_some_order(key, pending):
+            kept_ahead = hypothesis.answered_ahead(key)
+            if kept_ahead is not None:
+                # It took effect before a request judged earlier, which computed its answer.
+                after = replace(hypothesis, ahead=tuple(a for a in hypothesis.ahead if a[0] != key))
+                body = thawed_body(kept_ahead)
+                every.append(after)
+                matched = _matches(event.api_key, pending.version, body, observed, after)
+                if matched is not None:
+                    kept.append(matched)
+                elif len(allowed) < 4 and body not in allowed:
+                    allowed.append(body)
+                continue
             request = _in_spec_ids(pending.request, hypothesis)
             try:
                 outcomes = self.spec.step(hypothesis.state, RequestArrived(ref, request), self._now)
@@ -416,6 +452,64 @@ class ConsumerProtocolOracle:
         """The end of the trace: requests never answered are left as they are (a heartbeat in
         flight when the recording stopped)."""
         self._pending.clear()
+
+    # -- response order (oracle/trace/kip848_order.py) --------------------------------------
+
+    def _in_some_order(self, ref: tuple[str, int], pending: _Pending) -> list[Hypothesis]:
+        """The hypotheses at the judged request's time, and those in which heartbeats of its
+        group still in flight took effect before it (their answers kept in `ahead`)."""
+        judged = InFlight(ref, pending.ts_ms, groups_of(pending.request))
+        candidates = [
+            other
+            for other, waiting in self._pending.items()
+            if isinstance(waiting.request, cg.ConsumerGroupHeartbeatRequest)
+            and may_precede(
+                judged,
+                InFlight(other, waiting.ts_ms, groups_of(waiting.request)),
+                self.reorder_window_ms,
+            )
+        ]
+        timed = self._timed(self.hypotheses, self._now)
+        if not candidates:
+            return timed
+        # The hypotheses in processing order first, so that a cut (`_keep`) drops reorderings.
+        reordered: list[Hypothesis] = []
+        for hypothesis in timed:
+            if hypothesis.answered_ahead(ref) is None:
+                reordered += orders(
+                    hypothesis, candidates, self._take_ahead, MAX_HYPOTHESES, AHEAD_DEPTH
+                )[1:]
+        return self._keep(timed + reordered)
+
+    def _take_ahead(self, hypothesis: Hypothesis, ref: tuple[str, int]) -> list[Hypothesis]:
+        """`hypothesis` after the in-flight request `ref` took effect, its answer kept."""
+        if hypothesis.answered_ahead(ref) is not None:
+            return []
+        waiting = self._pending[ref]
+        request = _in_spec_ids(waiting.request, hypothesis)
+        # At the time it would be stepped at had its response come first, so that requests
+        # that commute give the same state in either order, and their hypotheses merge.
+        at = max(self._now, int(waiting.ts_ms))
+        try:
+            outcomes = self.spec.step(
+                hypothesis.state, RequestArrived(RequestRef(*ref), request), at
+            )
+        except (UnknownApiError, EventNotEnabledError):
+            return []
+        taken: list[Hypothesis] = []
+        for outcome in outcomes:
+            (reply,) = [r for r in outcome.responses if r.ref == RequestRef(*ref)]
+            body = response_body((reply.body,), waiting.version, (waiting.request,))
+            taken.append(
+                replace(
+                    hypothesis,
+                    state=outcome.state,
+                    fired=hypothesis.fired | set(outcome.rules),
+                    # Sorted: the same answers kept ahead in another order are one hypothesis.
+                    ahead=tuple(sorted((*hypothesis.ahead, (ref, frozen_body(body))))),
+                )
+            )
+        return taken
 
 
 # -- comparing ---------------------------------------------------------------------------------

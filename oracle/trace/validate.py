@@ -262,7 +262,8 @@ def validate_lines(
         # KIP-848's APIs go to the consumer-protocol oracle, everything else to the classic one.
         try:
             consumer = ConsumerProtocolOracle(
-                consumer_group_config(_consumer_settings(reading.header.consumer_groups, config))
+                consumer_group_config(_consumer_settings(reading.header.consumer_groups, config)),
+                reorder_window_ms=settings.reorder_window_ms,
             )
         except ConsumerSettingsError as error:
             raise TraceInputError(f"{source}:1: {error}") from None
