@@ -29,8 +29,6 @@ LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
 
 HIGHEST_HEARTBEAT_VERSION = 1
-# From v1 the client generates its member id and must send it from its first heartbeat.
-CLIENT_GENERATED_MEMBER_ID_VERSION = 1
 HIGHEST_DESCRIBE_VERSION = 1
 
 
@@ -205,36 +203,3 @@ class ConsumerGroupDescribeResponse:
     per offsets partition, so their order carries no meaning)."""
 
     groups: tuple[DescribedConsumerGroup, ...] = field(metadata=UNORDERED)
-
-
-def invalid_heartbeat_reason(request: ConsumerGroupHeartbeatRequest) -> str:
-    """Why a broker refuses the heartbeat as INVALID_REQUEST before it reads the group, or ''
-    (`GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid`): the request's own
-    fields, which the specification and the optimized coordinator judge alike."""
-    epoch = request.member_epoch
-    needs_member_id = (
-        request.api_version >= CLIENT_GENERATED_MEMBER_ID_VERSION
-        or epoch > 0
-        or epoch == LEAVE_GROUP_MEMBER_EPOCH
-    )
-    if needs_member_id and request.member_id == "":
-        return "MemberId can't be empty"
-    if request.group_id == "":
-        return "GroupId can't be empty"
-    if request.instance_id == "":
-        return "InstanceId can't be empty"
-    if request.rack_id == "":
-        return "RackId can't be empty"
-    if epoch == JOIN_GROUP_MEMBER_EPOCH:
-        if request.rebalance_timeout_ms == -1:
-            return "RebalanceTimeoutMs must be provided when joining"
-        if request.topic_partitions != ():
-            return "TopicPartitions must be empty when joining"
-        if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
-            return "a subscription must be given when joining"
-    elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-        if request.instance_id is None:
-            return "InstanceId can't be null"
-    elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-        return "MemberEpoch is invalid"
-    return ""

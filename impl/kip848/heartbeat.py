@@ -21,7 +21,6 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupTopicPartitions,
-    invalid_heartbeat_reason,
 )
 from groupspec.vocabulary.errors import ErrorCode
 
@@ -35,6 +34,7 @@ from .runtime import Runtime
 from .state import NO_PARTITIONS, Group, Member, MemberState, Partitions
 
 # ConsumerGroupHeartbeat v1 is the first version whose member ids the client generates.
+CLIENT_GENERATED_MEMBER_ID_VERSION = 1
 
 
 class Refused(Exception):
@@ -54,7 +54,7 @@ def consumer_group_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartb
             "are not implemented"
         )
     try:
-        if invalid_heartbeat_reason(request):
+        if invalid_request_reason(request):
             raise Refused(ErrorCode.INVALID_REQUEST)
         assignor = request.server_assignor
         if assignor is not None and assignor not in rt.config.assignors:
@@ -65,6 +65,37 @@ def consumer_group_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartb
             _heartbeat(rt, ref, request)
     except Refused as refused:
         rt.respond(ref, ConsumerGroupHeartbeatResponse(refused.error))
+
+
+def invalid_request_reason(request: ConsumerGroupHeartbeatRequest) -> str:
+    """Why the request is refused as INVALID_REQUEST before the group is read, or ''."""
+    epoch = request.member_epoch
+    needs_member_id = (
+        request.api_version >= CLIENT_GENERATED_MEMBER_ID_VERSION
+        or epoch > 0
+        or epoch == LEAVE_GROUP_MEMBER_EPOCH
+    )
+    if needs_member_id and request.member_id == "":
+        return "MemberId can't be empty"
+    if request.group_id == "":
+        return "GroupId can't be empty"
+    if request.instance_id == "":
+        return "InstanceId can't be empty"
+    if request.rack_id == "":
+        return "RackId can't be empty"
+    if epoch == JOIN_GROUP_MEMBER_EPOCH:
+        if request.rebalance_timeout_ms == -1:
+            return "RebalanceTimeoutMs must be provided when joining"
+        if request.topic_partitions != ():
+            return "TopicPartitions must be empty when joining"
+        if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
+            return "a subscription must be given when joining"
+    elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if request.instance_id is None:
+            return "InstanceId can't be null"
+    elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        return "MemberEpoch is invalid"
+    return ""
 
 
 def _owned(config: ConsumerGroupConfig, request: ConsumerGroupHeartbeatRequest) -> Owned:

@@ -23,7 +23,6 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     ConsumerGroupTopicPartitions,
-    invalid_heartbeat_reason,
 )
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import RequestRef
@@ -75,6 +74,7 @@ from .state import (
 from .step import Step
 
 # ConsumerGroupHeartbeat v1 is the first version whose member ids the client generates (KIP-1082).
+CLIENT_GENERATED_MEMBER_ID_VERSION = 1
 
 
 class Refused(Exception):
@@ -100,7 +100,7 @@ def consumer_group_heartbeat(
         if request.api_version > MAX_HEARTBEAT_VERSION[step.config.kafka_version]:
             step.fire(CG_HEARTBEAT_UNSUPPORTED_VERSION)
             raise Refused(ErrorCode.UNSUPPORTED_VERSION)
-        if invalid_heartbeat_reason(request):
+        if invalid_request_reason(request):
             step.fire(CG_HEARTBEAT_INVALID_REQUEST)
             raise Refused(ErrorCode.INVALID_REQUEST)
         assignor = request.server_assignor
@@ -113,6 +113,37 @@ def consumer_group_heartbeat(
     except Refused as refused:
         step.respond(ref, ConsumerGroupHeartbeatResponse(refused.error))
         return state
+
+
+def invalid_request_reason(request: ConsumerGroupHeartbeatRequest) -> str:
+    """Why GroupCoordinatorService refuses the request as INVALID_REQUEST, or ''."""
+    epoch = request.member_epoch
+    needs_member_id = (
+        request.api_version >= CLIENT_GENERATED_MEMBER_ID_VERSION
+        or epoch > 0
+        or epoch == LEAVE_GROUP_MEMBER_EPOCH
+    )
+    if needs_member_id and request.member_id == "":
+        return "MemberId can't be empty"
+    if request.group_id == "":
+        return "GroupId can't be empty"
+    if request.instance_id == "":
+        return "InstanceId can't be empty"
+    if request.rack_id == "":
+        return "RackId can't be empty"
+    if epoch == JOIN_GROUP_MEMBER_EPOCH:
+        if request.rebalance_timeout_ms == -1:
+            return "RebalanceTimeoutMs must be provided when joining"
+        if request.topic_partitions != ():
+            return "TopicPartitions must be empty when joining"
+        if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
+            return "a subscription must be given when joining"
+    elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if request.instance_id is None:
+            return "InstanceId can't be null"
+    elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        return "MemberEpoch is invalid"
+    return ""
 
 
 def owned_partitions(config: ConsumerGroupConfig, request: ConsumerGroupHeartbeatRequest) -> Owned:

@@ -24,7 +24,6 @@ from groupspec.vocabulary.consumer_groups import (
     LEAVE_GROUP_MEMBER_EPOCH,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
-    invalid_heartbeat_reason,
 )
 from groupspec.vocabulary.errors import ErrorCode, InputError
 from groupspec.vocabulary.group_state import EMPTY
@@ -63,7 +62,7 @@ from .events import (
     RequestArrived,
     SessionTimeoutExpired,
 )
-from .heartbeat import consumer_group_heartbeat
+from .heartbeat import consumer_group_heartbeat, invalid_request_reason
 from .mixed_rules import (
     CG_CLASSIC_EMPTY_CONSUMER_GROUP_REPLACED,
     CG_CONVERT_EMPTY_CLASSIC_REPLACED,
@@ -229,7 +228,7 @@ class MixedCoordinatorSpec:
         assert isinstance(request, ConsumerGroupHeartbeatRequest)
         kind = state.kind_of(request.group_id)
         if kind is GroupKind.CLASSIC:
-            if invalid_heartbeat_reason(request) or (
+            if invalid_request_reason(request) or (
                 request.server_assignor is not None
                 and request.server_assignor not in self.config.assignors
             ):
