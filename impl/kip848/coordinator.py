@@ -388,38 +388,44 @@ class ConsumerGroupCoordinator:
         if group is None:
             return None
         if kind == SESSION:
-            if group.session_entries.get(member_id) is not entry:
-                return None
-            del group.session_entries[member_id]
             due = group.session_deadlines.get(member_id)
-            if due is None:
-                return None
-            if due > now:
-                group.session_entries[member_id] = rt.push(due, SESSION, group, member_id)
-                return None
-            return SessionTimeoutExpired(group_id, member_id)
+            if _surfaced(rt, group, group.session_entries, member_id, due, entry, now):
+                return SessionTimeoutExpired(group_id, member_id)
+            return None
         if kind in (CLASSIC_JOIN, CLASSIC_SYNC):
             key = (kind, member_id)
-            if group.classic_entries.get(key) is not entry:
-                return None
-            del group.classic_entries[key]
             deadline = group.classic_deadlines.get(key)
-            if deadline is None:
-                return None
-            if deadline > now:
-                group.classic_entries[key] = rt.push(deadline, kind, group, member_id)
+            if not _surfaced(rt, group, group.classic_entries, key, deadline, entry, now):
                 return None
             if kind == CLASSIC_JOIN:
                 return ClassicJoinTimeoutExpired(group_id, member_id)
             return ClassicSyncTimeoutExpired(group_id, member_id)
         assert kind == REBALANCE
-        if group.rebalance_entries.get(member_id) is not entry:
-            return None
-        del group.rebalance_entries[member_id]
         armed = group.rebalance_deadlines.get(member_id)
-        if armed is None:
-            return None
-        if armed[1] > now:
-            group.rebalance_entries[member_id] = rt.push(armed[1], REBALANCE, group, member_id)
-            return None
-        return RebalanceTimeoutExpired(group_id, member_id)
+        due = None if armed is None else armed[1]
+        if _surfaced(rt, group, group.rebalance_entries, member_id, due, entry, now):
+            return RebalanceTimeoutExpired(group_id, member_id)
+        return None
+
+
+def _surfaced(
+    rt: Runtime,
+    group: Group,
+    entries: dict[Any, TimerEntry],
+    key: Any,
+    deadline: int | None,
+    entry: TimerEntry,
+    now: int,
+) -> bool:
+    """Whether `entry`, just popped from the heap as `entries[key]`, stands for a timer due now:
+    not when a newer entry replaced it or the timer was cancelled; when the timer moved later,
+    the entry is queued again at its deadline instead."""
+    if entries.get(key) is not entry:
+        return False
+    del entries[key]
+    if deadline is None:
+        return False
+    if deadline > now:
+        entries[key] = rt.push(deadline, entry[2], group, entry[4])
+        return False
+    return True
