@@ -26,6 +26,15 @@ What is not judged here, and why:
 - an OffsetCommit or OffsetFetch naming a topic by an id the trace header does not give
   (oracle/trace/kip848_offsets.py), or an OffsetFetch batching several groups.
 
+Classic members inside consumer groups: JoinGroup, SyncGroup, Heartbeat and LeaveGroup naming a
+group this oracle has seen a ConsumerGroupHeartbeat of are its own too, judged through
+`spec/kip848/mixed.py` (oracle/trace/kip848_classic.py), so that a classic consumer joining a
+consumer group and the downgrade of a group whose last consumer-protocol member leaves are judged
+with the group. A group that has become a classic one here (a downgrade, or a classic join
+replacing an Empty consumer group) is judged no further: a classic group's JoinGroup is answered
+when its rebalance completes, which the classic oracle's tracker follows and this oracle does not;
+its later requests are counted as skipped.
+
 OffsetCommit and OffsetFetch are classic API keys: those naming a group this oracle has seen a
 ConsumerGroupHeartbeat of are its own, judged by member id and member epoch against
 spec/kip848/offsets.py (the version profiles decide the commit's epoch check); the classic oracle
@@ -41,17 +50,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.errors import UnknownApiError
 from groupspec.spec.events import EventNotEnabledError
 from groupspec.spec.kip848.config import ConsumerGroupConfig, TopicMetadata
-from groupspec.spec.kip848.coordinator import ConsumerGroupCoordinatorSpec
 from groupspec.spec.kip848.events import RequestArrived
 from groupspec.spec.kip848.groups import CONSUMER_GROUP_TYPE
-from groupspec.spec.kip848.state import ConsumerGroupsState
+from groupspec.spec.kip848.mixed import MixedCoordinatorSpec
+from groupspec.spec.kip848.mixed_state import GroupKind, MixedState
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary import consumer_groups as cg
 from groupspec.vocabulary.errors import InvalidConfigError
-from groupspec.vocabulary.requests import RequestRef
+from groupspec.vocabulary.requests import Received, RequestRef
 from groupspec.wire.group_apis import (
     CONSUMER_BY_KEY,
     CONSUMER_GROUP_DESCRIBE,
@@ -67,6 +77,13 @@ from groupspec.wire.group_apis import (
 )
 from groupspec.wire.trace_format import REQUEST, RESPONSE, TraceEvent
 
+from .kip848_classic import (
+    CLASSIC_MEMBER_APIS,
+    ClassicMemberRequest,
+    bindings,
+    classic_group_of,
+    in_spec_ids,
+)
 from .kip848_offsets import (
     OFFSET_APIS,
     judged_version,
@@ -123,7 +140,7 @@ class Hypothesis:
     """One specification state the observations allow so far, how the specification's member
     ids are spelled in the trace, and the rules fired on the way here."""
 
-    state: ConsumerGroupsState
+    state: MixedState
     spelling: tuple[tuple[str, str], ...] = ()
     fired: frozenset[str] = frozenset()
     # Requests that took effect before one judged earlier, with the specification's answer
@@ -179,9 +196,12 @@ class ConsumerProtocolOracle:
     # How long after it was seen a request may take effect (the classic oracle's setting): bounds
     # which requests in flight may have taken effect before the one judged (kip848_order.py).
     reorder_window_ms: int = OracleSettings.reorder_window_ms
+    # The classic settings (a classic member's session timeout bounds, the classic group a
+    # downgrade makes): the trace's, as the classic oracle reads them.
+    classic_config: CoordinatorConfig | None = None
 
     def __post_init__(self) -> None:
-        self.spec = ConsumerGroupCoordinatorSpec(self.config)
+        self.spec = MixedCoordinatorSpec(self.config, self.classic_config)
         self.hypotheses: list[Hypothesis] = [Hypothesis(self.spec.initial_state())]
         self.counts = OracleCounts()
         self.divergences: list[Divergence] = []
@@ -191,6 +211,8 @@ class ConsumerProtocolOracle:
         # The consumer-protocol groups seen, and the offset requests of theirs in flight.
         self._groups: set[str] = set()
         self._offsets: set[tuple[str, int]] = set()
+        # Groups that became classic ones here, judged no further (see the module's docstring).
+        self._unjudged: set[str] = set()
         self._now = 0
 
     def judges(self, event: TraceEvent) -> bool:
@@ -207,6 +229,12 @@ class ConsumerProtocolOracle:
             # can be in its answer, so it is this oracle's (in flight in `_offsets` too).
             types = (event.body or {}).get("types_filter") or ()
             if [str(t).lower() for t in types] == [CONSUMER_GROUP_TYPE]:
+                self._offsets.add(ref)
+                return True
+            return False
+        if event.direction == REQUEST and event.api_key in CLASSIC_MEMBER_APIS:
+            # A classic member's request to a consumer group (or one converted from it here).
+            if classic_group_of(event.api_key, event.body or {}) in self._groups:
                 self._offsets.add(ref)
                 return True
             return False
@@ -274,6 +302,9 @@ class ConsumerProtocolOracle:
             self._skip(ref, f"{event.api} of several groups")
             return
         (request,) = requests
+        if getattr(request, "group_id", None) in self._unjudged:
+            self._skip(ref, f"{event.api} (a group converted to classic)")
+            return
         if isinstance(request, cg.ConsumerGroupHeartbeatRequest) and request.subscribed_topic_regex:
             self._skip(ref, f"{event.api} (regular-expression subscription)")
             return
@@ -293,7 +324,7 @@ class ConsumerProtocolOracle:
             return read_offset_request(
                 event.api_key, event.api_version, body, event.client_id, host, self.config.topics
             )
-        if event.api_key in (DELETE_GROUPS, LIST_GROUPS):
+        if event.api_key in (DELETE_GROUPS, LIST_GROUPS) or event.api_key in CLASSIC_MEMBER_APIS:
             return read_requests(event.api_key, event.api_version, body, event.client_id, host)
         return read_consumer_requests(event.api_key, event.api_version, body, event.client_id, host)
 
@@ -324,6 +355,7 @@ class ConsumerProtocolOracle:
         kept: list[Hypothesis] = []
         allowed: list[dict[str, Any]] = []
         every: list[Hypothesis] = []
+        parked: list[Hypothesis] = []
         key = (event.connection, event.correlation_id)
         for hypothesis in self._in_some_order(key, pending):
             kept_ahead = hypothesis.answered_ahead(key)
@@ -332,46 +364,49 @@ class ConsumerProtocolOracle:
                 after = replace(hypothesis, ahead=tuple(a for a in hypothesis.ahead if a[0] != key))
                 body = thawed_body(kept_ahead)
                 every.append(after)
-                matched = _matches(event.api_key, pending.version, body, observed, after)
-                if matched is not None:
-                    kept.append(matched)
-                elif len(allowed) < 4 and body not in allowed:
+                matching = _matches(event.api_key, pending.version, body, observed, after)
+                kept += matching
+                if not matching and len(allowed) < 4 and body not in allowed:
                     allowed.append(body)
                 continue
             request = _in_spec_ids(pending.request, hypothesis)
             try:
-                outcomes = self.spec.step(hypothesis.state, RequestArrived(ref, request), self._now)
+                outcomes = self.spec.step(hypothesis.state, _arrival(ref, request), self._now)
             except UnknownApiError:
                 # An input the specification does not model (docs/protocol.md §12.13): the
                 # request and its response are skipped, not judged.
-                self.counts.judged -= 2
-                self.counts.requests -= 1
-                self.counts.responses_checked -= 1
-                self.counts.skipped += 1
-                name = f"{event.api} (unmodelled)"
-                self.counts.skipped_apis[name] = self.counts.skipped_apis.get(name, 0) + 1
+                self._unjudged_exchange(event, pending, "unmodelled")
                 return None
             for outcome in outcomes:
-                (reply,) = [r for r in outcome.responses if r.ref == ref]
-                body = response_body((reply.body,), pending.version, (pending.request,))
+                replies = [r for r in outcome.responses if r.ref == ref]
+                if not replies:
+                    # Parked: a classic group's JoinGroup waiting for its rebalance.
+                    parked.append(replace(hypothesis, state=outcome.state))
+                    continue
+                body = response_body((replies[0].body,), pending.version, (pending.request,))
                 after = replace(
                     hypothesis, state=outcome.state, fired=hypothesis.fired | set(outcome.rules)
                 )
                 every.append(after)
                 if offsets:
                     same = offset_form(event.api_key, pending.version, body, ()) == seen_form
-                    matched = after if same else None
+                    matching = [after] if same else []
                 else:
-                    matched = _matches(event.api_key, pending.version, body, observed, after)
-                if matched is not None:
-                    kept.append(matched)
-                elif len(allowed) < 4 and body not in allowed:
+                    matching = _matches(event.api_key, pending.version, body, observed, after)
+                kept += matching
+                if not matching and len(allowed) < 4 and body not in allowed:
                     allowed.append(body)
+        if parked and not every:
+            self.hypotheses = self._keep(parked)
+            self._unjudged_exchange(event, pending, "answered after a classic rebalance")
+            return None
         if kept:
             self.hypotheses = self._keep(kept)
+            self._note_conversions(pending.request)
             return None
         # Resynchronise: go on from every state the specification allowed here.
         self.hypotheses = self._keep(every) or self.hypotheses
+        self._note_conversions(pending.request)
         return self._diverge(
             event,
             line,
@@ -381,6 +416,25 @@ class ConsumerProtocolOracle:
             _first_field(event.api_key, pending.version, allowed, observed),
         )
 
+    def _unjudged_exchange(self, event: TraceEvent, pending: _Pending, why: str) -> None:
+        """Count the exchange as skipped, not judged; a classic member's request skipped leaves
+        its group unjudged from here on (the hypotheses no longer hold what the broker did)."""
+        self.counts.judged -= 2
+        self.counts.requests -= 1
+        self.counts.responses_checked -= 1
+        self.counts.skipped += 1
+        name = f"{event.api} ({why})"
+        self.counts.skipped_apis[name] = self.counts.skipped_apis.get(name, 0) + 1
+        if event.api_key in CLASSIC_MEMBER_APIS:
+            self._unjudged.add(pending.request.group_id)
+
+    def _note_conversions(self, request: Any) -> None:
+        """Leave unjudged from here on each group `request` names that every hypothesis now
+        holds as a classic group (see the module's docstring)."""
+        for group_id in groups_of(request) or ():
+            if all(h.state.kind_of(group_id) is GroupKind.CLASSIC for h in self.hypotheses):
+                self._unjudged.add(group_id)
+
     def _timed(self, hypotheses: Iterable[Hypothesis], now: int) -> list[Hypothesis]:
         """The hypotheses at `now`: timers more than `late_ms` overdue fired, those near their
         deadline fired or not."""
@@ -388,9 +442,13 @@ class ConsumerProtocolOracle:
         frontier = list(hypotheses)
         while frontier:
             hypothesis = frontier.pop()
+            timers: list[tuple[Any, int]] = [
+                *armed_timers(hypothesis.state.consumer),
+                *self.spec.armed_classic_member_timers(hypothesis.state),
+            ]
             due = sorted(
                 (deadline, index, timer)
-                for index, (timer, deadline) in enumerate(armed_timers(hypothesis.state))
+                for index, (timer, deadline) in enumerate(timers)
                 if deadline <= now + self.early_ms
             )
             if not due:
@@ -491,9 +549,7 @@ class ConsumerProtocolOracle:
         # that commute give the same state in either order, and their hypotheses merge.
         at = max(self._now, int(waiting.ts_ms))
         try:
-            outcomes = self.spec.step(
-                hypothesis.state, RequestArrived(RequestRef(*ref), request), at
-            )
+            outcomes = self.spec.step(hypothesis.state, _arrival(RequestRef(*ref), request), at)
         except (UnknownApiError, EventNotEnabledError):
             return []
         taken: list[Hypothesis] = []
@@ -518,7 +574,17 @@ class ConsumerProtocolOracle:
 def _in_spec_ids(request: Any, hypothesis: Hypothesis) -> Any:
     if isinstance(request, cg.ConsumerGroupHeartbeatRequest) and request.member_id:
         return replace(request, member_id=hypothesis.spec_id(request.member_id))
+    if isinstance(request, ClassicMemberRequest):
+        return in_spec_ids(request, hypothesis.spec_id)
     return request
+
+
+def _arrival(ref: RequestRef, request: Any) -> Any:
+    """The specification's input for `request` arriving: the classic coordinator's for a
+    classic member's request, the consumer-protocol coordinator's otherwise."""
+    if isinstance(request, ClassicMemberRequest):
+        return Received(ref, request)
+    return RequestArrived(ref, request)
 
 
 def _partitions(entries: Any) -> frozenset[tuple[str, int]]:
@@ -566,9 +632,25 @@ def _matches(
     spec_body: dict[str, Any],
     observed: dict[str, Any],
     hypothesis: Hypothesis,
+) -> list[Hypothesis]:
+    """`hypothesis` with the member ids of this response bound, in every way under which the
+    observed response is the specification's `spec_body`; none if it is not."""
+    if api_key in CLASSIC_MEMBER_APIS:
+        return [
+            replace(hypothesis, spelling=spelling)
+            for spelling in bindings(api_key, version, spec_body, observed, hypothesis.spelling)
+        ]
+    matched = _matched_one(api_key, version, spec_body, observed, hypothesis)
+    return [] if matched is None else [matched]
+
+
+def _matched_one(
+    api_key: int,
+    version: int,
+    spec_body: dict[str, Any],
+    observed: dict[str, Any],
+    hypothesis: Hypothesis,
 ) -> Hypothesis | None:
-    """`hypothesis` with the member ids of this response bound, if the observed response is the
-    specification's `spec_body`; None if it is not."""
     if api_key == CONSUMER_GROUP_HEARTBEAT:
         if _heartbeat_form(spec_body) != _heartbeat_form(observed):
             return None
@@ -641,6 +723,11 @@ def _first_field(
             if a != b:
                 return name
         return "member_id"
+    if api_key in CLASSIC_MEMBER_APIS:
+        differing = [
+            k for k in expected if k != "throttle_time_ms" and expected[k] != observed.get(k)
+        ]
+        return differing[0] if differing else "member_id"
     if api_key in OFFSET_APIS:
         # Compared as a whole form (kip848_offsets.offset_form): the group's error or a partition.
         return "partitions"
@@ -650,7 +737,7 @@ def _first_field(
 def _render(hypotheses: list[Hypothesis]) -> str:
     if not hypotheses:
         return ""
-    state = hypotheses[0].state
+    state = hypotheses[0].state.consumer
     lines = []
     for group in state.iter_groups():
         lines.append(

@@ -264,6 +264,7 @@ def validate_lines(
             consumer = ConsumerProtocolOracle(
                 consumer_group_config(_consumer_settings(reading.header.consumer_groups, config)),
                 reorder_window_ms=settings.reorder_window_ms,
+                classic_config=config,
             )
         except ConsumerSettingsError as error:
             raise TraceInputError(f"{source}:1: {error}") from None
