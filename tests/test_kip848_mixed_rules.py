@@ -57,9 +57,9 @@ from groupspec.vocabulary.requests import (
 )
 from groupspec.vocabulary.responses import (
     HeartbeatResponse,
-    OffsetCommitResponse,
     JoinGroupResponse,
     LeaveGroupResponse,
+    OffsetCommitResponse,
     SyncGroupResponse,
 )
 
