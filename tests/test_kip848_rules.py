@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 from kip848_helpers import CONFIG, SPEC, answer, beat, first, join, only, send, tps
 from kip848_offset_scenarios import OFFSET_SCENARIOS
+from kip848_regex_scenarios import REGEX_SCENARIOS
 
-from groupspec.spec.errors import UnknownApiError
 from groupspec.spec.events import EventNotEnabledError
 from groupspec.spec.kip848 import (
     ConsumerGroupConfig,
@@ -610,6 +610,7 @@ SCENARIOS: dict[str, Callable[[], Outcome]] = {
     "cg_failover.load_in_progress": failover_load_in_progress,
 }
 SCENARIOS.update(OFFSET_SCENARIOS)
+SCENARIOS.update(REGEX_SCENARIOS)
 
 
 def test_every_rule_has_a_scenario():
@@ -633,12 +634,6 @@ def test_a_timer_that_is_not_armed_is_refused():
         send(EMPTY, SessionTimeoutExpired("g", "a"))
     with pytest.raises(EventNotEnabledError):
         send(one_member(), RebalanceTimeoutExpired("g", "a"))
-
-
-def test_a_regular_expression_subscription_is_not_modelled():
-    regex = replace(join("a", topics=()), subscribed_topic_names=None, subscribed_topic_regex="t.*")
-    with pytest.raises(UnknownApiError, match="subscribed_topic_regex"):
-        send(EMPTY, regex)
 
 
 def test_what_no_frame_can_carry_is_refused_when_built():

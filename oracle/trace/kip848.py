@@ -18,9 +18,12 @@ session or rebalance timeout whose deadline is more than `late_ms` behind the re
 has fired; one within `early_ms` ahead to `late_ms` behind may have fired or not (the broker's
 clock and its timer thread are not the recorder's), so both are kept.
 
+A regular-expression subscription is resolved by the broker off the request path
+(spec/kip848/regex.py): once one is under way it may have finished before any later request,
+so both are kept, as for a timer near its deadline; the topics it resolves to are those of the
+trace header whose whole name the expression matches.
+
 What is not judged here, and why:
-- a heartbeat subscribing by regular expression (`subscribed_topic_regex`): the specification
-  does not model regular-expression subscriptions (docs/protocol.md §12.13); counted as skipped;
 - ConsumerGroupDescribe's client id and client host and each topic's name: the specification
   keeps neither (`spec/kip848/state.py`), so they are left out of the comparison;
 - an OffsetCommit or OffsetFetch naming a topic by an id the trace header does not give
@@ -58,6 +61,7 @@ from groupspec.spec.kip848.events import RequestArrived
 from groupspec.spec.kip848.groups import CONSUMER_GROUP_TYPE
 from groupspec.spec.kip848.mixed import MixedCoordinatorSpec
 from groupspec.spec.kip848.mixed_state import GroupKind, MixedState
+from groupspec.spec.kip848.regex import resolution_pending
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary import consumer_groups as cg
 from groupspec.vocabulary.errors import InvalidConfigError
@@ -310,9 +314,6 @@ class ConsumerProtocolOracle:
         if getattr(request, "group_id", None) in self._unjudged:
             self._skip(ref, f"{event.api} (a group converted to classic)")
             return
-        if isinstance(request, cg.ConsumerGroupHeartbeatRequest) and request.subscribed_topic_regex:
-            self._skip(ref, f"{event.api} (regular-expression subscription)")
-            return
         if isinstance(request, cg.ConsumerGroupHeartbeatRequest):
             self._groups.add(request.group_id)
         self.counts.requests += 1
@@ -465,7 +466,13 @@ class ConsumerProtocolOracle:
                 # It may not have fired yet, and then neither has any timer due after it: keep
                 # the state where none has.
                 done.append(hypothesis)
-        return self._keep(done)
+        # A regular-expression resolution under way finishes on the broker's executor, at a
+        # time the trace does not show: it may have finished by now or not (both are kept).
+        resolved: list[Hypothesis] = []
+        for hypothesis in done:
+            for resolution in resolution_pending(hypothesis.state.consumer):
+                resolved += self._fire(hypothesis, resolution, now)
+        return self._keep(done + resolved)
 
     def _fire(self, hypothesis: Hypothesis, timer: Any, deadline: int) -> list[Hypothesis]:
         try:

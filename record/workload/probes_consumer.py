@@ -54,6 +54,7 @@ class ErrorCode(IntEnum):
     NONE = 0
     UNKNOWN_MEMBER_ID = 25
     INVALID_REQUEST = 42
+    INVALID_REGULAR_EXPRESSION = 128
     GROUP_ID_NOT_FOUND = 69
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
@@ -721,6 +722,54 @@ async def listing(connect: Connect, group: str, setup: ProbeSetup) -> None:
         raise ProbeStopped("the group its member left is not listed as Empty")
 
 
+async def regex_subscriptions(connect: Connect, group: str, setup: ProbeSetup) -> None:
+    """Regular-expression subscriptions (v1): a join with an expression RE2/J does not compile
+    (INVALID_REGULAR_EXPRESSION); a join with an expression matching the first topic only, whose
+    partitions arrive once the broker has resolved it; a second member joining with the same,
+    already resolved, expression; that member dropping it for topic names; both leaving (the
+    last subscriber's leave deletes the resolution)."""
+    topic = setup.first
+    # The whole name must match (RE2/J `matches`): the second topic's name only begins alike.
+    regex = topic.name
+    a = CgMember(await connect("a"), group, topic, new_id())
+    invalid = await a.send(
+        member_epoch=JOIN_GROUP_MEMBER_EPOCH,
+        rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
+        subscribed_topic_regex="(",
+        topic_partitions=[],
+    )
+    expect(invalid, ErrorCode.INVALID_REGULAR_EXPRESSION, "a join with an invalid expression")
+    joined = await a.send(
+        member_epoch=JOIN_GROUP_MEMBER_EPOCH,
+        rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
+        subscribed_topic_regex=regex,
+        topic_partitions=[],
+    )
+    expect(joined, ErrorCode.NONE, "a joins with an expression")
+    await settle(a)
+    b = CgMember(await connect("b"), group, topic, new_id())
+    joined = await b.send(
+        member_epoch=JOIN_GROUP_MEMBER_EPOCH,
+        rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
+        subscribed_topic_regex=regex,
+        topic_partitions=[],
+    )
+    expect(joined, ErrorCode.NONE, "b joins with the same expression")
+    await settle(a, b)
+    named = await b.send(
+        subscribed_topic_names=[topic.name],
+        subscribed_topic_regex="",
+        topic_partitions=[
+            {"topic_id": topic_id, "partitions": sorted(parts)}
+            for topic_id, parts in b.owned.items()
+        ],
+    )
+    expect(named, ErrorCode.NONE, "b drops the expression for the topic's name")
+    await settle(a, b)
+    expect(await a.leave(), ErrorCode.NONE, "a leaves")
+    expect(await b.leave(), ErrorCode.NONE, "b leaves")
+
+
 ProbeFunction = Callable[[Connect, str, ProbeSetup], Coroutine[Any, Any, None]]
 
 
@@ -925,6 +974,23 @@ CONSUMER_PROBES: dict[str, ConsumerProbe] = {
                 "cg_delete_groups.deleted",
                 "cg_delete_groups.unknown_group",
                 "cg_record.group_tombstones",
+            ),
+        ),
+        ConsumerProbe(
+            "cg-regex",
+            regex_subscriptions,
+            (
+                *GROUP_LIFECYCLE,
+                *REVOCATION,
+                "cg_heartbeat.join_client_member_id",
+                "cg_regex.invalid",
+                "cg_regex.subscribed_unresolved",
+                "cg_regex.resolution_started",
+                "cg_regex.resolved_changed",
+                "cg_regex.subscribed_resolved",
+                "cg_regex.unsubscribed",
+                "cg_regex.tombstone",
+                "cg_record.regex",
             ),
         ),
         ConsumerProbe(

@@ -51,6 +51,9 @@ class ConsumerGroupConfig:
     # isConsumerGroupProtocolEnabled): not with the old Scala coordinator of Kafka 3.x, the
     # classic 3.x profile's, nor without "consumer" in group.coordinator.rebalance.protocols.
     consumer_protocol_enabled: bool = True
+    # group.consumer.regex.refresh.interval.ms: how old a group's regular-expression resolution
+    # may grow before a heartbeat starts a new one (Kafka's default, 10 minutes).
+    regex_refresh_interval_ms: int = 600_000
 
     def __post_init__(self) -> None:
         if self.kafka_version not in KIP848_PROFILES:
@@ -58,7 +61,12 @@ class ConsumerGroupConfig:
                 f"kafka_version must be one of {', '.join(KIP848_PROFILES)}, "
                 f"got {self.kafka_version!r}"
             )
-        for name in ("session_timeout_ms", "heartbeat_interval_ms", "max_size"):
+        for name in (
+            "session_timeout_ms",
+            "heartbeat_interval_ms",
+            "max_size",
+            "regex_refresh_interval_ms",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise InvalidConfigError(f"{name} must be a positive integer, got {value!r}")

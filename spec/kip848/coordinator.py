@@ -33,6 +33,7 @@ from .events import (
     CoordinatorLoadStarted,
     CoordinatorUnloaded,
     RebalanceTimeoutExpired,
+    RegexResolutionCompleted,
     RequestArrived,
     SessionTimeoutExpired,
 )
@@ -46,6 +47,7 @@ from .failover import (
 from .groups import delete_groups, list_groups
 from .heartbeat import consumer_group_heartbeat
 from .offsets import offset_commit, offset_fetch
+from .regex import on_regex_resolved
 from .state import ConsumerGroupsState, CoordinatorPhase
 from .step import Outcome, Step, all_outcomes
 from .timers import on_rebalance_timeout, on_session_timeout
@@ -101,6 +103,8 @@ class ConsumerGroupCoordinatorSpec:
                 return on_session_timeout(step, state, event)
             if isinstance(event, RebalanceTimeoutExpired):
                 return on_rebalance_timeout(step, state, event)
+            if isinstance(event, RegexResolutionCompleted):
+                return on_regex_resolved(step, state, event)
             raise UnknownApiError(f"not an input of the consumer-protocol coordinator: {event!r}")
 
         return all_outcomes(self.config, now_ms, run)

@@ -64,9 +64,8 @@ def _described(step: Step, group: ConsumerGroup) -> DescribedConsumerGroup:
             client_host="",
             subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
             # A member without a regular expression has "" (ConsumerGroupMember.Builder's
-            # default, copied by asConsumerGroupDescribeMember, Kafka 4.4.0); non-empty ones
-            # are not modelled (docs/protocol.md §12.13).
-            subscribed_topic_regex="",
+            # default, copied by asConsumerGroupDescribeMember, Kafka 4.4.0).
+            subscribed_topic_regex=member.subscribed_topic_regex,
             assignment=topic_partitions(config, member.assigned),
             target_assignment=topic_partitions(config, group.target_of(member.member_id)),
         )

@@ -58,6 +58,14 @@ class RebalanceTimeoutExpired:
 
 
 @dataclass(frozen=True)
+class RegexResolutionCompleted:
+    """The group's regular-expression resolution, started by a heartbeat, finished (Kafka runs
+    it on the coordinator's executor and hands its result back to the group's partition)."""
+
+    group_id: str
+
+
+@dataclass(frozen=True)
 class CoordinatorUnloaded:
     """The group's `__consumer_offsets` partition moved to another broker: memory is dropped."""
 
@@ -76,6 +84,7 @@ ConsumerGroupInput = (
     RequestArrived
     | SessionTimeoutExpired
     | RebalanceTimeoutExpired
+    | RegexResolutionCompleted
     | CoordinatorUnloaded
     | CoordinatorLoadStarted
     | CoordinatorLoaded

@@ -21,7 +21,7 @@ from groupspec.vocabulary.errors import ErrorCode
 
 from ..events import EventNotEnabledError
 from .events import CoordinatorLoaded, CoordinatorLoadStarted, CoordinatorUnloaded, RequestArrived
-from .records import Record, compacted, records_between
+from .records import Record, RegexKey, compacted, records_between
 from .replay import replay
 from .rules import (
     CG_FAILOVER_LOAD_IN_PROGRESS,
@@ -36,6 +36,7 @@ from .rules import (
     CG_RECORD_GROUP_TOMBSTONES,
     CG_RECORD_MEMBER_METADATA,
     CG_RECORD_MEMBER_TOMBSTONES,
+    CG_RECORD_REGEX,
     CG_RECORD_TARGET_EPOCH,
     CG_RECORD_TARGET_MEMBER,
 )
@@ -48,6 +49,7 @@ _KIND_RULES = {
     "TargetAssignmentMemberKey": CG_RECORD_TARGET_MEMBER,
     "TargetAssignmentMetadataKey": CG_RECORD_TARGET_EPOCH,
     "CurrentAssignmentKey": CG_RECORD_CURRENT_ASSIGNMENT,
+    "RegexKey": CG_RECORD_REGEX,
 }
 
 
@@ -68,9 +70,10 @@ def written_records(
         else:
             fired = set()
             for record in records:
+                # A resolution's tombstone is a regular-expression record like its value.
                 rule = (
                     CG_RECORD_MEMBER_TOMBSTONES
-                    if record.value is None
+                    if record.value is None and not isinstance(record.key, RegexKey)
                     else _KIND_RULES[type(record.key).__name__]
                 )
                 if rule not in fired:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .regex import without_unsubscribed_regexes
 from .rules import CG_HEARTBEAT_LAST_MEMBER_FENCED, CG_HEARTBEAT_MEMBER_FENCED
 from .state import NO_ASSIGNMENT_TIMESTAMP, ConsumerGroup
 from .step import Step
@@ -20,7 +21,7 @@ def fence_member(step: Step, group: ConsumerGroup, member_id: str) -> ConsumerGr
     member is fenced) and 4.3.0 has not.
     """
     step.fire(CG_HEARTBEAT_MEMBER_FENCED)
-    fenced = group.without_member(member_id)
+    fenced = without_unsubscribed_regexes(step, group.without_member(member_id))
     fenced = replace(fenced, group_epoch=group.group_epoch + 1)
     if not fenced.members_by_id:
         step.fire(CG_HEARTBEAT_LAST_MEMBER_FENCED)

@@ -27,12 +27,12 @@ from groupspec.vocabulary.consumer_groups import (
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import RequestRef
 
-from ..errors import UnknownApiError
 from .assignors import candidate_targets, subscribed_partitions
 from .config import ConsumerGroupConfig
 from .fencing import fence_member
 from .profiles import MAX_HEARTBEAT_VERSION, has_assignment_epochs, has_assignment_interval
 from .reconciliation import MemberFencedError, Owned, OwnedTopic, reconcile, within
+from .regex import InvalidRegex, RegexUpdate, update_regexes
 from .rules import (
     CG_ASSIGNMENT_COMPUTED,
     CG_ASSIGNMENT_DEFERRED,
@@ -89,13 +89,6 @@ def consumer_group_heartbeat(
     step: Step, state: ConsumerGroupsState, ref: RequestRef, request: ConsumerGroupHeartbeatRequest
 ) -> ConsumerGroupsState:
     """Handle one ConsumerGroupHeartbeat: a join, a heartbeat or a leave."""
-    # An empty regular expression is none (Kafka 4.4.0, ConsumerGroupMember
-    # .subscribedTopicRegexOrNull); librdkafka sends one beside its topic names when it joins.
-    if request.subscribed_topic_regex:
-        raise UnknownApiError(
-            "ConsumerGroupHeartbeat.subscribed_topic_regex: regular-expression subscriptions "
-            "are not modelled (docs/protocol.md §12.13)"
-        )
     try:
         if request.api_version > MAX_HEARTBEAT_VERSION[step.config.kafka_version]:
             step.fire(CG_HEARTBEAT_UNSUPPORTED_VERSION)
@@ -110,6 +103,9 @@ def consumer_group_heartbeat(
         if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return _leave(step, state, ref, request)
         return _heartbeat(step, state, ref, request)
+    except InvalidRegex as invalid:
+        step.respond(ref, ConsumerGroupHeartbeatResponse(invalid.error))
+        return state
     except Refused as refused:
         step.respond(ref, ConsumerGroupHeartbeatResponse(refused.error))
         return state
@@ -210,15 +206,27 @@ def _heartbeat(
             if request.subscribed_topic_names is not None
             else member.subscribed_topic_names
         ),
+        # A non-null expression replaces the member's; an empty one is none (Kafka 4.4.0,
+        # ConsumerGroupMember.subscribedTopicRegexOrNull; librdkafka sends one with its names).
+        subscribed_topic_regex=(
+            request.subscribed_topic_regex
+            if request.subscribed_topic_regex is not None
+            else member.subscribed_topic_regex
+        ),
         # A classic member that heartbeats with the consumer protocol stops being classic.
         classic=None,
     )
-    subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
-    group_epoch = group.group_epoch
-    if subscription_changed:
-        step.fire(CG_HEARTBEAT_SUBSCRIPTION_CHANGED)
-        group_epoch += 1
+    names_changed = updated.subscribed_topic_names != member.subscribed_topic_names
     owners = group  # partition owners as the group holds them before this heartbeat's changes
+    regex_update, group = update_regexes(step, group, member, updated)
+    # The subscription changed with the names or the expression; the group epoch waits for an
+    # expression that is not resolved yet (the resolution bumps it).
+    subscription_changed = names_changed or regex_update.changed_subscription
+    group_epoch = group.group_epoch
+    if names_changed:
+        step.fire(CG_HEARTBEAT_SUBSCRIPTION_CHANGED)
+    if names_changed or regex_update is RegexUpdate.UPDATED_AND_RESOLVED:
+        group_epoch += 1
     group = replace(group.with_member(updated), group_epoch=group_epoch)
 
     # 2. Recompute the target assignment when the group epoch is ahead of it.
@@ -370,13 +378,22 @@ def _maybe_update_target(
     step.fire(CG_ASSIGNMENT_COMPUTED)
     assignor = step.choose("preferred assignor", preferred_assignors(config, group))
     target = step.choose(
-        "target assignment", candidate_targets(config, assignor, group.iter_members())
+        "target assignment", candidate_targets(config, assignor, subscribing_members(group))
     )
     return replace(
         group.with_target(target),
         assignment_epoch=group.group_epoch,
         assignment_timestamp_ms=step.now_ms,
     )
+
+
+def subscribing_members(group: ConsumerGroup) -> list[ConsumerGroupMember]:
+    """The members as the assignor sees them: each subscribed to its topic names and the topics
+    its regular expression resolved to (TargetAssignmentBuilder with the resolved expressions)."""
+    return [
+        replace(m, subscribed_topic_names=group.subscribed_topics_of(m))
+        for m in group.iter_members()
+    ]
 
 
 def with_assignment_epochs(
@@ -415,7 +432,7 @@ def _maybe_reconcile(
         member,
         group.assignment_epoch,
         group.target_of(member.member_id),
-        subscribed_partitions(step.config, member.subscribed_topic_names),
+        subscribed_partitions(step.config, group.subscribed_topics_of(member)),
         subscription_changed,
         owned,
         owners.owner_of,

@@ -59,6 +59,7 @@ from .coordinator import ConsumerGroupCoordinatorSpec
 from .events import (
     ConsumerGroupInput,
     RebalanceTimeoutExpired,
+    RegexResolutionCompleted,
     RequestArrived,
     SessionTimeoutExpired,
 )
@@ -129,7 +130,13 @@ class MixedCoordinatorSpec:
         joint = self._joint_handler(state, event)
         if joint is not None:
             return self._run(state, now_ms, lambda step: joint(step, state))
-        if isinstance(event, RequestArrived | SessionTimeoutExpired | RebalanceTimeoutExpired):
+        if isinstance(
+            event,
+            RequestArrived
+            | SessionTimeoutExpired
+            | RebalanceTimeoutExpired
+            | RegexResolutionCompleted,
+        ):
             return tuple(
                 MixedOutcome(state.with_consumer(o.state), o.responses, o.rules, o.choices)
                 for o in self.consumer.step(state.consumer, event, now_ms)

@@ -17,8 +17,11 @@ Kafka's `replaceMember` as the old id's tombstones followed by the new id's thre
 the new id's target and current assignment come after the group epoch instead, which replays to
 the same group because the records have different keys.
 
-Not written because the state does not keep it: client id and host, the regular expression, the
-classic-member metadata. The partition-metadata record (`ConsumerGroupPartitionMetadata`) is no
+A regular expression's resolution is its own record (`ConsumerGroupRegularExpression`, keyed by
+group and expression: the topics and the resolution's timestamp; the metadata image's version is
+not kept), written after the members' subscriptions and before the group epoch, as
+`handleRegularExpressionsResult` and `maybeUpdateRegularExpressions` write it.
+Not written because the state does not keep it: client id and host. The partition-metadata record (`ConsumerGroupPartitionMetadata`) is no
 longer written since Kafka 4.1.0 (KIP-1101 replaced it by the metadata hash); it is not modelled.
 """
 
@@ -81,6 +84,22 @@ class CurrentAssignmentKey:
     member_id: str
 
 
+@dataclass(frozen=True, order=True)
+class RegexKey:
+    """ConsumerGroupRegularExpressionKey: one regular expression's resolution."""
+
+    group_id: str
+    regex: str
+
+
+@dataclass(frozen=True)
+class RegexValue:
+    """The topics a regular expression resolved to, and when it was resolved."""
+
+    topics: tuple[str, ...]
+    timestamp_ms: int
+
+
 @dataclass(frozen=True)
 class GroupMetadataValue:
     """The group epoch and the metadata hash of the topics the group subscribes to.
@@ -102,6 +121,7 @@ class MemberMetadataValue:
     subscribed_topic_names: tuple[str, ...]
     rebalance_timeout_ms: int
     server_assignor: str | None
+    subscribed_topic_regex: str = ""
     # A classic member's session timeout and protocols (the record's ClassicMemberMetadata,
     # written for members that joined with JoinGroup: Kafka 4.x, docs/protocol.md §12.15).
     classic: ClassicMemberMetadata | None = None
@@ -142,6 +162,7 @@ RecordKey = (
     | TargetAssignmentMemberKey
     | TargetAssignmentMetadataKey
     | CurrentAssignmentKey
+    | RegexKey
 )
 RecordValue = (
     GroupMetadataValue
@@ -149,6 +170,7 @@ RecordValue = (
     | TargetAssignmentMemberValue
     | TargetAssignmentMetadataValue
     | CurrentAssignmentValue
+    | RegexValue
 )
 
 
@@ -176,6 +198,7 @@ def member_metadata_value(member: ConsumerGroupMember) -> MemberMetadataValue:
         subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
         rebalance_timeout_ms=member.rebalance_timeout_ms,
         server_assignor=member.server_assignor,
+        subscribed_topic_regex=member.subscribed_topic_regex,
         classic=member.classic,
     )
 
@@ -195,7 +218,7 @@ def current_assignment_value(member: ConsumerGroupMember) -> CurrentAssignmentVa
 def metadata_hash(config: ConsumerGroupConfig, group: ConsumerGroup) -> tuple[tuple[str, int], ...]:
     """The stand-in for the group's metadata hash: its subscribed topics that exist, with their
     partition counts."""
-    names = {name for m in group.iter_members() for name in m.subscribed_topic_names}
+    names = {name for m in group.iter_members() for name in group.subscribed_topics_of(m)}
     found = []
     for name in sorted(names):
         topic = config.topic_named(name)
@@ -226,6 +249,7 @@ def group_tombstones(group: ConsumerGroup) -> tuple[Record, ...]:
         *(Record(TargetAssignmentMemberKey(gid, i), None) for i in ids),
         Record(TargetAssignmentMetadataKey(gid), None),
         *(Record(MemberMetadataKey(gid, i), None) for i in ids),
+        *(Record(RegexKey(gid, r.regex), None) for r in group.resolved_regexes),
         Record(GroupMetadataKey(gid), None),
     )
 
@@ -249,6 +273,7 @@ def records_between(
         old = old_members.get(member_id)
         if old is None or member_metadata_value(old) != member_metadata_value(member):
             records.append(Record(MemberMetadataKey(gid, member_id), member_metadata_value(member)))
+    records += _regex_records(before, after)
     old_epoch = before.group_epoch if before is not None else INITIAL_GROUP_EPOCH
     if after.group_epoch != old_epoch:
         value = GroupMetadataValue(after.group_epoch, metadata_hash(config, after))
@@ -280,6 +305,19 @@ def records_between(
     return tuple(records)
 
 
+def _regex_records(before: ConsumerGroup | None, after: ConsumerGroup) -> list[Record]:
+    """The resolutions the step deleted (tombstones) and wrote (new or re-resolved)."""
+    old = {r.regex: r for r in before.resolved_regexes} if before is not None else {}
+    new = {r.regex: r for r in after.resolved_regexes}
+    gid = after.group_id
+    records = [Record(RegexKey(gid, regex), None) for regex in sorted(set(old) - set(new))]
+    for regex, resolved in sorted(new.items()):
+        if old.get(regex) != resolved:
+            value = RegexValue(resolved.topics, resolved.timestamp_ms)
+            records.append(Record(RegexKey(gid, regex), value))
+    return records
+
+
 def compacted(log: tuple[Record, ...], written: tuple[Record, ...]) -> tuple[Record, ...]:
     """The log after `written` is appended and compacted: the last value of each key, no
     tombstones, ordered by key. Replaying live values of distinct keys commutes (each replay
@@ -294,7 +332,7 @@ def compacted(log: tuple[Record, ...], written: tuple[Record, ...]) -> tuple[Rec
 
 
 def _key_order(key: RecordKey) -> tuple[str, str, str]:
-    member = getattr(key, "member_id", "")
+    member = getattr(key, "member_id", getattr(key, "regex", ""))
     return (key.group_id, type(key).__name__, member)
 
 

@@ -28,6 +28,8 @@ from .records import (
     MemberMetadataKey,
     MemberMetadataValue,
     Record,
+    RegexKey,
+    RegexValue,
     TargetAssignmentMemberKey,
     TargetAssignmentMemberValue,
     TargetAssignmentMetadataKey,
@@ -37,6 +39,7 @@ from .rules import (
     CG_REPLAY_CURRENT_ASSIGNMENT,
     CG_REPLAY_GROUP_EPOCH,
     CG_REPLAY_MEMBER_METADATA,
+    CG_REPLAY_REGEX,
     CG_REPLAY_TARGET_EPOCH,
     CG_REPLAY_TARGET_MEMBER,
     CG_REPLAY_TOMBSTONE,
@@ -47,6 +50,7 @@ from .state import (
     ConsumerGroup,
     ConsumerGroupMember,
     ConsumerGroupsState,
+    ResolvedRegex,
 )
 
 # The assignment epoch a target-assignment metadata tombstone leaves (ConsumerGroup's -1).
@@ -95,10 +99,15 @@ def _replay_one(groups: dict[str, ConsumerGroup], record: Record) -> Rule:
             subscribed_topic_names=frozenset(value.subscribed_topic_names),
             rebalance_timeout_ms=value.rebalance_timeout_ms,
             server_assignor=value.server_assignor,
+            subscribed_topic_regex=value.subscribed_topic_regex,
             classic=value.classic,
         )
         groups[gid] = group.with_member(member)
         return CG_REPLAY_MEMBER_METADATA
+    if isinstance(key, RegexKey) and isinstance(value, RegexValue):
+        resolved = ResolvedRegex(key.regex, value.topics, value.timestamp_ms)
+        groups[gid] = group.with_resolved_regex(resolved)
+        return CG_REPLAY_REGEX
     if isinstance(key, TargetAssignmentMemberKey) and isinstance(
         value, TargetAssignmentMemberValue
     ):
@@ -166,6 +175,8 @@ def _tombstone(groups: dict[str, ConsumerGroup], group: ConsumerGroup, key: obje
         if group.target_by_id:
             raise ReplayError(f"target-assignment epoch tombstone of {gid} with entries left")
         groups[gid] = replace(group, assignment_epoch=NO_ASSIGNMENT_EPOCH)
+    elif isinstance(key, RegexKey):
+        groups[gid] = group.without_resolved_regex(key.regex)
     elif isinstance(key, GroupMetadataKey):
         if group.members_by_id or group.target_by_id:
             raise ReplayError(f"group tombstone of {gid} with members or target entries left")
@@ -183,13 +194,15 @@ def _tombstone(groups: dict[str, ConsumerGroup], group: ConsumerGroup, key: obje
 def durable_view(group: ConsumerGroup) -> ConsumerGroup:
     """What the log keeps of `group`: everything but its timers (members with their
     subscriptions, instance ids and epochs, both group epochs, the target, current assignments),
-    timers aside: the session and rebalance timeouts, and a classic member's join and sync ones."""
+    timers aside: the session and rebalance timeouts, and a classic member's join and sync ones;
+    and a regular-expression resolution under way (the executor's task)."""
     return replace(
         group,
         session_deadlines=(),
         rebalance_deadlines=(),
         classic_join_deadlines=(),
         classic_sync_deadlines=(),
+        regex_resolution=None,
     )
 
 

@@ -497,6 +497,64 @@ CG_PROTOCOL_DISABLED_DESCRIBE = _rule(
     "The broker does not serve the consumer protocol: a ConsumerGroupDescribe gets UNSUPPORTED_VERSION for every group it names.",
 )
 
+# Regular-expression subscriptions (docs/protocol.md §12.18).
+CG_REGEX_INVALID = _rule(
+    "cg_regex.invalid",
+    "§12.18",
+    "A member subscribes with a regular expression no member of the group has, which RE2/J does not compile: INVALID_REGULAR_EXPRESSION, nothing changes.",
+)
+CG_REGEX_SUBSCRIBED_UNRESOLVED = _rule(
+    "cg_regex.subscribed_unresolved",
+    "§12.18",
+    "A member subscribes with a regular expression the group has not resolved: its subscription changed, but the group epoch waits for the resolution.",
+)
+CG_REGEX_SUBSCRIBED_RESOLVED = _rule(
+    "cg_regex.subscribed_resolved",
+    "§12.18",
+    "A member subscribes with a regular expression the group has resolved already: the group epoch is bumped.",
+)
+CG_REGEX_UNSUBSCRIBED = _rule(
+    "cg_regex.unsubscribed",
+    "§12.18",
+    "A member drops its regular expression (an empty one): its subscription changed and the group epoch is bumped.",
+)
+CG_REGEX_TOMBSTONE = _rule(
+    "cg_regex.tombstone",
+    "§12.18",
+    "The last member subscribing with a regular expression drops it or leaves: its resolution is deleted (a ConsumerGroupRegularExpression tombstone).",
+)
+CG_REGEX_RESOLUTION_STARTED = _rule(
+    "cg_regex.resolution_started",
+    "§12.18",
+    "A heartbeat starts resolving the group's regular expressions: one of them is new or unresolved, or the last resolution is older than the refresh interval; none is under way and the last is more than 10 s old.",
+)
+CG_REGEX_RESOLVED_CHANGED = _rule(
+    "cg_regex.resolved_changed",
+    "§12.18",
+    "A resolution finishes with other topics for a subscribed regular expression: its record is written and the group epoch bumped.",
+)
+CG_REGEX_RESOLVED_UNCHANGED = _rule(
+    "cg_regex.resolved_unchanged",
+    "§12.18",
+    "A resolution finishes with the topics a subscribed regular expression had: its record is written anew (a new timestamp), the epoch stays.",
+)
+CG_REGEX_RESOLUTION_DROPPED = _rule(
+    "cg_regex.resolution_dropped",
+    "§12.18",
+    "A resolution finishes for a regular expression no member subscribes with any more, or for a group that is gone: it is ignored.",
+)
+CG_RECORD_REGEX = _rule(
+    "cg_record.regex",
+    "§12.16",
+    "A regular expression was resolved: a ConsumerGroupRegularExpression record with its topics and timestamp.",
+)
+CG_REPLAY_REGEX = _rule(
+    "cg_replay.regex",
+    "§12.16",
+    "A regular-expression record: the group (created if absent) takes the resolution.",
+)
+
+
 KIP848_RULES: tuple[Rule, ...] = (
     CG_PROTOCOL_DISABLED_HEARTBEAT,
     CG_PROTOCOL_DISABLED_DESCRIBE,
@@ -585,6 +643,17 @@ KIP848_RULES: tuple[Rule, ...] = (
     CG_DELETE_GROUPS_UNKNOWN_GROUP,
     CG_DELETE_GROUPS_NON_EMPTY,
     CG_DELETE_GROUPS_DELETED,
+    CG_REGEX_INVALID,
+    CG_REGEX_SUBSCRIBED_UNRESOLVED,
+    CG_REGEX_SUBSCRIBED_RESOLVED,
+    CG_REGEX_UNSUBSCRIBED,
+    CG_REGEX_TOMBSTONE,
+    CG_REGEX_RESOLUTION_STARTED,
+    CG_REGEX_RESOLVED_CHANGED,
+    CG_REGEX_RESOLVED_UNCHANGED,
+    CG_REGEX_RESOLUTION_DROPPED,
+    CG_RECORD_REGEX,
+    CG_REPLAY_REGEX,
 )
 
 KIP848_RULE_IDS: frozenset[str] = frozenset(rule.rule_id for rule in KIP848_RULES)

@@ -75,6 +75,8 @@ class ConsumerGroupMember:
     rack_id: str | None = None
     rebalance_timeout_ms: int = -1
     subscribed_topic_names: frozenset[str] = frozenset()
+    # The member's regular expression, "" for none (Kafka keeps "" where the request gave none).
+    subscribed_topic_regex: str = ""
     server_assignor: str | None = None
     member_epoch: int = 0
     previous_member_epoch: int = -1
@@ -114,6 +116,17 @@ def _sorted_items(mapping: Mapping[str, T]) -> tuple[tuple[str, T], ...]:
     return tuple(sorted(mapping.items(), key=lambda item: item[0]))
 
 
+@dataclass(frozen=True, order=True)
+class ResolvedRegex:
+    """A regular expression of the group resolved into the topics it matches, and when
+    (ResolvedRegularExpression: its topics and timestamp; the metadata image version is left
+    out, since the specification's topics do not change)."""
+
+    regex: str
+    topics: tuple[str, ...]
+    timestamp_ms: int
+
+
 @dataclass(frozen=True)
 class ConsumerGroup:
     """One consumer-protocol group: its epochs, its members, its target assignment, its timers.
@@ -135,6 +148,11 @@ class ConsumerGroup:
     # A classic member's join and sync timeouts (docs/protocol.md §12.15), member id -> deadline.
     classic_join_deadlines: tuple[tuple[str, int], ...] = ()
     classic_sync_deadlines: tuple[tuple[str, int], ...] = ()
+    # The regular expressions resolved into topics (docs/protocol.md §12.13), sorted by regex.
+    resolved_regexes: tuple[ResolvedRegex, ...] = ()
+    # The regular expressions a resolution under way will resolve (Kafka's executor task for the
+    # group), or None when none is: in memory only, a failover forgets it.
+    regex_resolution: tuple[str, ...] | None = None
 
     # Reading
     @property
@@ -162,6 +180,25 @@ class ConsumerGroup:
     def target_of(self, member_id: str) -> Partitions:
         """The member's target partitions (none when it has no entry)."""
         return self.target.get(member_id, NO_PARTITIONS)
+
+    def resolved_regex(self, regex: str) -> ResolvedRegex | None:
+        """The resolution of `regex`, or None when it has not been resolved."""
+        return next((r for r in self.resolved_regexes if r.regex == regex), None)
+
+    def regex_subscribers(self, regex: str) -> int:
+        """How many members subscribe with `regex` (numSubscribedMembers)."""
+        return sum(1 for m in self.iter_members() if m.subscribed_topic_regex == regex)
+
+    def subscribed_regexes(self) -> frozenset[str]:
+        """The regular expressions some member subscribes with."""
+        return frozenset(m.subscribed_topic_regex for m in self.iter_members()) - {""}
+
+    def subscribed_topics_of(self, member: ConsumerGroupMember) -> frozenset[str]:
+        """What the member subscribes to: its topic names and the topics its regular expression
+        resolved to (none until it is resolved)."""
+        resolved = self.resolved_regex(member.subscribed_topic_regex)
+        topics = resolved.topics if resolved is not None and member.subscribed_topic_regex else ()
+        return member.subscribed_topic_names | frozenset(topics)
 
     def owner_of(self, partition: TopicPartition) -> str | None:
         """Which member owns `partition` (assigned or pending revocation): Kafka's
@@ -205,6 +242,16 @@ class ConsumerGroup:
                 e for e in self.classic_sync_deadlines if e[0] != member_id
             ),
         )
+
+    def with_resolved_regex(self, resolved: ResolvedRegex) -> ConsumerGroup:
+        """The group with `resolved` as its regular expression's resolution."""
+        kept = [r for r in self.resolved_regexes if r.regex != resolved.regex]
+        return replace(self, resolved_regexes=tuple(sorted([*kept, resolved])))
+
+    def without_resolved_regex(self, regex: str) -> ConsumerGroup:
+        """The group without `regex`'s resolution."""
+        kept = tuple(r for r in self.resolved_regexes if r.regex != regex)
+        return replace(self, resolved_regexes=kept)
 
     def with_target(self, target: Mapping[str, Partitions]) -> ConsumerGroup:
         """The group with `target` as its target assignment."""
