@@ -28,6 +28,8 @@ from groupspec.vocabulary.requests import (
     JoinGroupRequest,
     LeaveGroupRequest,
     MemberIdentity,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
     Received,
     RequestRef,
     SyncGroupAssignment,
@@ -69,6 +71,9 @@ def send(
         item, JoinGroupRequest | SyncGroupRequest | HeartbeatRequest | LeaveGroupRequest
     ):
         event = Received(REF, item)
+    elif isinstance(item, OffsetCommitRequest | OffsetFetchRequest):
+        # A consumer group's offsets are the consumer-protocol coordinator's (spec/kip848/offsets.py).
+        event = RequestArrived(REF, item)
     return spec.step(state, event, now_ms)  # type: ignore[arg-type]
 
 

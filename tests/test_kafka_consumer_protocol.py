@@ -57,6 +57,13 @@ EXPECTED_RULES = {
     "cg_offset_fetch.without_member",
     "cg_offset_fetch.member",
     "cg_offset_commit.epoch_matches",
+    # The mixed runs: a classic consumer joins the consumer group, syncs, rejoins when told to,
+    # commits at its generation and leaves.
+    "cg_classic.join_new_member",
+    "cg_classic.sync_assignment",
+    "cg_classic.heartbeat_rejoin",
+    "cg_classic.offset_commit",
+    "cg_classic.leave",
 }
 
 
@@ -86,7 +93,7 @@ def campaign(broker: KafkaBroker, tmp_path_factory) -> dict[str, Verdict]:
 
 
 def test_every_run_passes(campaign):
-    assert len(campaign) == len(RUNS) == 6
+    assert len(campaign) == len(RUNS) == 8
     failed = {name: v for name, v in campaign.items() if v.status != PASS}
     # In full, since a divergence of a real broker is hard to reproduce: where, why, the state.
     assert not failed, "\n".join(

@@ -50,12 +50,16 @@ from groupspec.vocabulary.requests import (
     HeartbeatRequest,
     JoinGroupProtocol,
     JoinGroupRequest,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
     SyncGroupRequest,
 )
 from groupspec.vocabulary.responses import (
     HeartbeatResponse,
     JoinGroupResponse,
     LeaveGroupResponse,
+    OffsetCommitResponse,
     SyncGroupResponse,
 )
 
@@ -331,7 +335,42 @@ def downgrade_too_large() -> MixedOutcome:
     return outcome
 
 
+def _classic_epoch(state: MixedState) -> int:
+    group = state.consumer.group("g")
+    member = None if group is None else group.member(C)
+    assert member is not None and member.uses_classic_protocol
+    return member.member_epoch
+
+
+def classic_offset_commit() -> MixedOutcome:
+    # A classic member commits at its generation with a version a consumer-protocol member may
+    # not use; a generation newer than its epoch is ILLEGAL_GENERATION, not STALE_MEMBER_EPOCH.
+    state = upgraded()
+    epoch = _classic_epoch(state)
+    offsets = (OffsetCommitPartition("t0", 0, 42),)
+    accepted = only(send(state, OffsetCommitRequest("g", offsets, epoch, C, api_version=7), 4_100))
+    answer = body(accepted)
+    assert isinstance(answer, OffsetCommitResponse)
+    assert {p.error_code for p in answer.partitions} == {ErrorCode.NONE}
+    refused = only(
+        send(accepted.state, OffsetCommitRequest("g", offsets, epoch + 1, C, api_version=7), 4_200)
+    )
+    answer = body(refused)
+    assert isinstance(answer, OffsetCommitResponse)
+    assert {p.error_code for p in answer.partitions} == {ErrorCode.ILLEGAL_GENERATION}
+    return accepted
+
+
+def classic_offset_fetch() -> MixedOutcome:
+    state = upgraded()
+    epoch = _classic_epoch(state)
+    fetch = OffsetFetchRequest("g", None, member_id=C, member_epoch=epoch + 1)
+    return refused_unchanged(state, fetch, ErrorCode.ILLEGAL_GENERATION)
+
+
 SCENARIOS: dict[str, Callable[[], MixedOutcome]] = {
+    "cg_classic.offset_commit": classic_offset_commit,
+    "cg_classic.offset_fetch": classic_offset_fetch,
     "cg_classic.join_group_max_size_reached": join_group_max_size_reached,
     "cg_classic.join_inconsistent_protocol": join_inconsistent_protocol,
     "cg_classic.join_member_id_required": join_member_id_required,

@@ -247,3 +247,23 @@ def test_after_a_downgrade_the_group_is_judged_no_further(tmp_path):
     assert "cg_convert.downgrade" in verdict.rules
     assert verdict.counts.skipped == 1
     assert verdict.counts.skipped_apis == {"Heartbeat (a group converted to classic)": 1}
+
+
+TRACES = Path(__file__).parent / "traces"
+
+
+def test_kafkas_own_mixed_groups_pass_with_every_event_judged():
+    # Apache Kafka 4.4.0 (record/workload/consumer_protocol.py, scenario "mixed"): a classic
+    # consumer (cooperative-sticky) of confluent-kafka and of Kafka's Java client joins a
+    # consumer-protocol group, consumes and commits at its generation, and leaves.
+    for name in ("kip848-mixed-confluent.jsonl", "kip848-mixed-java.jsonl"):
+        verdict = validate_trace(TRACES / name, {"kafka_version": "4.x"}, shrink=False)
+        assert verdict.passed, (name, verdict.divergences[:1])
+        assert verdict.judged_fraction == 1.0, name
+        assert {
+            "cg_classic.join_new_member",
+            "cg_classic.sync_assignment",
+            "cg_classic.heartbeat_rejoin",
+            "cg_classic.offset_commit",
+            "cg_classic.leave",
+        } <= verdict.rules, name

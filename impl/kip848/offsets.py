@@ -7,8 +7,7 @@ From OffsetCommit v9 the generation id field carries the member epoch. A commit 
 older than the member's passes only when every partition in it has been the member's since
 that epoch or earlier; one partition failing fails the whole commit and nothing is written.
 A classic member inside the group (impl/kip848/classic_members.py) commits at its generation,
-which must equal its member epoch (ILLEGAL_GENERATION otherwise), with any version, as Kafka
-4.0's `validateMemberEpoch` does: the specification has no classic members here.
+its member epoch, with any version, judged as above but refused with ILLEGAL_GENERATION.
 Not served, as in the specification: transactional commits, OFFSET_METADATA_TOO_LARGE,
 require_stable (no pending transactional offsets exist).
 """
@@ -87,23 +86,21 @@ def _validate_commit(rt: Runtime, request: OffsetCommitRequest) -> None:
     member = group.members.get(request.member_id)
     if member is None:
         raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
-    if member.classic is not None:
-        # A classic member commits with its generation, the member epoch, at any version
-        # (ConsumerGroup.validateOffsetCommit/validateMemberEpoch, Kafka 4.0; beyond
-        # spec/kip848/offsets.py, which has no classic members).
-        if epoch != member.member_epoch:
-            raise Refused(ErrorCode.ILLEGAL_GENERATION)
-        return
-    if request.api_version < MEMBER_EPOCH_COMMIT_VERSION:
+    # A classic member commits with its generation, the member epoch, at any version, and is
+    # refused with ILLEGAL_GENERATION where a consumer-protocol member gets STALE_MEMBER_EPOCH.
+    if member.classic is None and request.api_version < MEMBER_EPOCH_COMMIT_VERSION:
         raise Refused(ErrorCode.UNSUPPORTED_VERSION)
     if epoch == member.member_epoch:
         return
+    stale = ErrorCode.STALE_MEMBER_EPOCH if member.classic is None else ErrorCode.ILLEGAL_GENERATION
     if epoch > member.member_epoch:
-        raise Refused(ErrorCode.STALE_MEMBER_EPOCH)
-    _check_assignment_epochs(member, epoch, request)
+        raise Refused(stale)
+    _check_assignment_epochs(member, epoch, request, stale)
 
 
-def _check_assignment_epochs(member: Member, epoch: int, request: OffsetCommitRequest) -> None:
+def _check_assignment_epochs(
+    member: Member, epoch: int, request: OffsetCommitRequest, stale: ErrorCode
+) -> None:
     """KIP-1251: a commit at an older epoch than the member's passes only for partitions the
     member has owned (assigned or pending revocation) since that epoch or earlier."""
     owned = member.assigned | member.pending_revocation
@@ -112,7 +109,7 @@ def _check_assignment_epochs(member: Member, epoch: int, request: OffsetCommitRe
         partition = TopicPartition(entry.topic, entry.partition)
         assigned_at = epochs.get(partition)
         if partition not in owned or assigned_at is None or epoch < assigned_at:
-            raise Refused(ErrorCode.STALE_MEMBER_EPOCH)
+            raise Refused(stale)
 
 
 def _commit_answer(request: OffsetCommitRequest, error: ErrorCode) -> OffsetCommitResponse:

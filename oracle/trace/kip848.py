@@ -61,7 +61,12 @@ from groupspec.spec.kip848.mixed_state import GroupKind, MixedState
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary import consumer_groups as cg
 from groupspec.vocabulary.errors import InvalidConfigError
-from groupspec.vocabulary.requests import Received, RequestRef
+from groupspec.vocabulary.requests import (
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    Received,
+    RequestRef,
+)
 from groupspec.wire.group_apis import (
     CONSUMER_BY_KEY,
     CONSUMER_GROUP_DESCRIBE,
@@ -576,6 +581,9 @@ def _in_spec_ids(request: Any, hypothesis: Hypothesis) -> Any:
         return replace(request, member_id=hypothesis.spec_id(request.member_id))
     if isinstance(request, ClassicMemberRequest):
         return in_spec_ids(request, hypothesis.spec_id)
+    if isinstance(request, OffsetCommitRequest | OffsetFetchRequest) and request.member_id:
+        # A classic member commits and fetches by the id the coordinator handed it.
+        return replace(request, member_id=hypothesis.spec_id(request.member_id))
     return request
 
 

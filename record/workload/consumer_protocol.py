@@ -61,6 +61,9 @@ class Step:
     action: str
     member: str
     instance_id: str = ""
+    # A member started with the classic protocol (group.protocol=classic) joins the consumer
+    # group as a classic member (Kafka 4.x translates its JoinGroup onto the group).
+    classic: bool = False
     # Wait for the group to settle after the step; a static member that leaves keeps its
     # partitions until its session expires, so its restart comes before the group settles.
     settle: bool = True
@@ -103,6 +106,17 @@ SCENARIOS = {
             topics=("orders", "payments"),
         ),
         Scenario(
+            # A classic consumer joins the consumer group and leaves it again; the group stays a
+            # consumer group throughout (its last member speaks the consumer protocol).
+            "mixed",
+            (
+                Step("start", "a"),
+                Step("start", "k", classic=True),
+                Step("stop", "k"),
+                Step("stop", "a"),
+            ),
+        ),
+        Scenario(
             "static-restart",
             (
                 Step("start", "s", instance_id="static-1"),
@@ -129,9 +143,21 @@ class _Member:
 
 
 def _consumer_command(
-    client: str, bootstrap: str, group: str, topic: str, then_topic: str, instance_id: str
+    client: str,
+    bootstrap: str,
+    group: str,
+    topic: str,
+    then_topic: str,
+    instance_id: str,
+    classic: bool = False,
 ) -> list[str]:
-    flags = ["--group-protocol=consumer"]
+    # A classic member hands partitions over incrementally (cooperative-sticky), as a consumer
+    # migrating to the consumer protocol would; an eager one gives everything up at each rejoin.
+    flags = (
+        ["--group-protocol=classic", "--assignor=cooperative-sticky"]
+        if classic
+        else ["--group-protocol=consumer"]
+    )
     if then_topic:
         flags.append(f"--then-topic={then_topic}")
     if instance_id:
@@ -153,10 +179,16 @@ class ConsumerGroupRun:
     then_topic: str = ""
     members: dict[str, _Member] = field(default_factory=dict)
 
-    def start(self, name: str, instance_id: str) -> None:
-        """Start member `name`."""
+    def start(self, name: str, instance_id: str, classic: bool = False) -> None:
+        """Start member `name` (a classic-protocol consumer if `classic`)."""
         command = _consumer_command(
-            self.client, self.bootstrap, self.group, self.topic, self.then_topic, instance_id
+            self.client,
+            self.bootstrap,
+            self.group,
+            self.topic,
+            self.then_topic,
+            instance_id,
+            classic,
         )
         process = subprocess.Popen(
             command,
@@ -367,7 +399,7 @@ def play(run: ConsumerGroupRun, scenario: Scenario) -> None:
     """Take `scenario`'s steps with `run`'s consumers, settling where a step says."""
     for step in scenario.steps:
         if step.action == "start":
-            run.start(step.member, step.instance_id)
+            run.start(step.member, step.instance_id, step.classic)
         elif step.action == "resubscribe":
             run.resubscribe(step.member)
         else:

@@ -26,6 +26,8 @@ __all__ = [
     "CG_CLASSIC_JOIN_TIMEOUT_ARMED",
     "CG_CLASSIC_LEAVE",
     "CG_CLASSIC_NOT_CLASSIC_MEMBER",
+    "CG_CLASSIC_OFFSET_COMMIT",
+    "CG_CLASSIC_OFFSET_FETCH",
     "CG_CLASSIC_SYNC_ASSIGNMENT",
     "CG_CLASSIC_SYNC_INCONSISTENT_PROTOCOL",
     "CG_CLASSIC_SYNC_REBALANCE_IN_PROGRESS",
@@ -92,6 +94,14 @@ CG_CLASSIC_NOT_CLASSIC_MEMBER = _rule(
 CG_CLASSIC_ILLEGAL_GENERATION = _rule(
     "cg_classic.illegal_generation",
     "A SyncGroup or Heartbeat whose generation is not the member's epoch: ILLEGAL_GENERATION.",
+)
+CG_CLASSIC_OFFSET_COMMIT = _rule(
+    "cg_classic.offset_commit",
+    "An OffsetCommit from a classic member of a consumer group: any version, its generation checked as a member epoch, each refusal ILLEGAL_GENERATION where a consumer-protocol member gets STALE_MEMBER_EPOCH.",
+)
+CG_CLASSIC_OFFSET_FETCH = _rule(
+    "cg_classic.offset_fetch",
+    "An OffsetFetch naming a classic member of a consumer group: its generation must be the member epoch (ILLEGAL_GENERATION otherwise).",
 )
 CG_CLASSIC_SYNC_INCONSISTENT_PROTOCOL = _rule(
     "cg_classic.sync_inconsistent_protocol",
@@ -197,6 +207,8 @@ MIXED_RULES: tuple[Rule, ...] = (
     CG_CLASSIC_NOT_CLASSIC_MEMBER,
     CG_CLASSIC_ILLEGAL_GENERATION,
     CG_CLASSIC_SYNC_INCONSISTENT_PROTOCOL,
+    CG_CLASSIC_OFFSET_COMMIT,
+    CG_CLASSIC_OFFSET_FETCH,
     CG_CLASSIC_SYNC_REBALANCE_IN_PROGRESS,
     CG_CLASSIC_SYNC_ASSIGNMENT,
     CG_CLASSIC_HEARTBEAT_REJOIN,

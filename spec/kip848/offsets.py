@@ -8,7 +8,11 @@ carries the member epoch. Where the releases differ the profile decides
 (spec/kip848/profiles.py): before 4.3 the epoch must equal the member's; from 4.3 (KIP-1251) an
 older epoch is accepted for each partition the member has owned since that epoch or earlier.
 A partition that fails the 4.3 check fails the whole request: Kafka's validator throws out of
-the loop that builds the commit, so nothing is written.
+the loop that builds the commit, so nothing is written. A classic member inside the group
+(classic_members.py) commits at its generation, which is its member epoch, with any version, and
+is refused with ILLEGAL_GENERATION where a consumer-protocol member is refused with
+STALE_MEMBER_EPOCH (`validateMemberEpoch` and the 4.3.0 validator branch on
+`useClassicProtocol`); the same holds for its OffsetFetch.
 
 Not modelled: a commit at a negative epoch to a group the coordinator does not hold creates a
 simple classic group (the classic spec, spec/offsets.py, covers it), transactional commits,
@@ -33,6 +37,7 @@ from groupspec.vocabulary.responses import (
 
 from ..errors import UnknownApiError
 from .heartbeat import Refused
+from .mixed_rules import CG_CLASSIC_OFFSET_COMMIT, CG_CLASSIC_OFFSET_FETCH
 from .profiles import has_assignment_epochs
 from .rules import (
     CG_OFFSET_COMMIT_ADMIN_EMPTY_GROUP,
@@ -107,19 +112,33 @@ def _validate_commit(step: Step, state: ConsumerGroupsState, request: OffsetComm
             CG_OFFSET_COMMIT_ADMIN_NON_EMPTY_GROUP if epoch < 0 else CG_OFFSET_COMMIT_UNKNOWN_MEMBER
         )
         raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
-    if request.api_version < MEMBER_EPOCH_COMMIT_VERSION:
+    if member.uses_classic_protocol:
+        # A classic member inside the group commits at its generation, which is its member
+        # epoch, with any version; ConsumerGroup.validateOffsetCommit refuses it with
+        # ILLEGAL_GENERATION where it refuses a consumer-protocol member with STALE_MEMBER_EPOCH.
+        step.fire(CG_CLASSIC_OFFSET_COMMIT)
+    elif request.api_version < MEMBER_EPOCH_COMMIT_VERSION:
         step.fire(CG_OFFSET_COMMIT_UNSUPPORTED_VERSION)
         raise Refused(ErrorCode.UNSUPPORTED_VERSION)
+    stale = _stale_epoch_error(member)
     if epoch == member.member_epoch:
         step.fire(CG_OFFSET_COMMIT_EPOCH_MATCHES)
         return
     if not has_assignment_epochs(step.config.kafka_version):
         step.fire(CG_OFFSET_COMMIT_EPOCH_MISMATCH)
-        raise Refused(ErrorCode.STALE_MEMBER_EPOCH)
+        raise Refused(stale)
     if epoch > member.member_epoch:
         step.fire(CG_OFFSET_COMMIT_EPOCH_NEWER)
-        raise Refused(ErrorCode.STALE_MEMBER_EPOCH)
+        raise Refused(stale)
     _check_assignment_epochs(step, member, epoch, request)
+
+
+def _stale_epoch_error(member: ConsumerGroupMember) -> ErrorCode:
+    """How a commit or fetch at the wrong epoch is refused: ILLEGAL_GENERATION for a classic
+    member (its epoch is a generation to it), STALE_MEMBER_EPOCH otherwise."""
+    if member.uses_classic_protocol:
+        return ErrorCode.ILLEGAL_GENERATION
+    return ErrorCode.STALE_MEMBER_EPOCH
 
 
 def _check_assignment_epochs(
@@ -131,10 +150,10 @@ def _check_assignment_epochs(
         assigned_at = member.assignment_epoch_of(partition)
         if partition not in member.owned or assigned_at is None:
             step.fire(CG_OFFSET_COMMIT_PARTITION_NOT_OWNED)
-            raise Refused(ErrorCode.STALE_MEMBER_EPOCH)
+            raise Refused(_stale_epoch_error(member))
         if epoch < assigned_at:
             step.fire(CG_OFFSET_COMMIT_ASSIGNED_LATER)
-            raise Refused(ErrorCode.STALE_MEMBER_EPOCH)
+            raise Refused(_stale_epoch_error(member))
     step.fire(CG_OFFSET_COMMIT_ASSIGNED_BY_EPOCH)
 
 
@@ -189,9 +208,11 @@ def offset_fetch(
             step.fire(CG_OFFSET_FETCH_UNKNOWN_MEMBER)
             step.respond(ref, OffsetFetchResponse(ErrorCode.UNKNOWN_MEMBER_ID))
             return state
+        if member.uses_classic_protocol:
+            step.fire(CG_CLASSIC_OFFSET_FETCH)
         if request.member_epoch != member.member_epoch:
             step.fire(CG_OFFSET_FETCH_STALE_MEMBER_EPOCH)
-            step.respond(ref, OffsetFetchResponse(ErrorCode.STALE_MEMBER_EPOCH))
+            step.respond(ref, OffsetFetchResponse(_stale_epoch_error(member)))
             return state
         step.fire(CG_OFFSET_FETCH_MEMBER)
     step.respond(ref, _fetch_answer(request, state.offsets(request.group_id)))
