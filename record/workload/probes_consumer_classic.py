@@ -33,7 +33,10 @@ from .probes_consumer import (
     ErrorCode,
     ProbeSetup,
     Topic,
+    commit,
     expect,
+    expect_code,
+    fetch,
     heartbeat_for,
     new_id,
     settle,
@@ -186,7 +189,8 @@ async def settle_mixed(classic: ClassicMember, *others: CgMember) -> None:
 
 async def join_sync(connect: Connect, group: str, setup: ProbeSetup) -> None:
     """A classic member joins a consumer group (member id required first), syncs while its
-    partitions are still another's, is told to rejoin once they are free and gets them; when a
+    partitions are still another's, is told to rejoin once they are free and gets them, commits
+    and fetches offsets at its generation (and is refused at another); when a
     newcomer joins it is told to rejoin again and does until the three share the partitions;
     it leaves with LeaveGroup."""
     topic = setup.first
@@ -206,6 +210,17 @@ async def join_sync(connect: Connect, group: str, setup: ProbeSetup) -> None:
     held = b.owned
     if not held:
         raise ProbeStopped("b got no partition after its rejoin")
+    # It commits what it holds at its generation (any version: v8 here), and fetches as itself;
+    # at another generation both are refused with ILLEGAL_GENERATION.
+    client, generation = b.member.client, b.member.generation
+    committed = await commit(client, group, topic, held, generation, b.member_id, version=8)
+    expect_code(committed, ErrorCode.NONE, "b commits at its generation")
+    ahead = await commit(client, group, topic, held, generation + 3, b.member_id, version=8)
+    expect_code(ahead, ErrorCode.ILLEGAL_GENERATION, "b commits at a later generation")
+    fetched = await fetch(client, group, topic, generation, b.member_id)
+    expect_code(fetched, ErrorCode.NONE, "b fetches at its generation")
+    behind = await fetch(client, group, topic, generation - 1, b.member_id)
+    expect_code(behind, ErrorCode.ILLEGAL_GENERATION, "b fetches at an earlier generation")
     # A newcomer: b rejoins (reporting what it holds) until the three share the partitions.
     c = CgMember(await connect("c"), group, topic, new_id())
     expect(await c.join(), ErrorCode.NONE, "c joins")
@@ -380,7 +395,13 @@ CLASSIC_MEMBER_PROBES: dict[str, ConsumerProbe] = {
                 "cg_classic.join_known_member",
                 "cg_classic.join_timeout_armed",
                 "cg_classic.leave",
+                "cg_classic.offset_commit",
+                "cg_classic.offset_fetch",
                 "cg_classic.sync_assignment",
+                "cg_offset_commit.epoch_matches",
+                "cg_offset_commit.epoch_newer",
+                "cg_offset_fetch.member",
+                "cg_offset_fetch.stale_member_epoch",
             ),
         ),
         ConsumerProbe(
