@@ -20,7 +20,9 @@ from groupspec.cli.probe_tables import (
     single_broker_rules,
 )
 from groupspec.coverage.presets import known_consumer_protocol_rules
+from groupspec.record.workload.probe_client import subscription
 from groupspec.record.workload.probes_consumer import (
+    CONSUMER_PROBES,
     NOT_JUDGED_YET,
     NOT_JUDGED_YET_FAMILIES,
     NOT_ON_ONE_BROKER,
@@ -29,6 +31,12 @@ from groupspec.record.workload.probes_consumer import (
     not_on_one_broker,
 )
 from groupspec.record.workload.probes_consumer_all import ALL_CONSUMER_PROBES
+from groupspec.record.workload.probes_consumer_classic import (
+    CLASSIC_MEMBER_PROBES,
+    assigned_partitions,
+)
+from groupspec.spec.consumer_protocol import decode_subscription, encode_assignment
+from groupspec.vocabulary.requests import TopicPartition
 
 KAFKA_MD = Path(__file__).resolve().parent.parent / "docs" / "kafka.md"
 KNOWN = frozenset(known_consumer_protocol_rules())
@@ -108,3 +116,23 @@ def test_probe_refuses_the_consumer_protocol_against_another_target(tmp_path, ca
     args = ["probe", "--target", target, "--consumer-protocol", "--trace-dir", str(tmp_path)]
     assert main(args) == 2
     assert "--target kafka" in capsys.readouterr().err
+
+
+def test_the_classic_member_probes_join_the_table_without_shadowing_one():
+    assert set(CONSUMER_PROBES).isdisjoint(CLASSIC_MEMBER_PROBES)
+    assert ALL_CONSUMER_PROBES == {**CONSUMER_PROBES, **CLASSIC_MEMBER_PROBES}
+    assert all(name.startswith("cg-classic-") for name in CLASSIC_MEMBER_PROBES)
+
+
+def test_a_classic_probe_member_reports_what_it_owns_as_the_specification_reads_it():
+    # A classic member rejoining a consumer group reports its partitions in a subscription v1;
+    # without them the subscription stays v0, which carries none.
+    owned = subscription("orders", owned={"orders": [3, 1]})
+    read = decode_subscription(owned)
+    assert read.topics == ("orders",)
+    assert set(read.owned_partitions) == {TopicPartition("orders", 1), TopicPartition("orders", 3)}
+    assert decode_subscription(subscription("orders")).owned_partitions == ()
+    # What SyncGroup gives it, read back from the consumer protocol's assignment.
+    given = encode_assignment([TopicPartition("orders", 0), TopicPartition("orders", 2)])
+    assert assigned_partitions(given) == frozenset({0, 2})
+    assert assigned_partitions(b"") == frozenset()
