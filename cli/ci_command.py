@@ -25,7 +25,7 @@ from groupspec.cli.arguments import CommandParser, output_directory
 from groupspec.cli.output import json_stdout, write_atomically
 from groupspec.record.workload.client_scenarios import SCENARIOS
 from groupspec.record.workload.probes import PROBES
-from groupspec.record.workload.probes_consumer import CONSUMER_PROBES
+from groupspec.record.workload.probes_consumer_all import ALL_CONSUMER_PROBES
 
 from . import ci_report, probe_command, validate_command, workload_command
 from .workload_command import CLIENTS
@@ -79,7 +79,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--probe",
         action="append",
-        choices=sorted([*PROBES, *CONSUMER_PROBES]),
+        choices=sorted([*PROBES, *ALL_CONSUMER_PROBES]),
         help="a probe to run (default: all; the consumer-protocol cg-* ones with --target "
         f"{CONSUMER_PROTOCOL_TARGET} only)",
     )
@@ -121,7 +121,7 @@ def job_commands(args: argparse.Namespace) -> list[list[str]]:
     if not args.no_probes:
         chosen = args.probe or []
         classic = [part for name in chosen if name in PROBES for part in ("--probe", name)]
-        consumer = [part for n in chosen if n in CONSUMER_PROBES for part in ("--probe", n)]
+        consumer = [part for n in chosen if n in ALL_CONSUMER_PROBES for part in ("--probe", n)]
         if classic or not chosen:
             found.append(["probe", "--target", args.target, "--trace-dir", traces, *classic])
         if args.target == CONSUMER_PROTOCOL_TARGET and (consumer or not chosen):
@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the job; the worst exit code of its commands (see the description)."""
     if args.no_workloads and args.no_probes:
         return _usage("--no-workloads and --no-probes leave nothing to validate")
-    consumer = sorted(name for name in args.probe or () if name in CONSUMER_PROBES)
+    consumer = sorted(name for name in args.probe or () if name in ALL_CONSUMER_PROBES)
     if consumer and args.target != CONSUMER_PROTOCOL_TARGET:
         return _usage(
             f"--probe {consumer[0]}: the consumer-protocol probes need --target "

@@ -18,7 +18,7 @@ from groupspec.cli.output import with_generated_block, write_atomically
 from groupspec.record.kafka.broker import BrokerStartError
 from groupspec.record.kafka.install import KafkaSetupError
 from groupspec.record.workload.probes import PROBES, ProbeResult, run_probes_against
-from groupspec.record.workload.probes_consumer import CONSUMER_PROBES
+from groupspec.record.workload.probes_consumer_all import ALL_CONSUMER_PROBES
 from groupspec.record.workload.targets import TARGET_NAMES, make_target
 from groupspec.wire.reachability import NotABrokerError
 
@@ -54,7 +54,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--probe",
         action="append",
-        choices=sorted([*PROBES, *CONSUMER_PROBES]),
+        choices=sorted([*PROBES, *ALL_CONSUMER_PROBES]),
         help="a probe to run (default: all); the cg-* ones need --consumer-protocol",
     )
     parser.add_argument(
@@ -96,7 +96,7 @@ def run_probe(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.consumer_protocol:
         return _run_consumer_probes(args)
-    if any(name in CONSUMER_PROBES for name in args.probe or ()):
+    if any(name in ALL_CONSUMER_PROBES for name in args.probe or ()):
         print("groupspec probe: the cg-* probes need --consumer-protocol", file=sys.stderr)
         return EXIT_USAGE
     try:
@@ -111,17 +111,17 @@ def run_probe(args: argparse.Namespace) -> int:
 
 def _run_consumer_probes(args: argparse.Namespace) -> int:
     """The consumer-protocol probes against a Kafka 4.x broker of their own."""
-    from groupspec.record.workload.probes_consumer import run_consumer_probes
+    from groupspec.record.workload.probes_consumer_all import run_all_consumer_probes
 
     if args.target != "kafka":
         print("groupspec probe: --consumer-protocol needs --target kafka", file=sys.stderr)
         return EXIT_USAGE
-    names = list(args.probe or CONSUMER_PROBES)
-    classic = [name for name in names if name not in CONSUMER_PROBES]
+    names = list(args.probe or ALL_CONSUMER_PROBES)
+    classic = [name for name in names if name not in ALL_CONSUMER_PROBES]
     if classic:
         print(f"groupspec probe: not consumer-protocol probes: {classic}", file=sys.stderr)
         return EXIT_USAGE
-    return _run_and_report(args, lambda: run_consumer_probes(args.trace_dir, names))
+    return _run_and_report(args, lambda: run_all_consumer_probes(args.trace_dir, names))
 
 
 def _run_and_report(args: argparse.Namespace, run: Callable[[], list[ProbeResult]]) -> int:

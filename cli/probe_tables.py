@@ -1,8 +1,8 @@
 """The probes as documentation: what each does and needs (docs/record.md), and for every
 coordinator rule of Kafka 4.x the probes that exercise it or why no client can (docs/coverage.md);
 the same for the consumer-protocol probes and the rules of spec/kip848 (docs/kafka.md). All are
-generated from `record/workload/probes.py` and `probes_consumer.py`, so they cannot drift from
-the code."""
+generated from `record/workload/probes.py` and `probes_consumer_all.py`, so they cannot drift
+from the code."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import inspect
 from groupspec.coverage.presets import known_consumer_protocol_rules
 from groupspec.record.workload.probes import NOT_DRIVABLE, PROBE_SETTINGS, PROBES
 from groupspec.record.workload.probes_consumer import (
-    CONSUMER_PROBES,
     PROBE_GROUP_MAX_SIZE,
     not_judged_yet,
     not_on_one_broker,
 )
+from groupspec.record.workload.probes_consumer_all import ALL_CONSUMER_PROBES
 from groupspec.spec.config import KAFKA_4X
 from groupspec.spec.rules import RULES, reachable_rule_ids
 
@@ -86,7 +86,7 @@ def single_broker_rules() -> tuple[str, ...]:
 def consumer_probe_rules() -> frozenset[str]:
     """Every rule some consumer-protocol probe exercises (its `rules`, each checked on Kafka
     4.4.0 by tests/test_kafka_consumer_protocol.py)."""
-    return frozenset(rule for probe in CONSUMER_PROBES.values() for rule in probe.rules)
+    return frozenset(rule for probe in ALL_CONSUMER_PROBES.values() for rule in probe.rules)
 
 
 def single_broker_line(reached: frozenset[str] | set[str]) -> str:
@@ -105,7 +105,7 @@ def consumer_probes_markdown() -> str:
     known = known_consumer_protocol_rules()
     wanted = single_broker_rules()
     by_rule: dict[str, list[str]] = {}
-    for probe in CONSUMER_PROBES.values():
+    for probe in ALL_CONSUMER_PROBES.values():
         for rule_id in probe.rules:
             by_rule.setdefault(rule_id, []).append(probe.name)
     hit = [rule for rule in wanted if rule in by_rule]
@@ -122,13 +122,14 @@ def consumer_probes_markdown() -> str:
         "| probe | what it does | rules it exercises |",
         "|---|---|---|",
     ]
-    for probe in CONSUMER_PROBES.values():
+    for probe in ALL_CONSUMER_PROBES.values():
         what = " ".join((inspect.getdoc(probe.run) or "").split())
         lines.append(f"| `{probe.name}` | {what} | {len(probe.rules)} |")
     lines += [
         "",
         f"The broker `groupspec probe --consumer-protocol` starts has `group.consumer.max.size` "
-        f"{PROBE_GROUP_MAX_SIZE} for `cg-max-size` (`PROBE_BROKER_SETTINGS`); the others need "
+        f"{PROBE_GROUP_MAX_SIZE} for `cg-max-size` and `cg-classic-max-size` (`PROBE_BROKER_SETTINGS`); "
+        "the others need "
         "nothing but groupspec's settings.",
         "",
         "| rule | probes that exercise it, or why none does |",

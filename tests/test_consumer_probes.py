@@ -20,6 +20,7 @@ from groupspec.cli.probe_tables import (
     single_broker_rules,
 )
 from groupspec.coverage.presets import known_consumer_protocol_rules
+from groupspec.record.workload.probe_client import subscription
 from groupspec.record.workload.probes_consumer import (
     CONSUMER_PROBES,
     NOT_JUDGED_YET,
@@ -29,6 +30,13 @@ from groupspec.record.workload.probes_consumer import (
     not_judged_yet,
     not_on_one_broker,
 )
+from groupspec.record.workload.probes_consumer_all import ALL_CONSUMER_PROBES
+from groupspec.record.workload.probes_consumer_classic import (
+    CLASSIC_MEMBER_PROBES,
+    assigned_partitions,
+)
+from groupspec.spec.consumer_protocol import decode_subscription, encode_assignment
+from groupspec.vocabulary.requests import TopicPartition
 
 KAFKA_MD = Path(__file__).resolve().parent.parent / "docs" / "kafka.md"
 KNOWN = frozenset(known_consumer_protocol_rules())
@@ -43,7 +51,7 @@ def test_the_consumer_probe_block_in_docs_kafka_md_is_current():
 
 
 def test_every_rule_named_is_a_non_defensive_consumer_protocol_rule():
-    for probe in CONSUMER_PROBES.values():
+    for probe in ALL_CONSUMER_PROBES.values():
         assert set(probe.rules) <= KNOWN, (probe.name, sorted(set(probe.rules) - KNOWN))
         assert len(set(probe.rules)) == len(probe.rules), probe.name
     assert set(NOT_ON_ONE_BROKER) <= KNOWN
@@ -69,7 +77,7 @@ def test_the_denominator_leaves_out_failover_replay_other_profiles_and_broker_se
     assert not any(r.startswith(("cg_failover.", "cg_replay.")) for r in wanted)
     assert "cg_offset_commit.epoch_mismatch" not in wanted  # the 3.9 and 4.0-4.2 profiles
     assert "cg_heartbeat.group_max_size_reached" in wanted  # the probes' broker has a small one
-    assert {"cg_classic.join_new_member", "cg_delete_groups.deleted"} <= wanted  # not judged yet
+    assert {"cg_classic.join_new_member", "cg_convert.upgrade"} <= wanted  # classic members
     assert len(wanted) < len(KNOWN)
 
 
@@ -108,3 +116,23 @@ def test_probe_refuses_the_consumer_protocol_against_another_target(tmp_path, ca
     args = ["probe", "--target", target, "--consumer-protocol", "--trace-dir", str(tmp_path)]
     assert main(args) == 2
     assert "--target kafka" in capsys.readouterr().err
+
+
+def test_the_classic_member_probes_join_the_table_without_shadowing_one():
+    assert set(CONSUMER_PROBES).isdisjoint(CLASSIC_MEMBER_PROBES)
+    assert ALL_CONSUMER_PROBES == {**CONSUMER_PROBES, **CLASSIC_MEMBER_PROBES}
+    assert all(name.startswith("cg-classic-") for name in CLASSIC_MEMBER_PROBES)
+
+
+def test_a_classic_probe_member_reports_what_it_owns_as_the_specification_reads_it():
+    # A classic member rejoining a consumer group reports its partitions in a subscription v1;
+    # without them the subscription stays v0, which carries none.
+    owned = subscription("orders", owned={"orders": [3, 1]})
+    read = decode_subscription(owned)
+    assert read.topics == ("orders",)
+    assert set(read.owned_partitions) == {TopicPartition("orders", 1), TopicPartition("orders", 3)}
+    assert decode_subscription(subscription("orders")).owned_partitions == ()
+    # What SyncGroup gives it, read back from the consumer protocol's assignment.
+    given = encode_assignment([TopicPartition("orders", 0), TopicPartition("orders", 2)])
+    assert assigned_partitions(given) == frozenset({0, 2})
+    assert assigned_partitions(b"") == frozenset()

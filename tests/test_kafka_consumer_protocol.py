@@ -24,9 +24,11 @@ from groupspec.oracle.trace.validate import PASS, Verdict, validate_trace
 from groupspec.record.kafka.broker import KafkaBroker
 from groupspec.record.workload.consumer_protocol import CLIENTS, SCENARIOS, record_scenario
 from groupspec.record.workload.probes_consumer import (
-    CONSUMER_PROBES,
     PROBE_BROKER_SETTINGS,
-    run_consumer_probes,
+)
+from groupspec.record.workload.probes_consumer_all import (
+    ALL_CONSUMER_PROBES,
+    run_all_consumer_probes,
 )
 
 RUNS = [(client, name) for client in CLIENTS for name in SCENARIOS]
@@ -128,19 +130,19 @@ def probed(broker: KafkaBroker, tmp_path_factory) -> dict[str, Verdict]:
     """Every consumer-protocol probe against the module's broker, each judged."""
     # A folder that does not exist yet: the probes make it.
     folder = tmp_path_factory.mktemp("consumer-protocol-probes") / "traces"
-    results = run_consumer_probes(folder, broker=broker)
+    results = run_all_consumer_probes(folder, broker=broker)
     assert [r.error for r in results if r.error] == []
     return {
         r.name: validate_trace(r.trace, {"kafka_version": "4.x"}, shrink=False) for r in results
     }
 
 
-@pytest.mark.parametrize("name", sorted(CONSUMER_PROBES))
+@pytest.mark.parametrize("name", sorted(ALL_CONSUMER_PROBES))
 def test_each_probe_passes_every_event_judged_and_exercises_its_rules(probed, name):
     verdict = probed[name]
     assert verdict.status == PASS, verdict.divergence
     assert verdict.judged_fraction == 1.0
-    missing = set(CONSUMER_PROBES[name].rules) - verdict.rules
+    missing = set(ALL_CONSUMER_PROBES[name].rules) - verdict.rules
     assert not missing, sorted(missing)
 
 

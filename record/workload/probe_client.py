@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,14 +55,27 @@ NO_ERROR = 0
 MEMBER_ID_REQUIRED = 79
 
 
-def subscription(*topics: str, user_data: bytes | None = None) -> bytes:
-    """A consumer-protocol subscription v0 to `topics` (the metadata of a JoinGroup protocol)."""
-    body = struct.pack(">hi", 0, len(topics))
+def subscription(
+    *topics: str,
+    user_data: bytes | None = None,
+    owned: Mapping[str, Sequence[int]] | None = None,
+) -> bytes:
+    """A consumer-protocol subscription to `topics` (the metadata of a JoinGroup protocol): v0,
+    or v1 with the partitions the member owns when `owned` (topic -> partitions) is given."""
+    body = struct.pack(">hi", 0 if owned is None else 1, len(topics))
     for topic in topics:
         body += struct.pack(">h", len(topic)) + topic.encode()
     if user_data is None:
-        return body + struct.pack(">i", -1)
-    return body + struct.pack(">i", len(user_data)) + user_data
+        body += struct.pack(">i", -1)
+    else:
+        body += struct.pack(">i", len(user_data)) + user_data
+    if owned is None:
+        return body
+    body += struct.pack(">i", len(owned))
+    for topic, partitions in owned.items():
+        body += struct.pack(">h", len(topic)) + topic.encode()
+        body += struct.pack(f">i{len(partitions)}i", len(partitions), *partitions)
+    return body
 
 
 SUBSCRIPTION = subscription(TOPIC)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
@@ -1045,19 +1045,30 @@ NOT_ON_ONE_BROKER: dict[str, str] = {
     ),
 }
 # Rules a client can drive against one broker that the consumer-protocol oracle does not judge
-# yet: it reads ConsumerGroupHeartbeat, ConsumerGroupDescribe, the offsets of consumer groups,
-# DeleteGroups naming only them and ListGroups of consumer groups only, while classic members
-# inside a consumer group and the conversions between group kinds speak classic API keys the
-# classic oracle judges. They count in the denominator.
-_CLASSIC_KEYS = (
-    "the oracle does not judge yet: JoinGroup, SyncGroup, Heartbeat and LeaveGroup of a consumer "
-    "group (spec/kip848/mixed.py specifies them) go to the classic oracle"
+# yet. Classic members inside a consumer group and the downgrade are judged with the group
+# (probes_consumer_classic.py); the conversions from a classic group are not: the oracle follows
+# a group from its first ConsumerGroupHeartbeat, so a group that starts classic is the classic
+# oracle's, and the consumer-protocol oracle would take a heartbeat to it for one to a new
+# group. They count in the denominator.
+_FROM_CLASSIC = (
+    "the oracle does not judge yet: a ConsumerGroupHeartbeat to a group that started classic "
+    "(the classic oracle's; the consumer-protocol oracle follows a group from its first "
+    "ConsumerGroupHeartbeat and does not hold the classic group it would convert)"
 )
-NOT_JUDGED_YET_FAMILIES: dict[str, str] = {
-    "cg_classic.": _CLASSIC_KEYS,
-    "cg_convert.": _CLASSIC_KEYS,
+NOT_JUDGED_YET_FAMILIES: dict[str, str] = {}
+NOT_JUDGED_YET: dict[str, str] = {
+    rule: _FROM_CLASSIC
+    for rule in (
+        "cg_convert.empty_classic_replaced",
+        "cg_convert.not_a_consumer_group",
+        "cg_convert.upgrade",
+        "cg_convert.upgrade_join_refused",
+        "cg_convert.upgrade_not_consumer_protocol",
+        "cg_convert.upgrade_parked_answered",
+        "cg_convert.upgrade_too_large",
+        "cg_convert.upgrade_unreadable",
+    )
 }
-NOT_JUDGED_YET: dict[str, str] = {}
 
 
 def not_on_one_broker(rule_id: str) -> str | None:
@@ -1152,11 +1163,14 @@ def record_exchange(
 
 
 def run_consumer_probes(
-    folder: Path, names: list[str] | None = None, broker: KafkaBroker | None = None
+    folder: Path,
+    names: list[str] | None = None,
+    broker: KafkaBroker | None = None,
+    probes: Mapping[str, ConsumerProbe] = CONSUMER_PROBES,
 ) -> list[ProbeResult]:
-    """Run the consumer-protocol probes `names` (all by default) against `broker`, or a Kafka
-    4.x broker started for them (with PROBE_BROKER_SETTINGS) and stopped after (KafkaSetupError, BrokerStartError if it
-    cannot start); one trace each in `folder`."""
+    """Run the consumer-protocol probes `names` of `probes` (all by default) against `broker`,
+    or a Kafka 4.x broker started for them (with PROBE_BROKER_SETTINGS) and stopped after
+    (KafkaSetupError, BrokerStartError if it cannot start); one trace each in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     owned = broker is None
     target = KafkaBroker(consumer_groups=PROBE_BROKER_SETTINGS) if broker is None else broker
@@ -1165,8 +1179,8 @@ def run_consumer_probes(
     try:
         setup = probe_setup(target)
         results = []
-        for name in names or list(CONSUMER_PROBES):
-            probe = CONSUMER_PROBES[name]
+        for name in names or list(probes):
+            probe = probes[name]
             result = ProbeResult(name, folder / f"{name}.jsonl")
             try:
                 record_consumer_probe(target, probe, folder, setup)
