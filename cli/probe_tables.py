@@ -116,8 +116,8 @@ def consumer_probes_markdown() -> str:
         f"{CONSUMER_TARGET:.0%}). The denominator is the {len(known)} non-defensive rules of "
         f"`spec/kip848/rules.py` less the {len(known) - len(wanted)} that no client request can "
         f"bring about on one broker as groupspec starts it (each with its reason below). "
-        f"{len(unjudged)} of the {len(wanted)} are drivable by a client but not judged by the "
-        "oracle yet, and count against the figure.",
+        f"{len(unjudged)} of the {len(wanted)} are drivable by a client but shown by no probe, "
+        "each for the reason given below, and count against the figure.",
         "",
         "| probe | what it does | rules it exercises |",
         "|---|---|---|",

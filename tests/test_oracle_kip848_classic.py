@@ -2,7 +2,7 @@
 (oracle/trace/kip848.py with oracle/trace/kip848_classic.py).
 
 A run of the mixed specification (`spec/kip848/mixed.py`) is written as a trace, the classic
-member's ids respelled as Kafka spells them (`<client id>-<UUID>`): a consumer-protocol member
+member's ids respelled as Kafka spells them (a base64 UUID): a consumer-protocol member
 creates the group, a classic member joins it (MEMBER_ID_REQUIRED, then a join), syncs, is told
 to rejoin while the consumer member revokes, rejoins, gets its partitions, and heartbeats. Such a
 trace must PASS with every event judged and the classic-member rules exercised; a changed answer
@@ -47,8 +47,9 @@ SETTINGS: dict[str, Any] = {
 T0 = 1_700_000_000_000
 CLIENT = "c"
 CLASSIC = "c2:1"
-# How Kafka spells the classic member's id: `<client id>-<UUID>`, not the specification's `-0`.
-KAFKA_ID = "c-0b5e1f0c-8a53-4c1e-a1d2-7e4b6f3c9d10"
+# How Kafka 4.4.0 spells a classic member's id in a consumer group (a base64 UUID, as its
+# consumer-protocol members' ids), not the specification's `c-0`.
+KAFKA_ID = "7b1xX0BLQtuHu4bbvElM0Q"
 
 
 @dataclass

@@ -9,8 +9,9 @@ and a last consumer-protocol member leaving may turn the group back into a class
 group it has seen a ConsumerGroupHeartbeat of, through `spec/kip848/mixed.py`; the classic
 oracle judges them for every other group.
 
-Member ids: the specification hands a classic member `<client id>-<n>`, Kafka
-`<client id>-<UUID>`; the response that shows an id binds the two spellings, as
+Member ids: the specification hands a classic member `<client id>-<n>`, Kafka 4.4.0 a bare
+base64 UUID (a classic member of a consumer group gets a consumer-protocol member id, unlike the
+`<client id>-<UUID>` of a classic group); the response that shows an id binds the two spellings, as
 ConsumerGroupHeartbeat v0's coordinator-generated ids are bound. A response is compared by the
 classic oracle's form of it (`comparison.comparable`), except SyncGroup's assignment, compared
 by what it assigns: Kafka and the specification may order a topic's partitions differently in
