@@ -19,6 +19,7 @@ from groupspec.checker.check import check, in_process
 from .fault_names import unknown_fault_message
 from .faults import FAULT_SWITCHES, Bug
 from .kip848_faults import KIP848_FAULT_SWITCHES
+from .mixed_faults import MIXED_FAULT_SWITCHES
 from .preset_models import load_model
 
 __all__ = ["BUGS", "Bug", "BugRun", "bug_named", "run_bug"]
@@ -77,11 +78,13 @@ STATIC_LEADER_SUBSCRIPTION = Bug(
     finding=True,
 )
 
-# Every switch's entry (models/faults/, then KIP-848's models/kip848_faults/), by reference, then
+# Every switch's entry (models/faults/, then KIP-848's models/kip848_faults/ and the mixed
+# groups' models/mixed_faults/), by reference, then
 # the expected behaviour and the findings.
 BUGS: tuple[Bug, ...] = (
     *(switch.bug for switch in FAULT_SWITCHES.values() if switch.bug is not None),
     *(fault.bug for fault in KIP848_FAULT_SWITCHES.values() if fault.bug is not None),
+    *(fault.bug for fault in MIXED_FAULT_SWITCHES.values() if fault.bug is not None),
     ZOMBIE_WINDOW,
     STATIC_FAILOVER_FENCED,
     STATIC_LEADER_SUBSCRIPTION,

@@ -281,7 +281,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 Transition(f"restart({name})", "restart", _with_consumer(state, index, restarted))
             ]
         p = self.parameters
-        if p.static_members and _has_left_statically(consumer):
+        if p.static_members and has_left_statically(consumer):
             # A static consumer's leave is close(): once the -2 leave is answered the process
             # ends (and may start again as a new incarnation); it does not subscribe again.
             if consumer.in_flight:
@@ -791,7 +791,7 @@ _OUT_OF_GROUP = frozenset({ConsumerState.UNSUBSCRIBED, ConsumerState.FATAL})
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _has_left_statically(consumer: KafkaConsumer) -> bool:
+def has_left_statically(consumer: KafkaConsumer) -> bool:
     """Whether the consumer sent its -2 leave and is out of the group."""
     return (
         consumer.state is ConsumerState.UNSUBSCRIBED

@@ -14,7 +14,9 @@ from groupspec.spec.kip848.config import (
     ConsumerGroupConfig,
     TopicMetadata,
 )
+from groupspec.vocabulary.errors import InvalidConfigError
 
+from .mixed_faults import MIXED_FAULTS
 from .parameters import check_ranges, documented
 
 MAX_TOPICS = 2
@@ -54,9 +56,31 @@ class MixedParameters:
         minimum=0,
         maximum=1,
     )
+    rolling_downgrade: bool = documented(
+        False,
+        "the two consumers are one application instance (group.instance.id i1) restarted with "
+        "the classic protocol: the classic consumer starts once the KIP-848 consumer has left "
+        "with epoch -2",
+    )
+    classic_topics: int = documented(
+        0,
+        "how many topics the classic consumer subscribes to, the first ones (0: every topic)",
+        minimum=0,
+        maximum=MAX_TOPICS,
+    )
+    fault: str = documented(
+        "",
+        "a historical bug of Kafka's coordinator in mixed groups to re-introduce (empty: none)",
+        choices=("", *MIXED_FAULTS),
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
+        if self.classic_topics > len(self.partitions):
+            raise InvalidConfigError(
+                f"classic_topics must be at most the number of topics ({len(self.partitions)}), "
+                f"got {self.classic_topics}"
+            )
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -80,6 +104,18 @@ class MixedParameters:
         """The classic settings: Kafka's defaults."""
         return CoordinatorConfig()
 
+    @property
+    def instance_id(self) -> str | None:
+        """The group.instance.id the two consumers share in a rolling downgrade, else None."""
+        return "i1" if self.rolling_downgrade else None
+
     def classic_consumer_config(self) -> ConsumerConfig:
-        """The classic consumer: eager, with the range assignor, subscribing to every topic."""
-        return ConsumerConfig(group_id="g", topics=self.topics, assignors=("range",))
+        """The classic consumer: eager, with the range assignor, subscribing to the first
+        `classic_topics` topics (every topic by default), static in a rolling downgrade."""
+        topics = self.topics[: self.classic_topics] if self.classic_topics else self.topics
+        return ConsumerConfig(
+            group_id="g",
+            topics=topics,
+            assignors=("range",),
+            group_instance_id=self.instance_id,
+        )

@@ -11,11 +11,17 @@ in order. The world has no clock: the coordinator is stepped at time 0 and a tim
 when its firing removes no member a running client holds (an eviction would be a fault, which
 this world does not take).
 
+With `rolling_downgrade` the two consumers are one application instance (group.instance.id i1):
+the KIP-848 consumer runs first, and once it has closed (its -2 leave) it starts again as the
+classic consumer, maybe subscribing to fewer topics (`classic_topics`); the classic JoinGroup
+replaces the consumer-protocol static member, downgrading the group (KAFKA-19546).
+
 Properties: the mixed invariants of spec/kip848/mixed_invariants.py on the coordinator's state
 (a group id of one kind; single ownership in classic groups, and every consumer-protocol
 invariant, SingleOwner first, over consumer groups with their classic members); OwnedOnce (the
 two consumers never hold one partition at once); NoRunAgainstOwner (neither holds a partition the
-consumer group counts as the other member's); ConversionPreserves (an upgrade or a downgrade
+consumer group counts as the other member's); ClassicAssignmentsSubscribed (a Stable classic
+group assigns no member a topic it does not subscribe to); ConversionPreserves (an upgrade or a downgrade
 keeps what Kafka keeps, spec/kip848/mixed_invariants.py).
 """
 
@@ -31,6 +37,7 @@ from groupspec.spec.assignment import Cluster
 from groupspec.spec.consumer import ConsumerSpec, HeartbeatDue, Poll, ResponseReceived
 from groupspec.spec.consumer import ConsumerState as ClassicConsumer
 from groupspec.spec.consumer.outcome import Send
+from groupspec.spec.consumer_protocol import decode_assignment, subscription_topics
 from groupspec.spec.events import EventNotEnabledError, OffsetRetentionCheck
 from groupspec.spec.kip848 import RequestArrived
 from groupspec.spec.kip848.consumer import machine
@@ -43,9 +50,12 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
+from groupspec.vocabulary.group_state import STABLE
 from groupspec.vocabulary.requests import Received, RequestRef, TopicPartition
 from groupspec.vocabulary.responses import Response, ResponseBody
 
+from .kip848_world import has_left_statically
+from .mixed_faults import NO_MIXED_FAULT, FaultyMixedCoordinator, mixed_fault
 from .mixed_params import MixedParameters
 from .world_state import canonical_repr, part_digest, text_digest
 
@@ -117,8 +127,10 @@ class MixedWorld(PlainModel[MixedWorldState]):
         self.parameters = parameters or MixedParameters()
         self.name = name
         self.config = self.parameters.coordinator_config()
-        self.coordinator = coordinator or MixedCoordinatorSpec(
-            self.config, self.parameters.classic_coordinator_config()
+        correct = MixedCoordinatorSpec(self.config, self.parameters.classic_coordinator_config())
+        fault = mixed_fault(self.parameters.fault)
+        self.coordinator = coordinator or (
+            correct if fault is NO_MIXED_FAULT else FaultyMixedCoordinator(correct, fault)
         )
         self.classic_spec = ConsumerSpec(self.parameters.classic_consumer_config())
         self.cluster = Cluster.of(
@@ -136,7 +148,7 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 classic=self.classic_spec.initial_state(self.cluster),
                 classic_requests=(),
                 classic_responses=(),
-                consumer=KafkaConsumer(MEMBER, GROUP_ID),
+                consumer=KafkaConsumer(MEMBER, GROUP_ID, instance_id=self.parameters.instance_id),
                 requests=(),
                 responses=(),
                 leaves=self.parameters.leaves,
@@ -165,6 +177,9 @@ class MixedWorld(PlainModel[MixedWorldState]):
     # -- the classic consumer ------------------------------------------------------------------
 
     def _classic_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
+        if self.parameters.rolling_downgrade and not has_left_statically(state.consumer):
+            # The same application instance: it restarts as a classic consumer once closed.
+            return []
         found = []
         spec = self.classic_spec
         if state.classic_responses:
@@ -320,6 +335,13 @@ class MixedWorld(PlainModel[MixedWorldState]):
             held.add(classic.generation.member_id)
             held.update(getattr(send.request, "member_id", "") for send in state.classic_requests)
             held.update(getattr(body, "member_id", "") for _, body in state.classic_responses)
+            # A member whose join or sync the client is waiting on (a static member learns its
+            # id only from the parked JoinGroup's answer).
+            group = state.coordinator.classic.group(GROUP_ID)
+            for member in () if group is None else group.members:
+                parked = (member.awaiting_join, member.awaiting_sync)
+                if any(ref is not None and ref.connection == CLASSIC for ref in parked):
+                    held.add(member.member_id)
             held.discard("")
         if state.consumer.state in machine.IN_GROUP:
             held.add(state.consumer.member_id)
@@ -348,6 +370,14 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 "Neither consumer holds a partition the consumer group counts as the other "
                 "member's (assigned, or pending revocation).",
                 check=no_run_against_owner,
+            ),
+            Invariant(
+                "ClassicAssignmentsSubscribed",
+                "In a Stable classic group, no member's assignment holds a partition of a topic "
+                "its subscription (for the group's protocol) leaves out: the world's classic "
+                "leader assigns only what members subscribe to, so such an assignment can only "
+                "be the coordinator's, carried over by a downgrade that needed a rebalance.",
+                check=classic_assignments_subscribed,
             ),
             ActionProperty(
                 "ConversionPreserves",
@@ -391,6 +421,27 @@ def _holders(state: MixedWorldState) -> dict[str, tuple[TopicPartition, ...]]:
         state.classic.generation.member_id or CLASSIC: tuple(state.classic.owned),
         state.consumer.member_id: tuple(state.consumer.owned),
     }
+
+
+def classic_assignments_subscribed(state: MixedWorldState) -> list[str]:
+    """ClassicAssignmentsSubscribed's violations: a Stable classic group's member assigned a
+    partition of a topic it does not subscribe to."""
+    group = state.coordinator.classic.group(GROUP_ID)
+    if group is None or group.state is not STABLE or group.protocol_name is None:
+        return []
+    problems = []
+    for member in group.members:
+        if not member.assignment:
+            continue
+        topics = subscription_topics(member.metadata_for(group.protocol_name))
+        partitions, _ = decode_assignment(member.assignment)
+        for partition in partitions:
+            if partition.topic not in topics:
+                problems.append(
+                    f"member {member.member_id} of the Stable classic group is assigned "
+                    f"{partition}, but subscribes to {sorted(topics)}"
+                )
+    return problems
 
 
 def owned_once(state: MixedWorldState) -> list[str]:

@@ -55,6 +55,37 @@ def test_the_mixed_preset_gives_what_it_expects():
     assert {"cg_convert.upgrade", "cg_convert.downgrade"} <= set(search.rule_counts)
 
 
+def test_the_rolling_downgrade_preset_gives_what_it_expects():
+    loaded = load_model("kip848-downgrade-1")
+    expected = loaded.expected
+    assert expected is not None
+    result = check(loaded.model)
+    search = result.search
+    assert (result.verdict, search.distinct_states, search.transitions, search.depth) == (
+        expected.verdict,
+        expected.distinct_states,
+        expected.transitions,
+        expected.depth,
+    )
+    # The classic restart replaces the consumer-protocol static member, and the new
+    # subscription makes the downgraded group rebalance.
+    assert {
+        "cg_classic.static_member_replaced",
+        "cg_convert.downgrade_on_replacement_rebalance",
+    } <= set(search.rule_counts)
+
+
+def test_kafka_19546_is_found_by_classic_assignments_subscribed_in_twelve_steps():
+    # The 4.0.0/4.1.0 downgrade on a static replacement, which never rebalanced: the restarted
+    # instance subscribes to t0 only and is handed the replaced member's t1-0.
+    loaded = load_model("kip848-downgrade-1", {"fault": "KAFKA-19546"})
+    result = check(loaded.model)
+    (found,) = result.search.problems
+    assert found.problem.property_name == "ClassicAssignmentsSubscribed"
+    assert len(found.path) - 1 == 12
+    assert "is assigned t1-0, but subscribes to ['t0']" in found.problem.detail
+
+
 # Conversions both ways, and refusals -----------------------------------------------------------
 
 

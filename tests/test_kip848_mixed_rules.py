@@ -26,13 +26,13 @@ from mixed_helpers import (
     classic_sync,
     converged,
     leave,
+    metadata,
     mixed_spec,
     only,
     send,
     upgraded,
 )
 
-from groupspec.spec.errors import UnknownApiError
 from groupspec.spec.events import EventNotEnabledError
 from groupspec.spec.kip848.classic_members import (
     ClassicJoinTimeoutExpired,
@@ -46,6 +46,7 @@ from groupspec.vocabulary.consumer_groups import ConsumerGroupHeartbeatRequest
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.group_state import EMPTY as CLASSIC_EMPTY
 from groupspec.vocabulary.group_state import PREPARING_REBALANCE
+from groupspec.vocabulary.group_state import STABLE as CLASSIC_STABLE
 from groupspec.vocabulary.requests import (
     HeartbeatRequest,
     JoinGroupProtocol,
@@ -368,7 +369,47 @@ def classic_offset_fetch() -> MixedOutcome:
     return refused_unchanged(state, fetch, ErrorCode.ILLEGAL_GENERATION)
 
 
+def with_static_consumer_member() -> MixedState:
+    """classic_group upgraded by static consumer member cg1 (instance i1): target c t1-0, cg1
+    t0-0 t0-1, at epoch 2."""
+    for outcome in send(classic_group(), cg_join("cg1", instance_id="i1"), 4_000):
+        group = outcome.state.consumer.group("g")
+        if group is not None and group.target_of(C) == tps("t1-0"):
+            return outcome.state
+    raise AssertionError("no outcome with that target")
+
+
+def static_new_member() -> MixedOutcome:
+    # The target the newcomer makes has several allowed forms: the first.
+    outcome = send(upgraded(), replace(classic_join(""), group_instance_id="i2"), 4_500)[0]
+    assert error_of(outcome) is ErrorCode.NONE
+    return outcome
+
+
+def downgrade_on_replacement() -> MixedOutcome:
+    # A classic consumer takes over instance i1 with cg1's subscription: cg1 was the last member
+    # that did not speak the classic protocol.
+    before = with_static_consumer_member()
+    # Any member may lead the classic group (Kafka's first added, in hash-map order): the first.
+    outcome = send(before, replace(classic_join(""), group_instance_id="i1"), 4_500)[0]
+    assert outcome.state.kind_of("g") is GroupKind.CLASSIC
+    return outcome
+
+
+def downgrade_on_replacement_rebalance() -> MixedOutcome:
+    before = with_static_consumer_member()
+    join = replace(classic_join(""), group_instance_id="i1")
+    changed = replace(join, protocols=(JoinGroupProtocol("range", metadata(topics=("t1",))),))
+    outcome = send(before, changed, 4_500)[0]
+    assert outcome.state.kind_of("g") is GroupKind.CLASSIC
+    return outcome
+
+
 SCENARIOS: dict[str, Callable[[], MixedOutcome]] = {
+    "cg_classic.static_new_member": static_new_member,
+    "cg_classic.static_member_replaced": downgrade_on_replacement,
+    "cg_convert.downgrade_on_replacement": downgrade_on_replacement,
+    "cg_convert.downgrade_on_replacement_rebalance": downgrade_on_replacement_rebalance,
     "cg_classic.offset_commit": classic_offset_commit,
     "cg_classic.offset_fetch": classic_offset_fetch,
     "cg_classic.join_group_max_size_reached": join_group_max_size_reached,
@@ -422,10 +463,37 @@ def test_a_classic_timeout_that_is_not_armed_is_refused():
         send(upgraded(), ClassicJoinTimeoutExpired("g", C))
 
 
-def test_a_static_classic_member_joining_a_consumer_group_is_not_modelled():
-    static = replace(classic_join("x"), group_instance_id="i1")
-    with pytest.raises(UnknownApiError, match="static classic members"):
-        send(upgraded(), static)
+def test_a_static_classic_rejoin_must_be_the_instance_holders():
+    state = static_new_member().state
+    group = state.consumer.group("g")
+    assert group is not None
+    holder = group.static_member("i2")
+    assert holder is not None
+    rejoin = replace(classic_join(holder.member_id), group_instance_id="i2")
+    assert error_of(send(state, rejoin, 5_000)[0]) is ErrorCode.NONE
+    stranger = replace(classic_join("someone"), group_instance_id="i2")
+    assert error_of(only(send(state, stranger, 5_000))) is ErrorCode.FENCED_INSTANCE_ID
+    unknown = replace(classic_join("someone"), group_instance_id="i9")
+    assert error_of(only(send(state, unknown, 5_000))) is ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_downgrade_on_replacement_keeps_an_up_to_date_assignment_without_a_rebalance():
+    outcome = downgrade_on_replacement()
+    classic = outcome.state.classic.group("g")
+    assert classic is not None and classic.state is CLASSIC_STABLE
+    newcomer = next(m for m in classic.members if m.group_instance_id == "i1")
+    # The replaced member's target: t0-0 and t0-1.
+    assert assigned(newcomer.assignment) == tps("t0-0", "t0-1")
+
+
+def test_a_downgrade_on_replacement_with_a_new_subscription_rebalances():
+    # KAFKA-19546: the newcomer subscribes to t1 only; keeping the replaced member's t0
+    # partitions in a Stable classic group would run an assignment against its subscription.
+    outcome = downgrade_on_replacement_rebalance()
+    classic = outcome.state.classic.group("g")
+    assert classic is not None and classic.state is PREPARING_REBALANCE
+    answer = body(outcome)
+    assert isinstance(answer, JoinGroupResponse) and answer.generation_id == 0
 
 
 def test_requests_of_the_other_kinds_reach_their_own_coordinator():

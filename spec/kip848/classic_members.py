@@ -35,12 +35,13 @@ from groupspec.vocabulary.responses import (
     SyncGroupResponse,
 )
 
+from ..assignment import Subscription
 from ..consumer_protocol import CONSUMER_PROTOCOL_TYPE, SubscriptionDecodeError, decode_subscription
 from ..errors import UnknownApiError
 from ..events import EventNotEnabledError
 from ..join import generate_member_id
 from ..rules import Rule
-from .conversion import assignment_bytes, fence_members
+from .conversion import assignment_bytes, downgrade, fence_members
 from .heartbeat import _maybe_reconcile, _maybe_update_target
 from .mixed_rules import (
     CG_CLASSIC_FENCED_INSTANCE_ID,
@@ -56,12 +57,18 @@ from .mixed_rules import (
     CG_CLASSIC_JOIN_TIMEOUT_ARMED,
     CG_CLASSIC_LEAVE,
     CG_CLASSIC_NOT_CLASSIC_MEMBER,
+    CG_CLASSIC_STATIC_MEMBER_REPLACED,
+    CG_CLASSIC_STATIC_NEW_MEMBER,
     CG_CLASSIC_SYNC_ASSIGNMENT,
     CG_CLASSIC_SYNC_INCONSISTENT_PROTOCOL,
     CG_CLASSIC_SYNC_REBALANCE_IN_PROGRESS,
     CG_CLASSIC_TIMER_JOIN_EXPIRED,
     CG_CLASSIC_TIMER_SYNC_EXPIRED,
     CG_CLASSIC_UNKNOWN_MEMBER,
+    CG_CONVERT_DOWNGRADE_DISABLED,
+    CG_CONVERT_DOWNGRADE_ON_REPLACEMENT,
+    CG_CONVERT_DOWNGRADE_ON_REPLACEMENT_REBALANCE,
+    CG_CONVERT_DOWNGRADE_TOO_LARGE,
 )
 from .mixed_state import MixedState, MixedStep
 from .reconciliation import MemberFencedError, OwnedTopic
@@ -110,11 +117,6 @@ def classic_join(
     group: ConsumerGroup,
 ) -> MixedState:
     """classicGroupJoinToConsumerGroup: join (or rejoin) a non-empty consumer group."""
-    if request.group_instance_id is not None:
-        raise UnknownApiError(
-            "JoinGroup with a group instance id to a consumer group: static classic members in "
-            "consumer groups are not modelled (docs/protocol.md §12.15)"
-        )
     try:
         return _join(step, state, ref, request, group)
     except _Refused as refused:
@@ -147,7 +149,8 @@ def _join(
         raise _refuse(
             step, CG_CLASSIC_JOIN_INCONSISTENT_PROTOCOL, ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         )
-    if unknown and request.api_version >= _MEMBER_ID_REQUIRED_VERSION:
+    instance_id = request.group_instance_id
+    if unknown and instance_id is None and request.api_version >= _MEMBER_ID_REQUIRED_VERSION:
         step.fire(CG_CLASSIC_JOIN_MEMBER_ID_REQUIRED)
         step.respond_classic(ref, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id))
         return state
@@ -159,12 +162,18 @@ def _join(
             f"JoinGroup to a consumer group: bad subscription ({error})"
         ) from None
 
-    member = group.member(member_id)
-    if member is None:
-        step.fire(CG_CLASSIC_JOIN_NEW_MEMBER)
-        member = ConsumerGroupMember(member_id)
+    # The static member this one may replace, as the group holds it before the join.
+    replaced = None if instance_id is None else group.static_member(instance_id)
+    if instance_id is None:
+        member = group.member(member_id)
+        if member is None:
+            step.fire(CG_CLASSIC_JOIN_NEW_MEMBER)
+            member = ConsumerGroupMember(member_id)
+        else:
+            step.fire(CG_CLASSIC_JOIN_KNOWN_MEMBER)
     else:
-        step.fire(CG_CLASSIC_JOIN_KNOWN_MEMBER)
+        member, group = _static_member(step, group, member_id, instance_id, unknown)
+    downgrading = replaced is not None and _downgrade_allowed(step, group, replaced)
     session_timeout = request.session_timeout_ms
     rebalance_timeout = (
         request.rebalance_timeout_ms if request.rebalance_timeout_ms != -1 else session_timeout
@@ -183,14 +192,12 @@ def _join(
         group_epoch += 1
     owners = group
     group = replace(group.with_member(updated), group_epoch=group_epoch)
-    group = _maybe_update_target(step, group, updated)
-    owned = tuple(
-        OwnedTopic(
-            topic, frozenset(p.partition for p in subscription.owned_partitions if p.topic == topic)
+    if downgrading:
+        return _downgrade_on_replacement(
+            step, state, ref, request, group, updated, subscription, subscription_changed, owners
         )
-        for topic in sorted({p.topic for p in subscription.owned_partitions})
-        if step.config.topic_named(topic) is not None
-    )
+    group = _maybe_update_target(step, group, updated)
+    owned = _owned_topics(step, subscription)
     try:
         reconciled = _maybe_reconcile(step, group, updated, subscription_changed, owned, owners)
     except MemberFencedError:
@@ -213,6 +220,111 @@ def _join(
         ),
     )
     return state.with_consumer(consumer.with_group(group))
+
+
+def _static_member(
+    step: MixedStep, group: ConsumerGroup, member_id: str, instance_id: str, unknown: bool
+) -> tuple[ConsumerGroupMember, ConsumerGroup]:
+    """getOrMaybeSubscribeStaticConsumerGroupMember for a classic join: a join without member id
+    creates the static member or replaces the one holding the instance id (a classic member
+    need not wait for the old one to leave); a rejoin must be the holder's."""
+    holder = group.static_member(instance_id)
+    if unknown:
+        if holder is None:
+            step.fire(CG_CLASSIC_STATIC_NEW_MEMBER)
+            return ConsumerGroupMember(member_id, instance_id=instance_id), group
+        step.fire(CG_CLASSIC_STATIC_MEMBER_REPLACED)
+        successor = replace(holder, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        # replaceMember: the new id takes the old one's target; the old id's timers stay armed
+        # and find no member when they fire.
+        target = group.target_of(holder.member_id)
+        session = group.session_deadlines
+        rebalance = group.rebalance_deadlines
+        group = group.without_member(holder.member_id)
+        group = replace(group, session_deadlines=session, rebalance_deadlines=rebalance)
+        targets = group.target
+        targets[member_id] = target
+        return successor, group.with_member(successor).with_target(targets)
+    if holder is None:
+        raise _refuse(step, CG_CLASSIC_UNKNOWN_MEMBER, ErrorCode.UNKNOWN_MEMBER_ID)
+    if holder.member_id != member_id:
+        raise _refuse(step, CG_CLASSIC_FENCED_INSTANCE_ID, ErrorCode.FENCED_INSTANCE_ID)
+    step.fire(CG_CLASSIC_JOIN_KNOWN_MEMBER)
+    return holder, group
+
+
+def _downgrade_allowed(
+    step: MixedStep, group: ConsumerGroup, replaced: ConsumerGroupMember
+) -> bool:
+    """validateOnlineDowngradeWithReplacedMember: every member but the replaced one speaks the
+    classic protocol, the policy allows a downgrade, and the group fits group.classic.max.size.
+    `group` is the group after the replacement (the same size)."""
+    others = [m for m in group.iter_members() if m.instance_id != replaced.instance_id]
+    if not all(m.uses_classic_protocol for m in others):
+        return False
+    if not step.config.downgrade_enabled:
+        step.fire(CG_CONVERT_DOWNGRADE_DISABLED)
+        return False
+    if len(group.members_by_id) > step.classic_config.group_max_size:
+        step.fire(CG_CONVERT_DOWNGRADE_TOO_LARGE)
+        return False
+    return True
+
+
+def _downgrade_on_replacement(
+    step: MixedStep,
+    state: MixedState,
+    ref: RequestRef,
+    request: JoinGroupRequest,
+    group: ConsumerGroup,
+    joining: ConsumerGroupMember,
+    subscription: Subscription,
+    subscription_changed: bool,
+    owners: ConsumerGroup,
+) -> MixedState:
+    """classicGroupJoinToConsumerGroup's downgrade (Kafka 4.3.0): with the target up to date the
+    newcomer is reconciled to it and the classic group is Stable with those assignments; with a
+    subscription that moved the group epoch the classic group prepares a rebalance instead, the
+    newcomer left at epoch 0 (KAFKA-19546)."""
+    rebalance = group.assignment_epoch < group.group_epoch
+    if rebalance:
+        step.fire(CG_CONVERT_DOWNGRADE_ON_REPLACEMENT_REBALANCE)
+    else:
+        step.fire(CG_CONVERT_DOWNGRADE_ON_REPLACEMENT)
+        owned = _owned_topics(step, subscription)
+        try:
+            joining = _maybe_reconcile(step, group, joining, subscription_changed, owned, owners)
+        except MemberFencedError:
+            step.fire(CG_HEARTBEAT_FENCED_MEMBER_EPOCH)
+            raise _Refused(ErrorCode.FENCED_MEMBER_EPOCH) from None
+        group = group.with_member(joining)
+    step.fire(CG_CLASSIC_JOIN_ANSWERED)
+    step.respond_classic(
+        ref,
+        JoinGroupResponse(
+            ErrorCode.NONE,
+            member_id=joining.member_id,
+            generation_id=joining.member_epoch,
+            protocol_type=CONSUMER_PROTOCOL_TYPE,
+            protocol_name=request.protocols[0].name,
+        ),
+    )
+    # Kafka converts the group as memory holds it before the step (a downgrading join's records
+    # are not replayed): the classic generation is the group epoch before any bump.
+    converted = replace(group, group_epoch=owners.group_epoch)
+    classic = downgrade(step, converted, list(converted.iter_members()), rebalance=rebalance)
+    return state.with_classic_group(classic)
+
+
+def _owned_topics(step: MixedStep, subscription: Subscription) -> tuple[OwnedTopic, ...]:
+    """The subscription's owned partitions by topic, for the topics the coordinator knows."""
+    return tuple(
+        OwnedTopic(
+            topic, frozenset(p.partition for p in subscription.owned_partitions if p.topic == topic)
+        )
+        for topic in sorted({p.topic for p in subscription.owned_partitions})
+        if step.config.topic_named(topic) is not None
+    )
 
 
 def _supports_classic_protocols(group: ConsumerGroup, request: JoinGroupRequest) -> bool:

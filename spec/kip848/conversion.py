@@ -175,9 +175,16 @@ def fence_members(
     return state.with_consumer_group(fence_member(step, removed, fenced[-1]))
 
 
-def downgrade(step: MixedStep, group: ConsumerGroup, remaining: list[ConsumerGroupMember]) -> Group:
-    """ClassicGroup.fromConsumerGroup, then prepareRebalance: a classic group at generation =
-    the group epoch, each member's target as its assignment, every member to rejoin."""
+def downgrade(
+    step: MixedStep,
+    group: ConsumerGroup,
+    remaining: list[ConsumerGroupMember],
+    rebalance: bool = True,
+) -> Group:
+    """ClassicGroup.fromConsumerGroup, then prepareRebalance unless `rebalance` is False: a
+    classic group at generation = the group epoch, each member's target as its assignment,
+    every member to rejoin (or, without a rebalance, Stable with those assignments: a static
+    replacement whose target is up to date, convertToClassicGroup)."""
     members = []
     for member in remaining:
         assert member.classic is not None
@@ -213,6 +220,8 @@ def downgrade(step: MixedStep, group: ConsumerGroup, remaining: list[ConsumerGro
             sorted(group.target_of(classic_member.member_id)), version=_assignment_version(metadata)
         )
         classic = classic.update_member(classic_member.member_id, assignment=encoded)
+    if not rebalance:
+        return classic
     classic = classic.transition_to(PREPARING_REBALANCE, step.now_ms)
     return replace(classic, join_timer=JoinTimer(step.now_ms + classic.rebalance_timeout_ms()))
 

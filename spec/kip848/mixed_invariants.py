@@ -77,7 +77,9 @@ def conversion_violations(before: MixedState, after: MixedState, group_id: str) 
     """What a step from `before` to `after` broke of the conversion contract for `group_id`:
     an upgrade keeps each classic member (id, instance id) at its generation as its epoch with its
     stored assignment; a downgrade keeps each remaining classic member with the generation = the
-    group epoch and its target as its assignment. Other steps are not judged here."""
+    group epoch and its target as its assignment (a static classic member replacing the last
+    consumer-protocol member takes the replaced member's place and target). Other steps are not
+    judged here."""
     was, now = before.kind_of(group_id), after.kind_of(group_id)
     if was is GroupKind.CLASSIC and now is GroupKind.CONSUMER:
         old = before.classic.group(group_id)
@@ -127,7 +129,19 @@ def _downgrade_violations(old: ConsumerGroup, new: Group) -> list[str]:
         problems.append(
             f"downgrade set generation {new.generation_id}, not the group epoch {old.group_epoch}"
         )
-    classic_members = {m.member_id for m in old.iter_members() if m.uses_classic_protocol}
+    # A static classic member that replaced the last consumer-protocol member joins the classic
+    # group in the replaced member's place, with its target (ClassicGroup.fromConsumerGroup).
+    replaced: dict[str, str] = {}
+    for member in new.members:
+        instance = member.group_instance_id
+        holder = None if instance is None else old.static_member(instance)
+        if member.member_id not in old.members and holder is not None:
+            replaced[member.member_id] = holder.member_id
+    classic_members = {
+        m.member_id
+        for m in old.iter_members()
+        if m.uses_classic_protocol and m.member_id not in replaced.values()
+    } | set(replaced)
     kept = {m.member_id for m in new.members}
     if kept != classic_members:
         problems.append(
@@ -137,7 +151,7 @@ def _downgrade_violations(old: ConsumerGroup, new: Group) -> list[str]:
         stored = (
             frozenset(decode_assignment(member.assignment)[0]) if member.assignment else frozenset()
         )
-        if stored != old.target_of(member.member_id):
+        if stored != old.target_of(replaced.get(member.member_id, member.member_id)):
             problems.append(
                 f"downgrade gave {member.member_id} an assignment other than its target"
             )

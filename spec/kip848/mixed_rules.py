@@ -28,6 +28,8 @@ __all__ = [
     "CG_CLASSIC_NOT_CLASSIC_MEMBER",
     "CG_CLASSIC_OFFSET_COMMIT",
     "CG_CLASSIC_OFFSET_FETCH",
+    "CG_CLASSIC_STATIC_MEMBER_REPLACED",
+    "CG_CLASSIC_STATIC_NEW_MEMBER",
     "CG_CLASSIC_SYNC_ASSIGNMENT",
     "CG_CLASSIC_SYNC_INCONSISTENT_PROTOCOL",
     "CG_CLASSIC_SYNC_REBALANCE_IN_PROGRESS",
@@ -36,6 +38,8 @@ __all__ = [
     "CG_CLASSIC_UNKNOWN_MEMBER",
     "CG_CONVERT_DOWNGRADE",
     "CG_CONVERT_DOWNGRADE_DISABLED",
+    "CG_CONVERT_DOWNGRADE_ON_REPLACEMENT",
+    "CG_CONVERT_DOWNGRADE_ON_REPLACEMENT_REBALANCE",
     "CG_CONVERT_DOWNGRADE_TOO_LARGE",
     "CG_CONVERT_EMPTY_CLASSIC_REPLACED",
     "CG_CONVERT_NOT_A_CONSUMER_GROUP",
@@ -102,6 +106,14 @@ CG_CLASSIC_OFFSET_COMMIT = _rule(
 CG_CLASSIC_OFFSET_FETCH = _rule(
     "cg_classic.offset_fetch",
     "An OffsetFetch naming a classic member of a consumer group: its generation must be the member epoch (ILLEGAL_GENERATION otherwise).",
+)
+CG_CLASSIC_STATIC_NEW_MEMBER = _rule(
+    "cg_classic.static_new_member",
+    "A JoinGroup with a group instance id no member holds, and no member id: a new static classic member (no MEMBER_ID_REQUIRED round for a static member).",
+)
+CG_CLASSIC_STATIC_MEMBER_REPLACED = _rule(
+    "cg_classic.static_member_replaced",
+    "A JoinGroup with no member id and an instance id a member holds: the new member id takes that member's place and target at epoch 0, whatever protocol the old one spoke and whether it left or not.",
 )
 CG_CLASSIC_SYNC_INCONSISTENT_PROTOCOL = _rule(
     "cg_classic.sync_inconsistent_protocol",
@@ -185,6 +197,14 @@ CG_CONVERT_DOWNGRADE = _rule(
     "cg_convert.downgrade",
     "Fencing the last consumer-protocol members leaves only classic members under a downgrade policy: the group becomes a classic group at generation = group epoch, each member's target as its assignment, and starts a rebalance.",
 )
+CG_CONVERT_DOWNGRADE_ON_REPLACEMENT = _rule(
+    "cg_convert.downgrade_on_replacement",
+    "A static classic member replaces the last member that did not use the classic protocol: the group becomes a classic group at the group epoch, the newcomer taking the replaced member's assignment; Stable when the target assignment was up to date.",
+)
+CG_CONVERT_DOWNGRADE_ON_REPLACEMENT_REBALANCE = _rule(
+    "cg_convert.downgrade_on_replacement_rebalance",
+    "The same, when the newcomer's subscription moved the group epoch past the target assignment: the classic group prepares a rebalance instead of keeping the stale assignment (KAFKA-19546).",
+)
 CG_CONVERT_DOWNGRADE_DISABLED = _rule(
     "cg_convert.downgrade_disabled",
     "Only classic members would remain but the policy does not enable downgrades: the members are fenced and the group stays a consumer group.",
@@ -207,6 +227,8 @@ MIXED_RULES: tuple[Rule, ...] = (
     CG_CLASSIC_NOT_CLASSIC_MEMBER,
     CG_CLASSIC_ILLEGAL_GENERATION,
     CG_CLASSIC_SYNC_INCONSISTENT_PROTOCOL,
+    CG_CLASSIC_STATIC_NEW_MEMBER,
+    CG_CLASSIC_STATIC_MEMBER_REPLACED,
     CG_CLASSIC_OFFSET_COMMIT,
     CG_CLASSIC_OFFSET_FETCH,
     CG_CLASSIC_SYNC_REBALANCE_IN_PROGRESS,
@@ -228,6 +250,8 @@ MIXED_RULES: tuple[Rule, ...] = (
     CG_CONVERT_UPGRADE_PARKED_ANSWERED,
     CG_CONVERT_UPGRADE_JOIN_REFUSED,
     CG_CONVERT_DOWNGRADE,
+    CG_CONVERT_DOWNGRADE_ON_REPLACEMENT,
+    CG_CONVERT_DOWNGRADE_ON_REPLACEMENT_REBALANCE,
     CG_CONVERT_DOWNGRADE_DISABLED,
     CG_CONVERT_DOWNGRADE_TOO_LARGE,
 )
