@@ -144,7 +144,7 @@ def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequ
     rt.arm_session(group, member_id, rt.now + config.session_timeout_ms)
     full = (
         request.rebalance_timeout_ms != -1
-        and names is not None
+        and (names is not None or request.subscribed_topic_regex is not None)
         and request.topic_partitions is not None
     )
     rt.respond(
