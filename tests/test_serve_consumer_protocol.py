@@ -404,10 +404,22 @@ def test_a_classic_member_shares_a_consumer_group(server):
 
 def test_consumer_group_settings_come_from_the_command_line(capsys):
     config = consumer_group_config(
-        ["session_timeout_ms=6000", "assignors=range,uniform", "assignment_interval_ms=0"]
+        [
+            "session_timeout_ms=6000",
+            "assignors=range,uniform",
+            "assignment_interval_ms=0",
+            "regex_refresh_interval_ms=60000",
+        ]
     )
     assert config.session_timeout_ms == 6000 and config.default_assignor == "range"
-    assert config.assignment_interval_ms == 0
-    for bad in ("topics=t", "session_timeout_ms=soon", "assignors=sticky", "max_size=0"):
+    assert config.assignment_interval_ms == 0 and config.regex_refresh_interval_ms == 60_000
+    bad_settings = (
+        "topics=t",
+        "session_timeout_ms=soon",
+        "assignors=sticky",
+        "max_size=0",
+        "regex_refresh_interval_ms=0",
+    )
+    for bad in bad_settings:
         assert main(["serve", "--port", "0", "--consumer-group-setting", bad]) == 2
         assert "groupspec serve:" in capsys.readouterr().err
