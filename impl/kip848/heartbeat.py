@@ -1,11 +1,14 @@
 """ConsumerGroupHeartbeat: a join, a heartbeat or a leave (Kafka 4.3.0's
 GroupMetadataManager.consumerGroupHeartbeat, in its order): validate, find or create the group
-and the member, update the member and bump the group epoch if its subscription changed,
-recompute the target if the group epoch is ahead, reconcile the member, re-arm its session
-timeout, answer. Every refusal is decided before anything changes.
+and the member, update the member and bump the group epoch if its subscription changed (its
+topic names, or its regular expression once resolved: impl/kip848/regex.py, which may also start
+a resolution), recompute the target if the group epoch is ahead, reconcile the member, re-arm
+its session timeout, answer. Every refusal (INVALID_REGULAR_EXPRESSION among them) is decided
+before anything changes.
 
-A Stable member's heartbeat with nothing to change costs a few dict lookups: no target
-computation, no scan of the members (the owner index and the unreconciled count are kept
+A Stable member's heartbeat with nothing to change costs a few dict lookups (and, in a group
+with regular expressions, the check whether a resolution is due): no target computation, no
+scan of the members (the owner index and the unreconciled count are kept
 incrementally).
 """
 
