@@ -4,7 +4,8 @@ probes_consumer.py) joins two members, reconciles them, describes the group, com
 fetches offsets by member epoch, lists and deletes groups, and restarts the server on the same
 data directory, after which the group and its offsets are still there; a member subscribing
 with a regular expression gets the partitions of the topic it matches once the server resolved
-it, and the group keeps its resolution across a restart; a classic consumer shares a consumer
+it, and the group keeps its resolution across a restart (and librdkafka subscribing with one
+reads only the matching topic); a classic consumer shares a consumer
 group with a consumer-protocol member; a group id changes protocol when Empty."""
 
 from __future__ import annotations
@@ -253,6 +254,47 @@ def test_a_regex_subscription_gets_the_matching_topic_and_survives_a_restart(two
             client.close()
 
     asyncio.run(after_restart())
+
+
+def test_librdkafka_subscribing_with_a_regex_consumes_the_matching_topic(two_topic_server):
+    """confluent-kafka with group.protocol=consumer, subscribing to "^cg-s.*" (librdkafka 2.16
+    sends it to the broker as SubscribedTopicRegex, in parentheses), reads the records of the
+    topic the expression matches, and only those."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    bootstrap = f"127.0.0.1:{two_topic_server.port}"
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
+    for partition in range(PARTITIONS):
+        producer.produce(TOPIC, value=b"wanted", partition=partition)
+        producer.produce(OTHER_TOPIC, value=b"unwanted", partition=partition)
+    assert producer.flush(30) == 0
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "regex-group",
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe(["^cg-s.*"])
+    read: list[tuple[str, int]] = []
+    for _ in range(150):  # polls of 0.2 s at most: the records arrive within a few
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            read.append((message.topic(), message.partition()))
+        if len(read) == PARTITIONS:
+            break
+    assigned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+    server = two_topic_server.server
+    assert server is not None and server.consumer_groups is not None
+    group = server.consumer_groups.coordinator.group("regex-group")
+    assert group is not None
+    assert [m.subscribed_topic_regex for m in group.members.values()] == ["(^cg-s.*)"]
+    assert set(group.resolved_regexes) == {"(^cg-s.*)"}
+    consumer.close()
+    assert sorted(read) == [(TOPIC, p) for p in range(PARTITIONS)]
+    assert assigned == {(TOPIC, p) for p in range(PARTITIONS)}
+    # Its leave was the last subscriber's: the resolution is deleted.
+    assert not group.members and not group.resolved_regexes
 
 
 def test_an_empty_consumer_group_is_deleted_with_its_offsets(server):
