@@ -84,7 +84,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="a consumer-protocol (KIP-848) group setting in impl/kip848's ConsumerGroupConfig "
         "names: session_timeout_ms, heartbeat_interval_ms, max_size, assignment_interval_ms, "
-        "assignors (comma-separated, the first the default); repeatable (defaults: Kafka 4.3's)",
+        "regex_refresh_interval_ms, assignors (comma-separated, the first the default); "
+        "repeatable (defaults: Kafka 4.3's)",
     )
     parser.add_argument(
         "--max-frame-bytes",
@@ -160,6 +161,7 @@ CONSUMER_GROUP_SETTINGS = (
     "heartbeat_interval_ms",
     "max_size",
     "assignment_interval_ms",
+    "regex_refresh_interval_ms",
     "assignors",
 )
 

@@ -12,8 +12,11 @@ the group state; each member's instance and rack ids, rebalance timeout, subscri
 assignor, epoch and previous epoch, reconciliation state, assigned and pending partitions; the
 target assignment; every armed session and rebalance timer with its deadline (and the epoch a
 rebalance timer was armed at); and, in the differential runs (not in the vectors' stored
-projection), each member's KIP-1251 assignment epochs and every group's committed offsets. Responses are compared as they are (both sides speak the
-vocabulary). Member ids a v0 join leaves to the coordinator are spelled as the spec spells them
+projection), each member's KIP-1251 assignment epochs, every group's committed offsets, each
+member's regular expression, and each group's resolved expressions (topics and time) and the
+expressions of a resolution under way. Responses are compared as they are (both sides speak the
+vocabulary). A resolution's completion is an input of both: the spec's `RegexResolutionCompleted`
+and the impl's own, which its `advance` fires too (queued due at once). Member ids a v0 join leaves to the coordinator are spelled as the spec spells them
 (`member-<n>`), by handing the impl a counter as its id source.
 """
 
@@ -28,6 +31,7 @@ from groupspec.impl.clock import ManualClock
 from groupspec.impl.kip848 import ConsumerGroupConfig as ImplConfig
 from groupspec.impl.kip848 import ConsumerGroupCoordinator, Topic
 from groupspec.impl.kip848 import RebalanceTimeoutExpired as ImplRebalanceTimeout
+from groupspec.impl.kip848 import RegexResolutionCompleted as ImplRegexResolved
 from groupspec.impl.kip848 import SessionTimeoutExpired as ImplSessionTimeout
 from groupspec.impl.kip848.state import Group as ImplGroup
 from groupspec.spec.events import EventNotEnabledError
@@ -40,7 +44,7 @@ from groupspec.spec.kip848 import (
     RequestArrived,
     SessionTimeoutExpired,
 )
-from groupspec.spec.kip848.events import ConsumerGroupInput
+from groupspec.spec.kip848.events import ConsumerGroupInput, RegexResolutionCompleted
 from groupspec.spec.kip848.state import ConsumerGroup
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import (
@@ -80,6 +84,7 @@ def impl_config(config: ConsumerGroupConfig) -> ImplConfig:
         max_size=config.max_size,
         assignors=config.assignors,
         assignment_interval_ms=config.assignment_interval_ms,
+        regex_refresh_interval_ms=config.regex_refresh_interval_ms,
         topics=tuple(Topic(t.name, t.topic_id, t.partitions) for t in config.topics),
     )
 
@@ -180,14 +185,47 @@ def _spec_offsets(state: ConsumerGroupsState) -> Projection:
 
 
 def spec_full_projection(state: ConsumerGroupsState) -> Projection:
-    """`spec_projection` with each member's KIP-1251 assignment epochs and every group's
-    committed offsets (the differential runs compare these too)."""
+    """`spec_projection` with each member's KIP-1251 assignment epochs, every group's
+    committed offsets, and the regular expressions (`_spec_regexes`): the differential runs
+    compare these too."""
     epochs = tuple(
         (m.member_id, tuple(sorted((p.topic, p.partition, e) for p, e in m.assignment_epochs)))
         for group in state.iter_groups()
         for m in group.iter_members()
     )
-    return spec_projection(state), epochs, _spec_offsets(state)
+    return spec_projection(state), epochs, _spec_offsets(state), _spec_regexes(state)
+
+
+def _spec_regexes(state: ConsumerGroupsState) -> Projection:
+    """Per group: each member's expression, each resolved expression with its topics and time,
+    and the expressions of the resolution under way (None: none is)."""
+    return tuple(
+        (
+            group.group_id,
+            tuple((m.member_id, m.subscribed_topic_regex) for m in group.iter_members()),
+            tuple(
+                (r.regex, tuple(sorted(r.topics)), r.timestamp_ms) for r in group.resolved_regexes
+            ),
+            group.regex_resolution,
+        )
+        for group in state.iter_groups()
+    )
+
+
+def _impl_regexes(coordinator: ConsumerGroupCoordinator) -> Projection:
+    """`_spec_regexes` of the impl."""
+    return tuple(
+        (
+            group.group_id,
+            tuple((i, m.subscribed_topic_regex) for i, m in sorted(group.members.items())),
+            tuple(
+                (regex, tuple(sorted(r.topics)), r.timestamp_ms)
+                for regex, r in sorted(group.resolved_regexes.items())
+            ),
+            group.regex_resolution,
+        )
+        for group in coordinator.groups()
+    )
 
 
 def impl_full_projection(coordinator: ConsumerGroupCoordinator) -> Projection:
@@ -204,14 +242,28 @@ def impl_full_projection(coordinator: ConsumerGroupCoordinator) -> Projection:
         impl_projection(coordinator),
         epochs,
         _offsets(coordinator.committed_offsets().items()),
+        _impl_regexes(coordinator),
     )
 
 
-def impl_timer(event: SessionTimeoutExpired | RebalanceTimeoutExpired) -> Any:
-    """The impl's event for the spec's timer `event`."""
+def impl_timer(
+    event: SessionTimeoutExpired | RebalanceTimeoutExpired | RegexResolutionCompleted,
+) -> Any:
+    """The impl's event for the spec's timer or resolution `event`."""
+    if isinstance(event, RegexResolutionCompleted):
+        return ImplRegexResolved(event.group_id)
     if isinstance(event, SessionTimeoutExpired):
         return ImplSessionTimeout(event.group_id, event.member_id)
     return ImplRebalanceTimeout(event.group_id, event.member_id)
+
+
+def spec_event(event: Any) -> ConsumerGroupInput:
+    """The spec's input for an event the impl fired (a timer or a resolution's completion)."""
+    if isinstance(event, ImplRegexResolved):
+        return RegexResolutionCompleted(event.group_id)
+    if isinstance(event, ImplSessionTimeout):
+        return SessionTimeoutExpired(event.group_id, event.member_id)
+    return RebalanceTimeoutExpired(event.group_id, event.member_id)
 
 
 def outcome_key(outcome: Outcome) -> tuple[Any, Projection]:
@@ -259,7 +311,9 @@ class Kip848Differential:
             if not isinstance(request, SERVED_REQUESTS):
                 raise TypeError(f"impl/kip848 does not serve {type(request).__name__}")
             self.impl.handle(event.ref, request)
-        elif isinstance(event, (SessionTimeoutExpired, RebalanceTimeoutExpired)):
+        elif isinstance(
+            event, (SessionTimeoutExpired, RebalanceTimeoutExpired, RegexResolutionCompleted)
+        ):
             self.impl.fire(impl_timer(event))
         else:
             # impl/kip848 keeps no log: a failover (spec/kip848/failover.py) is not served yet.
@@ -279,13 +333,8 @@ class Kip848Differential:
         self.clock.set(max(now_ms, self.clock.now_ms()))
         fired = self.impl.advance()
         for event in fired:
-            spec_event = (
-                SessionTimeoutExpired(event.group_id, event.member_id)
-                if isinstance(event, ImplSessionTimeout)
-                else RebalanceTimeoutExpired(event.group_id, event.member_id)
-            )
             try:
-                (outcome,) = self.spec.step(self.state, spec_event, self.clock.now_ms())
+                (outcome,) = self.spec.step(self.state, spec_event(event), self.clock.now_ms())
             except EventNotEnabledError as error:
                 raise Kip848ConformanceError(f"the impl fired {event!r}: {error}") from None
             self.state = outcome.state

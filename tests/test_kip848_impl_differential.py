@@ -1,12 +1,13 @@
 """The optimized consumer-protocol coordinator (impl/kip848/) against its specification
 (spec/kip848/), step by step: Hypothesis sends both the same random joins, heartbeats (at the
 right epoch, the previous or a wrong one, reporting any owned partitions), subscription
-changes, leaves, static replacements, describes, timer firings and clock advances, offset
-commits and fetches (by members at their epoch, an older or a newer one, by unknown members and
+changes, regular-expression subscriptions (an expression matching one topic, all, none, one RE2
+does not compile, and "" dropping it) and the completion of their resolutions, leaves, static
+replacements, describes, timer firings and clock advances, offset commits and fetches (by members at their epoch, an older or a newer one, by unknown members and
 by admins, at OffsetCommit v8 and v9), ListGroups and DeleteGroups, and after every step the
 impl's responses and full state projection (epochs, members with their epochs, states, assigned
 and pending partitions and KIP-1251 assignment epochs, the target, the timers, the committed
-offsets) must equal those of one outcome the spec allows (conformance/kip848_differential.py). Where the spec allows several
+offsets, the members' expressions, the resolved ones and a resolution under way) must equal those of one outcome the spec allows (conformance/kip848_differential.py). Where the spec allows several
 (assignor ties, every balanced uniform assignment, every order of dynamic members for range),
 any of them is accepted and the run continues from the impl's.
 """
@@ -38,6 +39,7 @@ from groupspec.conformance.kip848_differential import (
 from groupspec.impl.clock import ManualClock
 from groupspec.impl.kip848 import ConsumerGroupCoordinator
 from groupspec.spec.kip848 import ConsumerGroupConfig, RequestArrived
+from groupspec.spec.kip848.events import RegexResolutionCompleted
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeRequest,
@@ -55,6 +57,11 @@ from groupspec.vocabulary.requests import (
 from groupspec.vocabulary.responses import DeleteGroupsResponse, OffsetCommitResponse
 
 SEEN: dict[str, int] = {"steps": 0, "choices": 0, "fired": 0}
+# The regular-expression rules (spec/kip848/rules.py) the compared steps fired, by name.
+REGEX_RULES: dict[str, int] = {}
+# Over the configured topics t0 and t1: one topic, both, none, one RE2 does not compile (a
+# look-ahead), and "" (none: drops the member's).
+REGEXES = ("t0", "t.*", "x.*", "t(?=0)", "")
 # The errors the offset paths answered with, by name: the runs must reach each of them.
 OFFSET_ANSWERS: dict[str, int] = {}
 
@@ -70,6 +77,7 @@ class ImplAgainstSpec(RuleBasedStateMachine):
 
     @initialize(
         interval=st.sampled_from([0, 1_000]),
+        refresh=st.sampled_from([600_000, 15_000]),
         assignors=st.sampled_from([("uniform", "range"), ("range", "uniform")]),
         founders=st.lists(
             st.tuples(st.sampled_from((*DYNAMIC, "s1", "s3")), TOPICS, ASSIGNORS),
@@ -77,9 +85,14 @@ class ImplAgainstSpec(RuleBasedStateMachine):
             max_size=3,
         ),
     )
-    def configure(self, interval, assignors, founders):  # type: ignore[no-untyped-def]
+    def configure(self, interval, refresh, assignors, founders):  # type: ignore[no-untyped-def]
         self.pair = Kip848Differential(
-            ConsumerGroupConfig(max_size=4, assignment_interval_ms=interval, assignors=assignors)
+            ConsumerGroupConfig(
+                max_size=4,
+                assignment_interval_ms=interval,
+                assignors=assignors,
+                regex_refresh_interval_ms=refresh,
+            )
         )
         # Start from a group with members, so that runs spend their steps inside one.
         for member, topics, assignor in founders:
@@ -89,6 +102,13 @@ class ImplAgainstSpec(RuleBasedStateMachine):
         report = self.report = self.pair.step(RequestArrived(REF, request), self.now_ms)
         SEEN["steps"] += 1
         SEEN["choices"] += report.allowed > 1
+        self._count_regex_rules()
+
+    def _count_regex_rules(self) -> None:
+        assert self.report is not None
+        for name in self.report.taken.rules:
+            if name.startswith("cg_regex."):
+                REGEX_RULES[name] = REGEX_RULES.get(name, 0) + 1
 
     def _member(self, member_id: str):  # type: ignore[no-untyped-def]
         group = self.pair.state.group(GROUP)
@@ -130,8 +150,9 @@ class ImplAgainstSpec(RuleBasedStateMachine):
         report=st.one_of(st.none(), st.sets(st.sampled_from(PARTITIONS))),
         topics=st.one_of(st.none(), st.none(), TOPICS),
         full=st.booleans(),
+        regex=st.sampled_from((None, None, None, *REGEXES)),
     )
-    def heartbeat(self, data, member, epoch, report, topics, full):  # type: ignore[no-untyped-def]
+    def heartbeat(self, data, member, epoch, report, topics, full, regex):  # type: ignore[no-untyped-def]
         member = self._pick(data, member)
         known = self._member(member)
         if epoch == "current" and known is not None:
@@ -155,9 +176,39 @@ class ImplAgainstSpec(RuleBasedStateMachine):
                 instance_id=dict(STATIC).get(member),
                 rebalance_timeout_ms=20_000 if full else -1,
                 subscribed_topic_names=topics,
+                subscribed_topic_regex=regex,
                 topic_partitions=partitions,
             )
         )
+
+    @rule(
+        member=st.sampled_from(DYNAMIC + tuple(m for m, _ in STATIC)),
+        regex=st.sampled_from(REGEXES),
+        topics=st.one_of(st.none(), TOPICS),
+    )
+    def join_with_regex(self, member, regex, topics):  # type: ignore[no-untyped-def]
+        self._send(
+            ConsumerGroupHeartbeatRequest(
+                GROUP,
+                member,
+                0,
+                instance_id=dict(STATIC).get(member),
+                rebalance_timeout_ms=20_000,
+                subscribed_topic_names=topics,
+                subscribed_topic_regex=regex,
+                topic_partitions=(),
+            )
+        )
+
+    @rule(ms=st.sampled_from([0, 100, 1_000]))
+    def resolution_completes(self, ms):  # type: ignore[no-untyped-def]
+        group = self.pair.state.group(GROUP)
+        if group is None or group.regex_resolution is None:
+            return
+        self.now_ms += ms
+        self.report = self.pair.step(RegexResolutionCompleted(GROUP), self.now_ms)
+        SEEN["resolved"] = SEEN.get("resolved", 0) + 1
+        self._count_regex_rules()
 
     @rule(
         data=st.data(),
@@ -345,6 +396,27 @@ def test_the_differential_runs_reach_every_offset_answer():
         "NON_EMPTY_GROUP",
     }
     assert wanted <= set(OFFSET_ANSWERS), OFFSET_ANSWERS
+
+
+def test_the_differential_runs_subscribe_with_regular_expressions():
+    """Every regular-expression rule is compared: an expression refused, subscribed before and
+    after its resolution, dropped, its resolution deleted, a resolution started, completing
+    with new topics (the group epoch bumped), with the same, and after its last subscriber
+    left."""
+    if not SEEN["steps"]:
+        TestImplAgainstSpec("runTest").runTest()
+    wanted = {
+        "cg_regex.invalid",
+        "cg_regex.subscribed_unresolved",
+        "cg_regex.subscribed_resolved",
+        "cg_regex.unsubscribed",
+        "cg_regex.tombstone",
+        "cg_regex.resolution_started",
+        "cg_regex.resolved_changed",
+        "cg_regex.resolved_unchanged",
+        "cg_regex.resolution_dropped",
+    }
+    assert wanted <= set(REGEX_RULES), REGEX_RULES
 
 
 def test_a_wrong_impl_is_caught():

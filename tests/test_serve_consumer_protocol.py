@@ -2,9 +2,11 @@
 of ConsumerGroupHeartbeats (the consumer-protocol probes' member, record/workload/
 probes_consumer.py) joins two members, reconciles them, describes the group, commits and
 fetches offsets by member epoch, lists and deletes groups, and restarts the server on the same
-data directory, after which the group and its offsets are still there; a classic consumer
-shares a consumer group with a consumer-protocol member; a group id changes protocol when
-Empty."""
+data directory, after which the group and its offsets are still there; a member subscribing
+with a regular expression gets the partitions of the topic it matches once the server resolved
+it, and the group keeps its resolution across a restart (and librdkafka subscribing with one
+reads only the matching topic); a classic consumer shares a consumer
+group with a consumer-protocol member; a group id changes protocol when Empty."""
 
 from __future__ import annotations
 
@@ -27,12 +29,20 @@ from groupspec.cli.serve_command import consumer_group_config
 from groupspec.impl.server.apis import topic_id
 from groupspec.record.workload.consumer_protocol import PARTITIONS
 from groupspec.record.workload.probe_client import ProbeClient, ProbeMember, subscription
-from groupspec.record.workload.probes_consumer import CgMember, Topic, describe, settle
+from groupspec.record.workload.probes_consumer import (
+    REBALANCE_TIMEOUT_MS,
+    CgMember,
+    Topic,
+    describe,
+    settle,
+)
 from groupspec.spec.consumer_protocol import decode_assignment
 from groupspec.vocabulary.errors import ErrorCode
 
 TOPIC = "cg-serve"
 GROUP = "cg-serve-group"
+# A second topic, which the regular expression of the regex test does not match.
+OTHER_TOPIC = "cg-other"
 
 
 @pytest.fixture
@@ -173,6 +183,118 @@ def test_two_members_reconcile_commit_and_survive_a_restart(server):
         admin.close()
 
     asyncio.run(after_restart())
+
+
+@pytest.fixture
+def two_topic_server(tmp_path):
+    topics = {TOPIC: PARTITIONS, OTHER_TOPIC: PARTITIONS}
+    thread = ServerThread(serve_config(topics=topics, data_dir=tmp_path)).start()
+    yield thread
+    thread.stop()
+
+
+async def regex_join(member: CgMember, regex: str) -> Any:
+    """A join (epoch 0) subscribing with the regular expression `regex` only."""
+    return await member.send(
+        member_epoch=0,
+        rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
+        subscribed_topic_regex=regex,
+        topic_partitions=[],
+    )
+
+
+def test_a_regex_subscription_gets_the_matching_topic_and_survives_a_restart(two_topic_server):
+    server = two_topic_server
+    topic = Topic(TOPIC, str(topic_id(TOPIC)))
+    regex = "cg-s.*"  # matches cg-serve, not cg-other
+
+    async def before_restart() -> tuple[int, set[int]]:
+        admin = await connect(server.port, "admin")
+        a = CgMember(await connect(server.port, "a"), GROUP, topic, "member-a")
+        refused = await regex_join(a, "cg-(?=s)")  # a look-ahead: RE2 has none
+        assert refused.error_code == int(ErrorCode.INVALID_REGULAR_EXPRESSION)
+        joined = await regex_join(a, regex)
+        # Nothing yet: the server resolves the expression after answering the join.
+        assert joined.error_code == 0 and owned_partitions(a) == set()
+        await settle(a)
+        assert owned_partitions(a) == set(range(PARTITIONS))
+        assert set(a.owned) == {topic.topic_id}
+        (described,) = (await describe(admin, GROUP)).groups
+        assert described.group_state == "Stable"
+        assert [(m.member_id, m.subscribed_topic_regex) for m in described.members] == [
+            ("member-a", regex)
+        ]
+        for client in (admin, a.client):
+            client.close()
+        return described.group_epoch, owned_partitions(a)
+
+    epoch, owned = asyncio.run(before_restart())
+    server.restart()
+
+    async def after_restart() -> None:
+        admin = await connect(server.port, "admin")
+        a = CgMember(await connect(server.port, "a"), GROUP, topic, "member-a", epoch=epoch)
+        a.owned = {topic.topic_id: frozenset(owned)}
+        # A lost resolution would be started again by these heartbeats, and its completion
+        # would bump the group epoch: the epoch stays, the partitions too.
+        for _ in range(5):
+            assert (await a.heartbeat()).error_code == 0
+            await asyncio.sleep(0.1)
+        (described,) = (await describe(admin, GROUP)).groups
+        assert described.group_epoch == epoch and a.epoch == epoch
+        assert [(m.member_id, m.subscribed_topic_regex) for m in described.members] == [
+            ("member-a", regex)
+        ]
+        # A second member with the same, resolved, expression shares the topic at once.
+        b = CgMember(await connect(server.port, "b"), GROUP, topic, "member-b")
+        assert (await regex_join(b, regex)).error_code == 0
+        await settle_shared(a, b)
+        assert owned_partitions(a) | owned_partitions(b) == set(range(PARTITIONS))
+        for client in (admin, a.client, b.client):
+            client.close()
+
+    asyncio.run(after_restart())
+
+
+def test_librdkafka_subscribing_with_a_regex_consumes_the_matching_topic(two_topic_server):
+    """confluent-kafka with group.protocol=consumer, subscribing to "^cg-s.*" (librdkafka 2.16
+    sends it to the broker as SubscribedTopicRegex, in parentheses), reads the records of the
+    topic the expression matches, and only those."""
+    confluent_kafka = pytest.importorskip("confluent_kafka")
+    bootstrap = f"127.0.0.1:{two_topic_server.port}"
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
+    for partition in range(PARTITIONS):
+        producer.produce(TOPIC, value=b"wanted", partition=partition)
+        producer.produce(OTHER_TOPIC, value=b"unwanted", partition=partition)
+    assert producer.flush(30) == 0
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "regex-group",
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe(["^cg-s.*"])
+    read: list[tuple[str, int]] = []
+    for _ in range(150):  # polls of 0.2 s at most: the records arrive within a few
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            read.append((message.topic(), message.partition()))
+        if len(read) == PARTITIONS:
+            break
+    assigned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+    server = two_topic_server.server
+    assert server is not None and server.consumer_groups is not None
+    group = server.consumer_groups.coordinator.group("regex-group")
+    assert group is not None
+    assert [m.subscribed_topic_regex for m in group.members.values()] == ["(^cg-s.*)"]
+    assert set(group.resolved_regexes) == {"(^cg-s.*)"}
+    consumer.close()
+    assert sorted(read) == [(TOPIC, p) for p in range(PARTITIONS)]
+    assert assigned == {(TOPIC, p) for p in range(PARTITIONS)}
+    # Its leave was the last subscriber's: the resolution is deleted.
+    assert not group.members and not group.resolved_regexes
 
 
 def test_an_empty_consumer_group_is_deleted_with_its_offsets(server):
@@ -324,10 +446,22 @@ def test_a_classic_member_shares_a_consumer_group(server):
 
 def test_consumer_group_settings_come_from_the_command_line(capsys):
     config = consumer_group_config(
-        ["session_timeout_ms=6000", "assignors=range,uniform", "assignment_interval_ms=0"]
+        [
+            "session_timeout_ms=6000",
+            "assignors=range,uniform",
+            "assignment_interval_ms=0",
+            "regex_refresh_interval_ms=60000",
+        ]
     )
     assert config.session_timeout_ms == 6000 and config.default_assignor == "range"
-    assert config.assignment_interval_ms == 0
-    for bad in ("topics=t", "session_timeout_ms=soon", "assignors=sticky", "max_size=0"):
+    assert config.assignment_interval_ms == 0 and config.regex_refresh_interval_ms == 60_000
+    bad_settings = (
+        "topics=t",
+        "session_timeout_ms=soon",
+        "assignors=sticky",
+        "max_size=0",
+        "regex_refresh_interval_ms=0",
+    )
+    for bad in bad_settings:
         assert main(["serve", "--port", "0", "--consumer-group-setting", bad]) == 2
         assert "groupspec serve:" in capsys.readouterr().err

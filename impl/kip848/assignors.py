@@ -58,7 +58,7 @@ def _range(config: ConsumerGroupConfig, members: list[Member]) -> dict[str, Part
     assigned: dict[str, list[TopicPartition]] = {m.member_id: [] for m in order}
     subscribers: dict[str, list[str]] = {}
     for member in order:
-        for name in member.subscribed_topic_names:
+        for name in member.subscribed_topics:
             subscribers.setdefault(name, []).append(member.member_id)
     for name, names in subscribers.items():
         topic = config.topic_named(name)
@@ -78,7 +78,7 @@ def _uniform(
 ) -> dict[str, Partitions]:
     if not members:
         return {}
-    subscriptions = {m.subscribed_topic_names for m in members}
+    subscriptions = {m.subscribed_topics for m in members}
     topics = set().union(*subscriptions)
     partitions = subscribed_partitions(config, topics)
     if len(subscriptions) == 1:
@@ -129,10 +129,10 @@ def _uniform_heterogeneous(
     assigned: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
     for partition in partitions:
         owner = previous_owner.get(partition)
-        if owner is not None and partition.topic in by_id[owner].subscribed_topic_names:
+        if owner is not None and partition.topic in by_id[owner].subscribed_topics:
             assigned[owner].append(partition)
             continue
-        subscribers = [m.member_id for m in members if partition.topic in m.subscribed_topic_names]
+        subscribers = [m.member_id for m in members if partition.topic in m.subscribed_topics]
         least = min(subscribers, key=lambda member_id: (len(assigned[member_id]), member_id))
         assigned[least].append(partition)
     return {member_id: frozenset(parts) for member_id, parts in assigned.items()}

@@ -124,7 +124,7 @@ def _join(rt: Runtime, ref: Ref, request: JoinGroupRequest, group: Group) -> Non
     subscribed = frozenset(topics)
     subscription_changed = subscribed != member.subscribed_topic_names
     if subscription_changed:
-        member.subscribed_topic_names = subscribed
+        group.set_subscription(member, subscribed, member.subscribed_topic_regex)
         group.group_epoch += 1
     if group.assignment_epoch < group.group_epoch:
         _maybe_update_target(rt, group)

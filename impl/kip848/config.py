@@ -39,12 +39,20 @@ class ConsumerGroupConfig:
     # KIP-1263: the least time between two target computations (0: at every epoch bump).
     assignment_interval_ms: int = 1_000
     topics: tuple[Topic, ...] = DEFAULT_TOPICS
+    # group.consumer.regex.refresh.interval.ms: how old a group's regular-expression resolution
+    # may grow before a heartbeat starts a new one (10 minutes).
+    regex_refresh_interval_ms: int = 600_000
     # Lookup tables built once from `topics`.
     _by_name: dict[str, Topic] = field(init=False, repr=False, compare=False)
     _by_id: dict[str, Topic] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("session_timeout_ms", "heartbeat_interval_ms", "max_size"):
+        for name in (
+            "session_timeout_ms",
+            "heartbeat_interval_ms",
+            "max_size",
+            "regex_refresh_interval_ms",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise InvalidConfigError(f"{name} must be a positive integer, got {value!r}")

@@ -7,8 +7,9 @@ consumer-protocol groups it holds); its response goes to the `respond` callback 
 `outbox`). With a `records` sink, every change of a group reaches it as records
 (impl/kip848/records.py) before the response goes out, and `load` rebuilds the groups from
 them after a restart. `advance()` fires the timers whose deadline the clock
-has passed; `fire(event)` fires one armed timer now, the way a differential harness mirrors the
-specification's timers.
+has passed, and completes the regular-expression resolutions heartbeats started (each queued due
+at once, impl/kip848/regex.py); `fire(event)` fires one armed timer or completes one resolution
+under way now, the way a differential harness mirrors the specification's inputs.
 """
 
 from __future__ import annotations
@@ -47,16 +48,19 @@ from .events import (
     ClassicSyncTimeoutExpired,
     ConsumerGroupTimer,
     RebalanceTimeoutExpired,
+    RegexResolutionCompleted,
     SessionTimeoutExpired,
 )
 from .groups import delete_groups, list_groups
 from .heartbeat import consumer_group_heartbeat
 from .offsets import CommittedOffset, offset_commit, offset_fetch
 from .records import ConsumerGroupRecord, RecordSink, RecordWriter, compact, group_records, replay
+from .regex import on_regex_resolved
 from .runtime import (
     CLASSIC_JOIN,
     CLASSIC_SYNC,
     REBALANCE,
+    REGEX,
     SESSION,
     Responder,
     ResponseBody,
@@ -208,7 +212,8 @@ class ConsumerGroupCoordinator:
         """Take `topics` as the cluster's metadata. A group with a member subscribed to a topic
         whose partitions changed (created, grown, deleted) gets a new group epoch, so its next
         heartbeat computes a new target (Kafka bumps the epoch when a heartbeat finds the
-        subscribed topics' metadata changed)."""
+        subscribed topics' metadata changed). A new topic makes every group's expressions due
+        for a new resolution (at a heartbeat, no sooner than 10 s after the last)."""
         rt = self._rt
         old = rt.config
         config = replace(old, topics=topics)
@@ -218,10 +223,12 @@ class ConsumerGroupCoordinator:
             if old.topic_named(name) != config.topic_named(name)
         }
         rt.config = config
+        if any(old.topic_named(t.name) is None for t in topics):
+            rt.topics_version += 1
         if not changed:
             return
         for group in rt.groups.values():
-            if any(m.subscribed_topic_names & changed for m in group.members.values()):
+            if any(m.subscribed_topics & changed for m in group.members.values()):
                 group.group_epoch += 1
                 if self._writer is not None:
                     self._writer.write(rt, group.group_id)
@@ -239,6 +246,8 @@ class ConsumerGroupCoordinator:
             if self._writer is not None:
                 self._writer.remember(group_id, keys)
         for group in rt.groups.values():
+            # What was resolved is taken as resolved against the topics there are now.
+            group.regex_topics_version = rt.topics_version
             for member_id, member in group.members.items():
                 session_ms = (
                     rt.config.session_timeout_ms
@@ -293,8 +302,8 @@ class ConsumerGroupCoordinator:
         return group_records(rt.groups.get(group_id), rt.offsets.get(group_id))
 
     def advance(self) -> list[ConsumerGroupTimer]:
-        """Fire every timer whose deadline is at or before the clock's time, earliest first;
-        returns the events fired, in order."""
+        """Fire every timer whose deadline is at or before the clock's time, and complete every
+        resolution under way, earliest first; returns the events fired, in order."""
         rt = self._rt
         now = rt.now = self._clock.now_ms()
         heap = rt.heap
@@ -310,7 +319,8 @@ class ConsumerGroupCoordinator:
         return fired
 
     def fire(self, event: ConsumerGroupTimer) -> None:
-        """Fire the armed timer `event` now, whatever its deadline (raises if not armed)."""
+        """Fire the armed timer `event` now, whatever its deadline, or complete the resolution
+        under way it names (raises if not armed, or none is under way)."""
         self._rt.now = self._clock.now_ms()
         if not self._is_armed(event):
             raise TimerNotArmedError(f"{event!r} is not an armed timer")
@@ -329,9 +339,12 @@ class ConsumerGroupCoordinator:
         return (group for _, group in sorted(self._rt.groups.items()))
 
     def armed_timers(self) -> list[tuple[ConsumerGroupTimer, int]]:
-        """Every armed timer with its deadline, in group and member-id order."""
+        """Every armed timer with its deadline, in group and member-id order, and each
+        resolution under way with the time it was queued for (when it started)."""
         found: list[tuple[ConsumerGroupTimer, int]] = []
         for group in self.groups():
+            if group.regex_entry is not None:
+                found.append((RegexResolutionCompleted(group.group_id), group.regex_entry[0]))
             for member_id, deadline in sorted(group.session_deadlines.items()):
                 found.append((SessionTimeoutExpired(group.group_id, member_id), deadline))
             for member_id, (_, deadline) in sorted(group.rebalance_deadlines.items()):
@@ -355,12 +368,15 @@ class ConsumerGroupCoordinator:
             SessionTimeoutExpired
             | RebalanceTimeoutExpired
             | ClassicJoinTimeoutExpired
-            | ClassicSyncTimeoutExpired,
+            | ClassicSyncTimeoutExpired
+            | RegexResolutionCompleted,
         ):
             raise UnknownRequestError(f"not a timer event: {event!r}")
         group = self._rt.groups.get(event.group_id)
         if group is None:
             return False
+        if isinstance(event, RegexResolutionCompleted):
+            return group.regex_resolution is not None
         if isinstance(event, SessionTimeoutExpired):
             return event.member_id in group.session_deadlines
         if isinstance(event, RebalanceTimeoutExpired):
@@ -371,7 +387,9 @@ class ConsumerGroupCoordinator:
     def _run(self, event: ConsumerGroupTimer) -> None:
         rt = self._rt
         group = rt.groups[event.group_id]
-        if isinstance(event, SessionTimeoutExpired):
+        if isinstance(event, RegexResolutionCompleted):
+            on_regex_resolved(rt, group)
+        elif isinstance(event, SessionTimeoutExpired):
             on_session_timeout(rt, group, event.member_id)
         elif isinstance(event, RebalanceTimeoutExpired):
             on_rebalance_timeout(rt, group, event.member_id)
@@ -387,6 +405,12 @@ class ConsumerGroupCoordinator:
         group = rt.groups.get(group_id)
         if group is None:
             return None
+        if kind == REGEX:
+            # Stale when the resolution it queued completed already (fired) or its group was
+            # deleted and created again.
+            if group.regex_entry is not entry:
+                return None
+            return RegexResolutionCompleted(group_id)
         if kind == SESSION:
             due = group.session_deadlines.get(member_id)
             if _surfaced(rt, group, group.session_entries, member_id, due, entry, now):

@@ -44,8 +44,8 @@ def _described(rt: Runtime, group: Group) -> DescribedConsumerGroup:
             client_id=member.client_id,
             client_host=member.client_host,
             subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
-            # Kafka 4.4.0's member builder starts every member with an empty regex.
-            subscribed_topic_regex="",
+            # "" for a member without one (Kafka 4.4.0's member builder's default).
+            subscribed_topic_regex=member.subscribed_topic_regex,
             assignment=topic_partitions(config, member.assigned),
             target_assignment=topic_partitions(
                 config, group.target.get(member.member_id, NO_PARTITIONS)

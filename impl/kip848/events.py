@@ -1,4 +1,5 @@
-"""The two timers of a consumer-protocol member, as the events their firing is."""
+"""The timers of a consumer-protocol member, and the completion of a group's regular-expression
+resolution, as the events their firing is."""
 
 from __future__ import annotations
 
@@ -37,9 +38,18 @@ class ClassicSyncTimeoutExpired:
     member_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class RegexResolutionCompleted:
+    """The group's regular-expression resolution, started by a heartbeat, completed (Kafka runs
+    it on the coordinator's executor; here it is queued on the timer heap, due at once)."""
+
+    group_id: str
+
+
 ConsumerGroupTimer = (
     SessionTimeoutExpired
     | RebalanceTimeoutExpired
     | ClassicJoinTimeoutExpired
     | ClassicSyncTimeoutExpired
+    | RegexResolutionCompleted
 )

@@ -1,11 +1,14 @@
 """ConsumerGroupHeartbeat: a join, a heartbeat or a leave (Kafka 4.3.0's
 GroupMetadataManager.consumerGroupHeartbeat, in its order): validate, find or create the group
-and the member, update the member and bump the group epoch if its subscription changed,
-recompute the target if the group epoch is ahead, reconcile the member, re-arm its session
-timeout, answer. Every refusal is decided before anything changes.
+and the member, update the member and bump the group epoch if its subscription changed (its
+topic names, or its regular expression once resolved: impl/kip848/regex.py, which may also start
+a resolution), recompute the target if the group epoch is ahead, reconcile the member, re-arm
+its session timeout, answer. Every refusal (INVALID_REGULAR_EXPRESSION among them) is decided
+before anything changes.
 
-A Stable member's heartbeat with nothing to change costs a few dict lookups: no target
-computation, no scan of the members (the owner index and the unreconciled count are kept
+A Stable member's heartbeat with nothing to change costs a few dict lookups (and, in a group
+with regular expressions, the check whether a resolution is due): no target computation, no
+scan of the members (the owner index and the unreconciled count are kept
 incrementally).
 """
 
@@ -24,12 +27,12 @@ from groupspec.vocabulary.consumer_groups import (
 )
 from groupspec.vocabulary.errors import ErrorCode
 
-from ..errors import UnknownRequestError
 from ..state import Ref
 from .assignors import compute_target
 from .config import ConsumerGroupConfig
 from .fencing import fence_member
 from .reconcile import Owned, reconcile, within
+from .regex import RegexUpdate, maybe_start_resolution, refuses_regex, update_regexes
 from .runtime import Runtime
 from .state import NO_PARTITIONS, Group, Member, MemberState, Partitions
 
@@ -47,12 +50,6 @@ class Refused(Exception):
 
 def consumer_group_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) -> None:
     """Serve one ConsumerGroupHeartbeat."""
-    # An empty regex is none (Kafka 4.4.0's subscribedTopicRegexOrNull); librdkafka sends one.
-    if request.subscribed_topic_regex:
-        raise UnknownRequestError(
-            "ConsumerGroupHeartbeat.subscribed_topic_regex: regular-expression subscriptions "
-            "are not implemented"
-        )
     try:
         if invalid_request_reason(request):
             raise Refused(ErrorCode.INVALID_REQUEST)
@@ -133,6 +130,12 @@ def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequ
     names = request.subscribed_topic_names
     if names is not None and frozenset(names) != member.subscribed_topic_names:
         return False
+    regex = member.subscribed_topic_regex
+    if request.subscribed_topic_regex not in (None, regex):
+        return False
+    if group.regex_subscribers:
+        # A resolution may be due (the refresh interval passed, or one is unresolved).
+        maybe_start_resolution(rt, group, regex, regex, False)
     member.client_id, member.client_host = rt.client
     if request.rack_id is not None:
         member.rack_id = request.rack_id
@@ -144,7 +147,7 @@ def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequ
     rt.arm_session(group, member_id, rt.now + config.session_timeout_ms)
     full = (
         request.rebalance_timeout_ms != -1
-        and names is not None
+        and (names is not None or request.subscribed_topic_regex is not None)
         and request.topic_partitions is not None
     )
     rt.respond(
@@ -208,9 +211,17 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
                 owned, owned_read = _owned(config, request), True
             _check_member_epoch(holder, request.member_epoch, owned)
             member = holder
+    base = incumbent if incumbent is not None else member
+    # An empty expression is none (Kafka 4.4.0's subscribedTopicRegexOrNull; librdkafka sends
+    # one beside its names); a null one keeps the member's.
+    old_regex = base.subscribed_topic_regex if base is not None else ""
+    new_regex = request.subscribed_topic_regex
+    if new_regex is None:
+        new_regex = old_regex
+    if refuses_regex(group, old_regex, new_regex):
+        raise Refused(ErrorCode.INVALID_REGULAR_EXPRESSION)
     # A member in the Unknown state is fenced unless it reports owning nothing (the one
     # refusal reconciliation makes), decided before anything changes.
-    base = incumbent if incumbent is not None else member
     if base is not None and base.state is MemberState.UNKNOWN:
         owned, owned_read = _owned(config, request), True
         if owned is None or owned:
@@ -237,7 +248,8 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
         group.add(member)
     previous_assigned = member.assigned
 
-    # 1. Update the member; a changed subscription bumps the group epoch.
+    # 1. Update the member; changed topic names bump the group epoch, and so does a changed
+    # expression unless it waits for its resolution (which will bump it).
     old_topics = member.subscribed_topic_names
     member.client_id, member.client_host = rt.client
     if request.instance_id is not None:
@@ -249,13 +261,14 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
     if request.server_assignor is not None:
         member.server_assignor = request.server_assignor
     names = request.subscribed_topic_names
-    subscription_changed = False
-    if names is not None:
-        topics = frozenset(names)
-        if topics != old_topics:
-            member.subscribed_topic_names = topics
-            subscription_changed = True
-            group.group_epoch += 1
+    topics = old_topics if names is None else frozenset(names)
+    names_changed = topics != old_topics
+    regex_update = update_regexes(rt, group, member.subscribed_topic_regex, new_regex)
+    if names_changed or regex_update is not RegexUpdate.NO_CHANGE:
+        group.set_subscription(member, topics, new_regex)
+    subscription_changed = names_changed or regex_update is not RegexUpdate.NO_CHANGE
+    if names_changed or regex_update is RegexUpdate.UPDATED_AND_RESOLVED:
+        group.group_epoch += 1
 
     # 2. Recompute the target when the group epoch is ahead of it.
     if group.assignment_epoch < group.group_epoch:
@@ -266,7 +279,7 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
         if not owned_read:
             owned = _owned(config, request)
         known = frozenset(
-            name for name in member.subscribed_topic_names if config.topic_named(name) is not None
+            name for name in member.subscribed_topics if config.topic_named(name) is not None
         )
         reconciled = reconcile(
             member,

@@ -2,10 +2,11 @@
 from it after a restart.
 
 The records follow Kafka 4.3.0's `ConsumerGroup*Key/Value` kinds: the group epoch, each
-member's metadata (subscription, instance and rack id, rebalance timeout, assignor), each
-member's target assignment, the target assignment's epoch and time, each member's current
-assignment (epochs, state, assigned and pending partitions with KIP-1251's assignment epochs),
-and the committed offsets. A key's latest record wins and a None value is a tombstone, so the
+member's metadata (subscription by names and regular expression, instance and rack id,
+rebalance timeout, assignor), each member's target assignment, the target assignment's epoch and
+time, each member's current assignment (epochs, state, assigned and pending partitions with
+KIP-1251's assignment epochs), each regular expression's resolution (its topics and when:
+ConsumerGroupRegularExpression), and the committed offsets. A key's latest record wins and a None value is a tombstone, so the
 log compacts as Kafka's does. `RecordWriter` writes, after each change, the records whose value
 differs from what it last wrote for the group; `replay` rebuilds the coordinator's groups and
 offsets from every record written.
@@ -22,16 +23,18 @@ from groupspec.vocabulary.requests import JoinGroupProtocol, TopicPartition
 
 from .offsets import CommittedOffset
 from .runtime import Runtime
-from .state import ClassicMetadata, Group, Member, MemberState
+from .state import ClassicMetadata, Group, Member, MemberState, ResolvedRegex
 
 GROUP_EPOCH = "group"
 MEMBER_METADATA = "member"
 TARGET_MEMBER = "target"
 TARGET_EPOCH = "target-epoch"
 CURRENT_ASSIGNMENT = "current"
+REGEX = "regex"
 OFFSET = "offset"
 
-# A record key: (kind, group id, and the member id, or the topic and partition of an offset).
+# A record key: (kind, group id, and the member id or the regular expression), or an offset's
+# (kind, topic, partition).
 RecordKey = tuple[Any, ...]
 
 
@@ -88,6 +91,7 @@ def group_records(
                     member.classic.session_timeout_ms,
                     [[p.name, _b64(p.metadata)] for p in member.classic.protocols],
                 ],
+                member.subscribed_topic_regex,
             ]
             records[(CURRENT_ASSIGNMENT, group_id, member_id)] = [
                 member.member_epoch,
@@ -99,6 +103,8 @@ def group_records(
             ]
         for member_id, partitions in group.target.items():
             records[(TARGET_MEMBER, group_id, member_id)] = _partitions(partitions)
+        for regex, resolved in group.resolved_regexes.items():
+            records[(REGEX, group_id, regex)] = [sorted(resolved.topics), resolved.timestamp_ms]
     for partition, committed in (offsets or {}).items():
         key = (OFFSET, partition.topic, partition.partition)
         records[key] = [
@@ -184,6 +190,13 @@ def replay(rt: Runtime, compacted: dict[str, dict[RecordKey, Any]]) -> None:
                 group.add(_member(key[2], value, keys.get((CURRENT_ASSIGNMENT, group_id, key[2]))))
             elif key[0] == TARGET_MEMBER:
                 group.target[key[2]] = _read_partitions(value)
+            elif key[0] == REGEX:
+                topics, timestamp_ms = value
+                group.resolved_regexes[str(key[2])] = ResolvedRegex(
+                    frozenset(map(str, topics)), int(timestamp_ms)
+                )
+        for member in group.members.values():
+            group.refresh_subscription(member)
         group.set_assignment_epoch(group.assignment_epoch)
         rt.groups[group_id] = group
 
@@ -191,8 +204,10 @@ def replay(rt: Runtime, compacted: dict[str, dict[RecordKey, Any]]) -> None:
 def _member(member_id: str, metadata: Any, current: Any) -> Member:
     member = Member(member_id)
     instance_id, rack_id, topics, rebalance_timeout_ms, assignor, client_id, host, classic = (
-        metadata
+        metadata[:8]
     )
+    # Records written before regular expressions were served have none.
+    member.subscribed_topic_regex = str(metadata[8]) if len(metadata) > 8 else ""
     member.instance_id = instance_id
     member.rack_id = rack_id
     member.subscribed_topic_names = frozenset(topics)

@@ -56,6 +56,8 @@ SESSION = 0
 REBALANCE = 1
 CLASSIC_JOIN = 2
 CLASSIC_SYNC = 3
+# A group's regular-expression resolution, queued due at once (its member id is "").
+REGEX = 4
 # (deadline_ms, sequence, kind, group id, member id); the sequence orders equal deadlines.
 TimerEntry = tuple[int, int, int, str, str]
 
@@ -80,6 +82,7 @@ class Runtime:
         "offsets",
         "respond",
         "settle_target",
+        "topics_version",
     )
 
     def __init__(
@@ -105,6 +108,9 @@ class Runtime:
         # The committed offsets by group id (kept apart from the groups, as Kafka's
         # OffsetMetadataManager keeps them).
         self.offsets: dict[str, dict[TopicPartition, CommittedOffset]] = {}
+        # How many times the cluster gained topics: a group whose expressions were resolved
+        # before the last time resolves them again (Kafka's lastMetadataImageWithNewTopics).
+        self.topics_version = 0
         self._sequence = count()
 
     def arm_session(self, group: Group, member_id: str, deadline_ms: int) -> None:

@@ -3,7 +3,11 @@
 A group keeps its members by id, an index from instance id to member id (static members), the
 target assignment, an index from each owned partition to its owner (Kafka's partition epochs:
 a partition is assignable only when no other member owns it), the count of members not yet
-reconciled to the target's epoch (so the group state is O(1)), and each member's timers.
+reconciled to the target's epoch (so the group state is O(1)), and each member's timers; and,
+for regular-expression subscriptions, the topics each expression resolved to, how many members
+subscribe with each expression, and the expressions of a resolution under way. Each member
+keeps what it subscribes to in all (`subscribed_topics`: its names and the topics its
+expression resolved to), updated when either changes, so the assignors read it as it is.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class Member:
         "server_assignor",
         "state",
         "subscribed_topic_names",
+        "subscribed_topic_regex",
+        "subscribed_topics",
     )
 
     def __init__(self, member_id: str) -> None:
@@ -68,6 +74,10 @@ class Member:
         self.rack_id: str | None = None
         self.rebalance_timeout_ms = -1
         self.subscribed_topic_names: frozenset[str] = frozenset()
+        # The member's regular expression, "" for none.
+        self.subscribed_topic_regex = ""
+        # Its topic names and the topics its expression resolved to (Group keeps it current).
+        self.subscribed_topics: frozenset[str] = frozenset()
         self.server_assignor: str | None = None
         self.member_epoch = 0
         self.previous_member_epoch = -1
@@ -86,6 +96,14 @@ class Member:
         return self.state is MemberState.STABLE and self.member_epoch == epoch
 
 
+@dataclass(frozen=True, slots=True)
+class ResolvedRegex:
+    """The topics a regular expression matched when it was resolved, and when."""
+
+    topics: frozenset[str]
+    timestamp_ms: int
+
+
 class Group:
     """One consumer-protocol group with its indices and timers."""
 
@@ -100,6 +118,11 @@ class Group:
         "owners",
         "rebalance_deadlines",
         "rebalance_entries",
+        "regex_entry",
+        "regex_resolution",
+        "regex_subscribers",
+        "regex_topics_version",
+        "resolved_regexes",
         "session_deadlines",
         "session_entries",
         "static_members",
@@ -128,6 +151,15 @@ class Group:
         # queued heap entries.
         self.classic_deadlines: dict[tuple[int, str], int] = {}
         self.classic_entries: dict[tuple[int, str], tuple[int, int, int, str, str]] = {}
+        # Each regular expression's resolution, and how many members subscribe with each
+        # expression (kept by add, remove and set_subscription).
+        self.resolved_regexes: dict[str, ResolvedRegex] = {}
+        self.regex_subscribers: dict[str, int] = {}
+        # The expressions of the resolution under way (None: none is), and its heap entry.
+        self.regex_resolution: tuple[str, ...] | None = None
+        self.regex_entry: tuple[int, int, int, str, str] | None = None
+        # The runtime's topics version when the last resolution started.
+        self.regex_topics_version = 0
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -150,6 +182,7 @@ class Group:
     def add(self, member: Member) -> None:
         """Add `member` (not yet in the group) and index it."""
         self.members[member.member_id] = member
+        self._count_regex(member.subscribed_topic_regex, 1)
         if member.instance_id is not None:
             self.static_members[member.instance_id] = member.member_id
         for partition in member.assigned:
@@ -165,6 +198,7 @@ class Group:
         self.target.pop(member_id, None)
         if member is None:
             return None
+        self._count_regex(member.subscribed_topic_regex, -1)
         if member.instance_id is not None and self.static_members.get(member.instance_id) == (
             member_id
         ):
@@ -179,6 +213,32 @@ class Group:
         if not member.is_reconciled_to(self.assignment_epoch):
             self.unreconciled -= 1
         return member
+
+    def set_subscription(self, member: Member, names: frozenset[str], regex: str) -> None:
+        """Subscribe `member` (in the group) to `names` and the regular expression `regex`
+        ("" for none)."""
+        if regex != member.subscribed_topic_regex:
+            self._count_regex(member.subscribed_topic_regex, -1)
+            self._count_regex(regex, 1)
+            member.subscribed_topic_regex = regex
+        member.subscribed_topic_names = names
+        self.refresh_subscription(member)
+
+    def refresh_subscription(self, member: Member) -> None:
+        """Recompute what `member` subscribes to in all, from its names and its expression's
+        resolution."""
+        resolved = self.resolved_regexes.get(member.subscribed_topic_regex)
+        names = member.subscribed_topic_names
+        member.subscribed_topics = names if resolved is None else names | resolved.topics
+
+    def _count_regex(self, regex: str, delta: int) -> None:
+        if not regex:
+            return
+        left = self.regex_subscribers.get(regex, 0) + delta
+        if left:
+            self.regex_subscribers[regex] = left
+        else:
+            del self.regex_subscribers[regex]
 
     def set_instance_id(self, member: Member, instance_id: str) -> None:
         """Give `member` (in the group) the instance id `instance_id`."""

@@ -1,5 +1,7 @@
 """The consumer protocol (KIP-848) on the wire: ConsumerGroupHeartbeat and ConsumerGroupDescribe
 served by impl/kip848's coordinator, and the group APIs both protocols share routed by group id.
+A regular-expression resolution a heartbeat starts completes at the server's next tick (`advance`
+fires it with the due timers), so its group epoch bump reaches the next heartbeat.
 
 A group id is either a classic group (the classic coordinator's) or a consumer group (the
 consumer-protocol coordinator's), as in Kafka 4.x, where one coordinator keeps both kinds in one
@@ -132,11 +134,7 @@ class ConsumerGroupRouter:
         ):
             answer = ConsumerGroupHeartbeatResponse(ErrorCode.GROUP_ID_NOT_FOUND)
         else:
-            try:
-                answer = self.call(heartbeat, (request.client_id or "", client_host))
-            except UnknownRequestError:
-                # A regular-expression subscription: not served.
-                answer = ConsumerGroupHeartbeatResponse(ErrorCode.INVALID_REQUEST)
+            answer = self.call(heartbeat, (request.client_id or "", client_host))
         return api.write_response((answer,), version, requests, as_is)
 
     def consumer_group_describe(self, request: Decoded, client_host: str) -> Reply:
