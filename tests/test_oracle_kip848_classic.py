@@ -268,3 +268,22 @@ def test_kafkas_own_mixed_groups_pass_with_every_event_judged():
             "cg_classic.offset_commit",
             "cg_classic.leave",
         } <= verdict.rules, name
+
+
+def test_kafkas_own_static_classic_members_and_their_downgrade_pass():
+    # Apache Kafka 4.4.0, probe cg-classic-static: a static classic member joins, its restart
+    # replaces it, and the consumer-protocol member's instance restarting as a classic consumer
+    # of another topic downgrades the group with a rebalance (the KAFKA-19546 fix, 4.3.0's form:
+    # the newcomer answered at generation 0); in a second group the same restart with the same
+    # subscription downgrades it Stable at the group's epoch.
+    verdict = validate_trace(
+        TRACES / "kip848-classic-static.jsonl", {"kafka_version": "4.x"}, shrink=False
+    )
+    assert verdict.passed, verdict.divergences[:1]
+    assert verdict.judged_fraction == 1.0
+    assert {
+        "cg_classic.static_new_member",
+        "cg_classic.static_member_replaced",
+        "cg_convert.downgrade_on_replacement_rebalance",
+        "cg_convert.downgrade_on_replacement",
+    } <= verdict.rules

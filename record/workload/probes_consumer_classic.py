@@ -7,8 +7,9 @@ Java consumer does when its group has moved to the new protocol.
 A classic member subscribes with the consumer protocol's subscription (v1, which carries the
 partitions it owns) under the "range" assignor name, learns its partitions from SyncGroup's
 assignment, and rejoins when a Heartbeat or SyncGroup answers REBALANCE_IN_PROGRESS, reporting
-what it holds. Classic members here are dynamic: static classic members in consumer groups are
-not modelled (docs/protocol.md §12.15).
+what it holds. `cg-classic-static` adds static classic members (a group instance id): joining
+without a member id round, replacing the instance's holder on a restart, and the downgrade a
+replacement of the last consumer-protocol member makes (docs/protocol.md §12.15).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .consumer_protocol import PARTITIONS
 from .probe_client import ProbeMember, ProbeStopped, subscription
 from .probes_consumer import (
     GROUP_LIFECYCLE,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
     REVOCATION,
     STEP_MS,
     TIMER_SURELY_FIRED_MS,
@@ -371,6 +373,51 @@ async def downgrade(connect: Connect, group: str, setup: ProbeSetup) -> None:
     expect(await a.leave(), ErrorCode.NONE, "a leaves")
 
 
+async def static_members(connect: Connect, group: str, setup: ProbeSetup) -> None:
+    """Static classic members: a JoinGroup with an instance id and no member id joins at once
+    (no member id round); the instance restarting on another connection replaces it, and the old
+    incarnation's Heartbeat is FENCED_INSTANCE_ID; then the application instance of the group's
+    static consumer-protocol member leaves (-2) and restarts as a classic consumer of the second
+    topic: it replaces the last consumer-protocol member, and the group becomes a classic group
+    that must rebalance for the new subscription (KAFKA-19546), judged no further; in a second
+    group the same restart with the same subscription downgrades it Stable, without one."""
+    topic = setup.first
+    a = CgMember(await connect("a"), group, topic, new_id(), instance_id="ia")
+    expect(await a.join(), ErrorCode.NONE, "a static consumer-protocol member joins")
+    await settle(a)
+    first = await ClassicMember.connect(connect, "k", group, topic)
+    first.member.instance = "ik"
+    check(await first.join(), ClassicError.NONE, "a static classic member joins at once")
+    check(await first.sync(), ClassicError.NONE, "the static classic member syncs")
+    restarted = await ClassicMember.connect(connect, "k2", group, topic)
+    restarted.member.instance = "ik"
+    check(await restarted.join(), ClassicError.NONE, "its restart replaces it")
+    check(await first.heartbeat(), ClassicError.FENCED_INSTANCE_ID, "the old incarnation beats")
+    check(await restarted.sync(), ClassicError.NONE, "the restarted member syncs")
+    left = await a.leave(LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+    expect(left, ErrorCode.NONE, "the consumer-protocol instance closes (-2)")
+    downgraded = await ClassicMember.connect(connect, "a2", group, setup.second)
+    downgraded.member.instance = "ia"
+    answer = check(await downgraded.join(), ClassicError.NONE, "it restarts as a classic member")
+    if answer.generation_id != 0:
+        raise ProbeStopped(
+            f"a downgrade that must rebalance answered generation {answer.generation_id}"
+        )
+    # In a group of its own, the instance restarts with the same subscription: the downgraded
+    # group keeps the replaced member's assignment, Stable, with no rebalance.
+    same = f"{group}-same"
+    b = CgMember(await connect("b"), same, topic, new_id(), instance_id="ib")
+    expect(await b.join(), ErrorCode.NONE, "a static consumer-protocol member joins")
+    await settle(b)
+    settled = b.epoch
+    expect(await b.leave(LEAVE_GROUP_STATIC_MEMBER_EPOCH), ErrorCode.NONE, "it closes (-2)")
+    kept = await ClassicMember.connect(connect, "b2", same, topic)
+    kept.member.instance = "ib"
+    answer = check(await kept.join(), ClassicError.NONE, "it restarts as a classic member")
+    if answer.generation_id != settled:
+        raise ProbeStopped(f"a Stable downgrade answered generation {answer.generation_id}")
+
+
 # What every probe shows: a classic member asked for a member id, then joining as a new member
 # (the group's epoch bumped by its subscription), and the consumer-protocol members around it.
 CLASSIC_RULES = (
@@ -469,6 +516,21 @@ CLASSIC_MEMBER_PROBES: dict[str, ConsumerProbe] = {
                 *CLASSIC_RULES,
                 "cg_classic.sync_assignment",
                 "cg_convert.downgrade",
+            ),
+        ),
+        ConsumerProbe(
+            "cg-classic-static",
+            static_members,
+            (
+                "cg_heartbeat.new_static_member",
+                "cg_heartbeat.static_member_temporarily_left",
+                "cg_classic.join_answered",
+                "cg_classic.sync_assignment",
+                "cg_classic.static_new_member",
+                "cg_classic.static_member_replaced",
+                "cg_classic.fenced_instance_id",
+                "cg_convert.downgrade_on_replacement_rebalance",
+                "cg_convert.downgrade_on_replacement",
             ),
         ),
     )

@@ -11,8 +11,9 @@ A classic member is a consumer-group member like any other (it counts in the tar
 and in partition ownership) whose JoinGroup plays the part of a heartbeat with its owned
 partitions: it is reconciled there, and the generation it gets is its member epoch. It learns
 its partitions from SyncGroup, and a Heartbeat answers REBALANCE_IN_PROGRESS whenever it should
-rejoin to move on. Static classic members joining a consumer group are not modelled
-(§12.15, not modelled).
+rejoin to move on. A static classic member (a group instance id) joins without a member id
+round and takes the place of the instance's holder on a restart; a replacement of the last
+member that does not speak the classic protocol downgrades the group (KAFKA-19546's fix).
 """
 
 from __future__ import annotations
