@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from groupspec.spec.config import INT32_MAX
 from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
-from groupspec.spec.kip848.profiles import KAFKA_4_3, KIP848_PROFILES
+from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_3, KIP848_PROFILES
 
 from .kip848_faults import KIP848_FAULTS
 from .parameters import ParameterError, check_ranges, documented
@@ -23,13 +23,17 @@ MAX_CONSUMERS = 3
 MAX_TOPICS = 3
 MAX_PARTITIONS = 4
 MAX_BUDGET = 2
+CLIENTS = ("java", "librdkafka")
+# Budgets whose steps were read only in the Java consumer (librdkafka's differ or were not
+# compared): a librdkafka world refuses them rather than borrow the Java consumer's steps.
+_NOT_COMPARED_FOR_LIBRDKAFKA = ("poll_expiries", "subscription_changes", "commits")
 
 
 @dataclass(frozen=True)
 class Kip848Parameters:
     """Everything that shapes a KIP-848 world.
 
-    `consumers` Java consumers (members "c1", "c2", ...; a restarted one gets a new member id,
+    `consumers` consumers (members "c1", "c2", ...; a restarted one gets a new member id,
     "c1-2") subscribe to every topic; topic `t<i>` has `partitions[i]` partitions. The
     coordinator offers `assignor` only. Budgets, each shared by all consumers: `crashes` (a
     consumer process dies at any point and may restart as a new member), `leaves`
@@ -50,10 +54,12 @@ class Kip848Parameters:
     under a new member id, taking over the instance's assignment. `failovers` moves the group's
     coordinator away and back: its memory is lost and rebuilt from the log, and heartbeats
     meanwhile get NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
+    `client` picks the consumers' client: Kafka's Java consumer or librdkafka's, which differs in
+    the fields its heartbeats carry, when it reconciles and how it leaves (docs/kip-848.md).
     `fault` re-introduces a bug of Kafka's history (models/kip848_faults/, docs/bugs.md).
     """
 
-    consumers: int = documented(2, "Java consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
+    consumers: int = documented(2, "consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
     partitions: tuple[int, ...] = documented(
         (2, 1),
         "partitions of each topic (t0, t1, ...)",
@@ -124,6 +130,11 @@ class Kip848Parameters:
         "an admin client: describes and lists the group and fetches its offsets at any time, "
         "deletes it once (DeleteGroups) and commits an offset once at generation -1",
     )
+    client: str = documented(
+        "java",
+        "the consumers' client: Kafka's Java consumer or librdkafka's (spec/kip848/consumer/)",
+        choices=CLIENTS,
+    )
     kafka_version: str = documented(
         KAFKA_4_3,
         "the coordinator's release where they differ (spec/kip848/profiles.py)",
@@ -156,6 +167,14 @@ class Kip848Parameters:
 
 def validate(parameters: Kip848Parameters) -> None:
     """Refuse what the ranges cannot say, naming the key."""
+    if parameters.client == "librdkafka":
+        if parameters.kafka_version == KAFKA_3_9:
+            raise ParameterError(
+                "client", "librdkafka sends ConsumerGroupHeartbeat v1 only; Kafka 3.9 serves v0"
+            )
+        for budget in _NOT_COMPARED_FOR_LIBRDKAFKA:
+            if getattr(parameters, budget):
+                raise ParameterError(budget, "not modelled for librdkafka's consumer (client)")
     unknown = sorted(set(parameters.alternative_subscription) - set(parameters.topics))
     if unknown:
         raise ParameterError("alternative_subscription", f"topics {unknown} are not in the cluster")

@@ -46,8 +46,9 @@ from groupspec.spec.kip848 import (
 from groupspec.spec.kip848 import invariants as kip848_invariants
 from groupspec.spec.kip848.config import ConsumerGroupConfig
 from groupspec.spec.kip848.consumer import commits as consumer_commits
-from groupspec.spec.kip848.consumer import machine
+from groupspec.spec.kip848.consumer import librdkafka, machine
 from groupspec.spec.kip848.consumer.commits import Commit
+from groupspec.spec.kip848.consumer.librdkafka import RdKafkaConsumer
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
 from groupspec.spec.kip848.events import (
     CoordinatorLoaded,
@@ -174,6 +175,70 @@ class ConsumerMachine:
         """The assignment step of a reconciliation."""
         return machine.assign(consumer)
 
+    def leave(self, consumer: KafkaConsumer) -> ClientStep | None:
+        """unsubscribe() or close()."""
+        return machine.leave(consumer)
+
+    def on_request_failed(self, consumer: KafkaConsumer) -> ClientStep:
+        """The consumer after its request in flight was lost."""
+        return machine.on_request_failed(consumer)
+
+    def new_consumer(self, member_id: str, instance_id: str | None) -> KafkaConsumer:
+        """A fresh consumer process."""
+        return KafkaConsumer(member_id, GROUP_ID, instance_id=instance_id)
+
+
+class LibrdkafkaMachine(ConsumerMachine):
+    """librdkafka's consumer (spec/kip848/consumer/librdkafka.py): its own steps where it
+    differs from the Java consumer, the Java consumer's elsewhere."""
+
+    def subscribe(self, consumer: KafkaConsumer, topics: tuple[str, ...]) -> ClientStep | None:
+        """subscribe(), once any leave is answered."""
+        return librdkafka.subscribe(_rdkafka(consumer), topics)
+
+    def heartbeat(self, consumer: KafkaConsumer, world: Kip848World) -> ClientStep | None:
+        """librdkafka's heartbeat: full, incremental, an acknowledgement or the leave."""
+        return librdkafka.heartbeat(_rdkafka(consumer), world.config)
+
+    def on_response(
+        self, consumer: KafkaConsumer, world: Kip848World, response: ConsumerGroupHeartbeatResponse
+    ) -> ClientStep:
+        """librdkafka after a response."""
+        return librdkafka.on_response(_rdkafka(consumer), world.config, response)
+
+    def revoke(self, consumer: KafkaConsumer) -> ClientStep | None:
+        """The revocation step of a reconciliation started."""
+        return librdkafka.revoke(_rdkafka(consumer))
+
+    def assign(self, consumer: KafkaConsumer) -> ClientStep | None:
+        """The assignment step of a reconciliation started."""
+        return librdkafka.assign(_rdkafka(consumer))
+
+    def leave(self, consumer: KafkaConsumer) -> ClientStep | None:
+        """unsubscribe() or close(), without heartbeats until the leave."""
+        return librdkafka.leave(_rdkafka(consumer))
+
+    def on_request_failed(self, consumer: KafkaConsumer) -> ClientStep:
+        """A lost request, as a transport error."""
+        return librdkafka.on_request_failed(_rdkafka(consumer))
+
+    def new_consumer(self, member_id: str, instance_id: str | None) -> KafkaConsumer:
+        """A fresh librdkafka consumer process."""
+        return RdKafkaConsumer(member_id, GROUP_ID, instance_id=instance_id)
+
+
+def _rdkafka(consumer: KafkaConsumer) -> RdKafkaConsumer:
+    if not isinstance(consumer, RdKafkaConsumer):
+        raise TypeError(f"{consumer.member_id}: not a librdkafka consumer")
+    return consumer
+
+
+# The consumer machine of each `client` parameter value.
+CLIENT_MACHINES: dict[str, type[ConsumerMachine]] = {
+    "java": ConsumerMachine,
+    "librdkafka": LibrdkafkaMachine,
+}
+
 
 # The steps a fair run keeps taking while they stay enabled (each consumer's on its own);
 # crashes, leaves, subscription changes, poll expiries and losses are faults, never owed.
@@ -212,7 +277,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         self.name = name
         self.config = self.parameters.coordinator_config()
         self.coordinator = coordinator or _coordinator(self.config, self.parameters.fault)
-        self.consumer = consumer or ConsumerMachine()
+        self.consumer = consumer or CLIENT_MACHINES[self.parameters.client]()
         # Consumer and network steps leave the coordinator as it was: its invariants (replaying
         # the log among them) are judged once per coordinator state.
         self._judged: Memo[tuple[str, ConsumerGroupsState], list[str]] = Memo()
@@ -247,7 +312,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         """A fresh consumer process in slot `index`: a new member id, and the slot's instance id
         when members are static."""
         instance_id = f"i{index + 1}" if self.parameters.static_members else None
-        return KafkaConsumer(_member_id(index, incarnation), GROUP_ID, instance_id=instance_id)
+        return self.consumer.new_consumer(_member_id(index, incarnation), instance_id)
 
     def is_end(self, state: Kip848WorldState) -> bool:
         """A world with nothing left to do (every consumer gone, left or fatal) may end."""
@@ -301,7 +366,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         ]
         budgeted: list[tuple[str, str, ClientStep | None]] = []
         if state.leaves:
-            budgeted.append(("leave", "leaves", machine.leave(consumer)))
+            budgeted.append(("leave", "leaves", self.consumer.leave(consumer)))
         if state.subscription_changes:
             budgeted.append(
                 (
@@ -423,7 +488,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         label = f"{action}(c{index + 1})"
         if consumer is None or consumer.member_id != member_id or not consumer.in_flight:
             return Transition(label, action, spent)
-        step = machine.on_request_failed(consumer)
+        step = self.consumer.on_request_failed(consumer)
         return Transition(label, action, _with_consumer(spent, index, step.consumer), step.rules)
 
     # -- offset commits --------------------------------------------------------------------------

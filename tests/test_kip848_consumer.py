@@ -78,7 +78,7 @@ def test_the_legal_moves_are_member_states_table():
 
 def test_an_illegal_move_is_refused():
     with pytest.raises(IllegalTransitionError, match="Unsubscribed -> Acknowledging"):
-        machine._move(KafkaConsumer("c1"), S.ACKNOWLEDGING)
+        machine.move(KafkaConsumer("c1"), S.ACKNOWLEDGING)
 
 
 def test_joining_sends_every_field_at_epoch_zero():

@@ -5,7 +5,7 @@ heartbeat it sends (docs/protocol.md §12.14).
 Kafka's clients module (`org.apache.kafka.clients.consumer.internals`, trunk at 1eb7644, the
 code of 4.0.0): `MemberState` lists the states and, for each, the states it may be entered from;
 `AbstractMembershipManager` moves between them (`transitionTo` refuses any other move, and so
-does `_move` here); `ConsumerHeartbeatRequestManager.HeartbeatState` decides which fields a
+does `move` here); `ConsumerHeartbeatRequestManager.HeartbeatState` decides which fields a
 heartbeat carries; `AbstractHeartbeatRequestManager.onErrorResponse` maps errors to fencing or
 to the fatal state.
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import TypeVar
 
 from groupspec.vocabulary.consumer_groups import (
     HIGHEST_HEARTBEAT_VERSION,
@@ -175,6 +176,10 @@ class KafkaConsumer:
     instance_id: str | None = None
 
 
+# A consumer of either client (librdkafka's adds fields): a move keeps its class.
+AnyConsumer = TypeVar("AnyConsumer", bound=KafkaConsumer)
+
+
 @dataclass(frozen=True)
 class Callback:
     """A rebalance listener callback the consumer ran: its name and partitions."""
@@ -194,7 +199,7 @@ class ClientStep:
     request: ConsumerGroupHeartbeatRequest | None = None
 
 
-class _Effects:
+class Effects:
     """What one step fires and runs, collected while the step is computed."""
 
     def __init__(self) -> None:
@@ -223,7 +228,7 @@ def leave_epoch(consumer: KafkaConsumer) -> int:
     return LEAVE_GROUP_MEMBER_EPOCH
 
 
-def _move(consumer: KafkaConsumer, to: ConsumerState, **changes: object) -> KafkaConsumer:
+def move(consumer: AnyConsumer, to: ConsumerState, **changes: object) -> AnyConsumer:
     """The consumer in state `to` with `changes`, if MemberState allows the move."""
     if consumer.state is not to and consumer.state not in LEGAL_PREDECESSORS[to]:
         raise IllegalTransitionError(
@@ -243,14 +248,14 @@ def subscribe(consumer: KafkaConsumer, topics: Iterable[str]) -> ClientStep | No
     """subscribe(topics) then poll(): an Unsubscribed consumer joins (None if not Unsubscribed)."""
     if consumer.state is not ConsumerState.UNSUBSCRIBED:
         return None
-    effects = _Effects()
+    effects = Effects()
     effects.fire(CG_CLIENT_SUBSCRIBE_JOINING)
     return effects.done(_joining(consumer, tuple(sorted(set(topics)))))
 
 
 def _joining(consumer: KafkaConsumer, subscription: tuple[str, ...]) -> KafkaConsumer:
     """transitionToJoining: epoch 0, no reconciliation, every field to be sent."""
-    return _move(
+    return move(
         consumer,
         ConsumerState.JOINING,
         member_epoch=JOIN_GROUP_MEMBER_EPOCH,
@@ -270,7 +275,7 @@ def change_subscription(consumer: KafkaConsumer, topics: Iterable[str]) -> Clien
     subscription = tuple(sorted(set(topics)))
     if consumer.state not in _TAKES_ASSIGNMENT or subscription == consumer.subscription:
         return None
-    effects = _Effects()
+    effects = Effects()
     effects.fire(CG_CLIENT_SUBSCRIBE_CHANGED)
     return effects.done(replace(consumer, subscription=subscription, send_subscription=True))
 
@@ -278,14 +283,14 @@ def change_subscription(consumer: KafkaConsumer, topics: Iterable[str]) -> Clien
 def leave(consumer: KafkaConsumer) -> ClientStep | None:
     """unsubscribe() or close(): a member prepares to leave; a Fenced consumer just stops (None
     when it is already leaving or out of the group)."""
-    effects = _Effects()
+    effects = Effects()
     if consumer.state is ConsumerState.FENCED:
         effects.fire(CG_CLIENT_LEAVE_NOT_IN_GROUP)
         if consumer.owned:
             # transitionToFenced already signalled onPartitionsLost; unsubscribe() runs the
             # pending callbacks before it returns, so the application sees it before the clear.
             effects.run("onPartitionsLost", consumer.owned)
-        left = _move(
+        left = move(
             consumer,
             ConsumerState.UNSUBSCRIBED,
             owned=NOTHING,
@@ -298,7 +303,7 @@ def leave(consumer: KafkaConsumer) -> ClientStep | None:
     if consumer.state not in _TAKES_ASSIGNMENT:
         return None
     effects.fire(CG_CLIENT_LEAVE_PREPARE)
-    return effects.done(_move(consumer, ConsumerState.PREPARE_LEAVING, reconciling=None))
+    return effects.done(move(consumer, ConsumerState.PREPARE_LEAVING, reconciling=None))
 
 
 def expire_poll(consumer: KafkaConsumer) -> ClientStep | None:
@@ -306,10 +311,10 @@ def expire_poll(consumer: KafkaConsumer) -> ClientStep | None:
     (None unless it is a member taking assignments)."""
     if consumer.state not in _TAKES_ASSIGNMENT:
         return None
-    effects = _Effects()
+    effects = Effects()
     effects.fire(CG_CLIENT_POLL_EXPIRED)
-    preparing = _move(consumer, ConsumerState.PREPARE_LEAVING, reconciling=None, poll_expired=True)
-    leaving = _move(
+    preparing = move(consumer, ConsumerState.PREPARE_LEAVING, reconciling=None, poll_expired=True)
+    leaving = move(
         preparing, ConsumerState.LEAVING, member_epoch=leave_epoch(consumer), current=None
     )
     return effects.done(leaving)
@@ -323,11 +328,11 @@ def release_for_leave(consumer: KafkaConsumer) -> ClientStep | None:
     cleared and the member is Leaving at epoch -1 (None in any other state)."""
     if consumer.state is not ConsumerState.PREPARE_LEAVING or consumer.poll_expired:
         return None
-    effects = _Effects()
+    effects = Effects()
     if consumer.owned:
         effects.run("onPartitionsRevoked", consumer.owned)
     effects.fire(CG_CLIENT_LEAVE_RELEASED)
-    leaving = _move(
+    leaving = move(
         consumer,
         ConsumerState.LEAVING,
         member_epoch=leave_epoch(consumer),
@@ -348,7 +353,7 @@ def revoke(consumer: KafkaConsumer) -> ClientStep | None:
     revoked = tuple(p for p in consumer.owned if p not in goal)
     if not revoked:
         return None
-    effects = _Effects()
+    effects = Effects()
     effects.run("onPartitionsRevoked", revoked)
     effects.fire(CG_CLIENT_RECONCILE_REVOKED)
     kept = tuple(p for p in consumer.owned if p in goal)
@@ -364,11 +369,11 @@ def assign(consumer: KafkaConsumer) -> ClientStep | None:
     goal = consumer.reconciling if consumer.reconciling is not None else consumer.target
     if any(p not in goal for p in consumer.owned):
         return None
-    effects = _Effects()
+    effects = Effects()
     added = tuple(p for p in goal if p not in consumer.owned)
     effects.run("onPartitionsAssigned", added)
     effects.fire(CG_CLIENT_RECONCILE_ASSIGNED)
-    done = _move(
+    done = move(
         consumer,
         ConsumerState.ACKNOWLEDGING,
         owned=goal,
@@ -385,7 +390,7 @@ def release_lost(consumer: KafkaConsumer) -> ClientStep | None:
     stale = consumer.state is ConsumerState.STALE and consumer.poll_expired
     if consumer.state is not ConsumerState.FENCED and not stale:
         return None
-    effects = _Effects()
+    effects = Effects()
     if consumer.owned:
         effects.run("onPartitionsLost", consumer.owned)
     cleared = replace(consumer, owned=NOTHING, current=None, target=None, reconciling=None)
@@ -400,7 +405,7 @@ def rejoin_stale(consumer: KafkaConsumer) -> ClientStep | None:
     """A Stale consumer that released its partitions polls again: it rejoins (None otherwise)."""
     if consumer.state is not ConsumerState.STALE or consumer.poll_expired:
         return None
-    effects = _Effects()
+    effects = Effects()
     effects.fire(CG_CLIENT_STALE_REJOIN)
     return effects.done(_joining(consumer, consumer.subscription))
 
@@ -415,7 +420,7 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
     state = consumer.state
     if consumer.in_flight or state not in _HEARTBEAT_NOW | _HEARTBEAT_ON_INTERVAL:
         return None
-    effects = _Effects()
+    effects = Effects()
     joining = state is ConsumerState.JOINING
     version = negotiated_version(config)
     request = ConsumerGroupHeartbeatRequest(
@@ -459,14 +464,14 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
     elif state is ConsumerState.ACKNOWLEDGING:
         effects.fire(CG_CLIENT_HEARTBEAT_ACK_SENT)
         reached = consumer.current == consumer.target
-        sent = _move(sent, ConsumerState.STABLE if reached else ConsumerState.RECONCILING)
+        sent = move(sent, ConsumerState.STABLE if reached else ConsumerState.RECONCILING)
     elif state is ConsumerState.LEAVING:
         effects.fire(CG_CLIENT_HEARTBEAT_LEAVE_SENT)
         if consumer.poll_expired:
             # Stale: the partitions are still held until the lost callback runs.
-            sent = _move(sent, ConsumerState.STALE)
+            sent = move(sent, ConsumerState.STALE)
         else:
-            sent = _move(sent, ConsumerState.UNSUBSCRIBED)
+            sent = move(sent, ConsumerState.UNSUBSCRIBED)
     else:
         effects.fire(CG_CLIENT_HEARTBEAT_SENT)
     return effects.done(sent, request)
@@ -514,7 +519,7 @@ def on_response(
     """The consumer after the response to its heartbeat in flight (onHeartbeatSuccess, or the
     error handling of AbstractHeartbeatRequestManager)."""
     consumer = replace(consumer, in_flight=False)
-    effects = _Effects()
+    effects = Effects()
     if response.error_code is not ErrorCode.NONE:
         return _on_error(consumer, response.error_code, effects)
     state = consumer.state
@@ -536,15 +541,15 @@ def on_response(
     updated = replace(updated, target=target)
     if target != consumer.current:
         effects.fire(CG_CLIENT_RESPONSE_NEW_ASSIGNMENT)
-        return effects.done(_move(updated, ConsumerState.RECONCILING))
+        return effects.done(move(updated, ConsumerState.RECONCILING))
     effects.fire(CG_CLIENT_RESPONSE_SAME_ASSIGNMENT)
     if state in (ConsumerState.RECONCILING, ConsumerState.JOINING):
         # A reconciliation in progress is abandoned (maybeAbortReconciliation).
-        return effects.done(_move(updated, ConsumerState.STABLE, reconciling=None))
+        return effects.done(move(updated, ConsumerState.STABLE, reconciling=None))
     return effects.done(updated)
 
 
-def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: _Effects) -> ClientStep:
+def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: Effects) -> ClientStep:
     # Every error response resets the heartbeat state: the next heartbeat carries every field.
     consumer = replace(
         consumer, send_subscription=True, send_rebalance_timeout=True, send_owned=True
@@ -561,16 +566,14 @@ def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: _Effects) -> C
         if state in (ConsumerState.PREPARE_LEAVING, ConsumerState.LEAVING):
             effects.fire(CG_CLIENT_ERROR_FENCED_LEAVING)
             if state is ConsumerState.PREPARE_LEAVING:
-                consumer = _move(
-                    consumer, ConsumerState.LEAVING, member_epoch=leave_epoch(consumer)
-                )
+                consumer = move(consumer, ConsumerState.LEAVING, member_epoch=leave_epoch(consumer))
             if state is ConsumerState.PREPARE_LEAVING and consumer.owned:
                 # The leave in progress already invoked onPartitionsRevoked (leaveGroup starts it
                 # on entering PrepareLeaving); the fence completes the leave, not the callback.
                 effects.run("onPartitionsRevoked", consumer.owned)
             # A poll-expired member still holds its partitions here; it is out of the group, so
             # they are dropped with the rest (no callback: the application is not polling).
-            left = _move(
+            left = move(
                 consumer,
                 ConsumerState.UNSUBSCRIBED,
                 owned=NOTHING,
@@ -583,7 +586,7 @@ def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: _Effects) -> C
             effects.fire(CG_CLIENT_RESPONSE_NOT_IN_GROUP)
             return effects.done(consumer)
         effects.fire(CG_CLIENT_ERROR_FENCED)
-        fenced = _move(
+        fenced = move(
             consumer,
             ConsumerState.FENCED,
             member_epoch=JOIN_GROUP_MEMBER_EPOCH,
@@ -602,7 +605,7 @@ def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: _Effects) -> C
             effects.run("onPartitionsRevoked", consumer.owned)
     elif consumer.owned and state not in (ConsumerState.UNSUBSCRIBED, ConsumerState.LEAVING):
         effects.run("onPartitionsLost", consumer.owned)
-    fatal = _move(
+    fatal = move(
         consumer, ConsumerState.FATAL, owned=NOTHING, current=None, target=None, reconciling=None
     )
     return effects.done(fatal)
@@ -611,7 +614,7 @@ def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: _Effects) -> C
 def on_request_failed(consumer: KafkaConsumer) -> ClientStep:
     """The heartbeat in flight got no response (lost, timed out): the consumer forgets what it
     sent, so its next heartbeat carries every field again."""
-    effects = _Effects()
+    effects = Effects()
     effects.fire(CG_CLIENT_HEARTBEAT_FAILED)
     failed = replace(
         consumer,

@@ -8,6 +8,10 @@ docs/protocol.md (§12.14) and a summary. The methods are those of Kafka's `clie
 `ConsumerHeartbeatRequestManager` (its `HeartbeatState`), read at commit 1eb7644 of Kafka's
 trunk (October 2024, the code that became 4.0.0). `groupspec rules --side kip848-consumer`
 lists them and docs/kip-848.md indexes them.
+
+The `cg_rdkafka.*` rules are librdkafka's consumer (`group.protocol=consumer`) where it differs
+from the Java one (spec/kip848/consumer/librdkafka.py); their "Java" column names the C function
+of librdkafka's `src/rdkafka_cgrp.c` at tag v2.15.0 that shows the behaviour.
 """
 
 from __future__ import annotations
@@ -175,6 +179,54 @@ CG_CLIENT_COMMIT_FAILED = _rule(
     "Any other error, or STALE_MEMBER_EPOCH with no newer epoch (or nothing held): the commit fails.",
 )
 
+# librdkafka's consumer where it differs (spec/kip848/consumer/librdkafka.py; src/rdkafka_cgrp.c
+# at librdkafka v2.15.0).
+CG_RDKAFKA_HEARTBEAT_FULL_SENT = _rule(
+    "cg_rdkafka.heartbeat.full_sent",
+    "rd_kafka_cgrp_consumer_group_heartbeat",
+    "Joining, or the first heartbeat after a coordinator error or a lost request: a full ConsumerGroupHeartbeat, always v1, with group.instance.id, max.poll.interval.ms as rebalance timeout, the topic names beside an empty SubscribedTopicRegex, and the assignment it holds.",
+)
+CG_RDKAFKA_HEARTBEAT_SENT = _rule(
+    "cg_rdkafka.heartbeat.sent",
+    "rd_kafka_cgrp_consumer_group_heartbeat",
+    "Stable or Reconciling: a heartbeat on the interval with the member id and epoch, a changed subscription (with the empty regex) and nothing else: not even group.instance.id, which only a full heartbeat carries.",
+)
+CG_RDKAFKA_HEARTBEAT_ACK_SENT = _rule(
+    "cg_rdkafka.heartbeat.ack_sent",
+    "rd_kafka_cgrp_consumer_group_heartbeat",
+    "Reconciled: a heartbeat at once carrying the reconciled assignment, without group.instance.id; a target kept meanwhile is reconciled only once the acknowledgement is answered.",
+)
+CG_RDKAFKA_HEARTBEAT_LEAVE_SENT = _rule(
+    "cg_rdkafka.heartbeat.leave_sent",
+    "rd_kafka_cgrp_consumer_leave",
+    "Leaving: the leave (epoch -1, or -2 with group.instance.id) goes out at once, even while a heartbeat is in flight.",
+)
+CG_RDKAFKA_LEAVE_PREPARE = _rule(
+    "cg_rdkafka.leave.prepare",
+    "rd_kafka_cgrp_consumer_heartbeat_preconditions_met",
+    "unsubscribe() or close() of a member: PrepareLeaving, sending no heartbeat until its leave.",
+)
+CG_RDKAFKA_RESPONSE_SAME_ASSIGNMENT = _rule(
+    "cg_rdkafka.response.same_assignment",
+    "rd_kafka_cgrp_consumer_is_new_assignment_different",
+    "A response with the assignment being reconciled (none in progress: the one held): only the member id and epoch are taken, a target kept for later is dropped; a Joining member stays Joining.",
+)
+CG_RDKAFKA_RESPONSE_POSTPONED = _rule(
+    "cg_rdkafka.response.postponed",
+    "rd_kafka_cgrp_consumer_handle_next_assignment",
+    "A new assignment while a reconciliation is in progress: kept as the next target, reconciled after the current one is acknowledged.",
+)
+CG_RDKAFKA_RESPONSE_NEXT_STARTED = _rule(
+    "cg_rdkafka.response.next_started",
+    "rd_kafka_cgrp_handle_ConsumerGroupHeartbeat",
+    "The acknowledgement is answered while a next target is kept: its reconciliation starts.",
+)
+CG_RDKAFKA_ERROR_LOAD_RETRIED = _rule(
+    "cg_rdkafka.error.load_in_progress_retried",
+    "rd_kafka_cgrp_handle_ConsumerGroupHeartbeat",
+    "COORDINATOR_LOAD_IN_PROGRESS: the same heartbeat is sent again as it was, not a full one; a member leaving or out of the group drops it.",
+)
+
 KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
     CG_CLIENT_SUBSCRIBE_JOINING,
     CG_CLIENT_SUBSCRIBE_CHANGED,
@@ -205,5 +257,14 @@ KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
     CG_CLIENT_COMMIT_COMPLETED,
     CG_CLIENT_COMMIT_RETRIED,
     CG_CLIENT_COMMIT_FAILED,
+    CG_RDKAFKA_HEARTBEAT_FULL_SENT,
+    CG_RDKAFKA_HEARTBEAT_SENT,
+    CG_RDKAFKA_HEARTBEAT_ACK_SENT,
+    CG_RDKAFKA_HEARTBEAT_LEAVE_SENT,
+    CG_RDKAFKA_LEAVE_PREPARE,
+    CG_RDKAFKA_RESPONSE_SAME_ASSIGNMENT,
+    CG_RDKAFKA_RESPONSE_POSTPONED,
+    CG_RDKAFKA_RESPONSE_NEXT_STARTED,
+    CG_RDKAFKA_ERROR_LOAD_RETRIED,
 )
 KIP848_CONSUMER_RULE_IDS: frozenset[str] = frozenset(r.rule_id for r in KIP848_CONSUMER_RULES)
