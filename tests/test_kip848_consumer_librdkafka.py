@@ -11,37 +11,24 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_kip848_consumer import CONFIG, ok
 
 from groupspec.models.kip848_params import Kip848Parameters
 from groupspec.models.kip848_world import Kip848World
 from groupspec.models.parameters import ParameterError
-from groupspec.spec.kip848 import ConsumerGroupConfig
 from groupspec.spec.kip848.consumer import librdkafka, machine
 from groupspec.spec.kip848.consumer.librdkafka import RdKafkaConsumer
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
 from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULE_IDS
 from groupspec.vocabulary.consumer_groups import (
-    ConsumerGroupHeartbeatAssignment,
     ConsumerGroupHeartbeatResponse,
 )
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import TopicPartition
 
-CONFIG = ConsumerGroupConfig()  # t0 (2 partitions), t1 (1)
 T00, T01, T10 = TopicPartition("t0", 0), TopicPartition("t0", 1), TopicPartition("t1", 0)
 S = ConsumerState
 RDKAFKA_RULES = {r for r in KIP848_CONSUMER_RULE_IDS if r.startswith("cg_rdkafka.")}
-
-
-def ok(epoch: int, *partitions: TopicPartition | None) -> ConsumerGroupHeartbeatResponse:
-    """A successful response (no partitions given: no assignment; a single None: empty)."""
-    assignment = None
-    if partitions:
-        chosen = [p for p in partitions if p is not None]
-        assignment = ConsumerGroupHeartbeatAssignment(machine.topic_partitions(CONFIG, chosen))
-    return ConsumerGroupHeartbeatResponse(
-        ErrorCode.NONE, member_id="c1", member_epoch=epoch, assignment=assignment
-    )
 
 
 def error(code: ErrorCode) -> ConsumerGroupHeartbeatResponse:

@@ -144,19 +144,11 @@ def heartbeat(consumer: RdKafkaConsumer, config: ConsumerGroupConfig) -> ClientS
         subscribed_topic_regex=EMPTY_REGEX if subscription is not None else None,
         topic_partitions=owned,
     )
-    sent = replace(
-        consumer,
-        in_flight=True,
-        send_subscription=False,
-        send_rebalance_timeout=False,
-        send_owned=False,
-        sent=request,
-    )
+    sent = replace(machine.with_heartbeat_sent(consumer), sent=request)
     if acknowledging:
         effects.fire(CG_RDKAFKA_HEARTBEAT_ACK_SENT)
-        reached = consumer.current == consumer.target
         # A target kept meanwhile waits for the acknowledgement's answer (reconciling None).
-        sent = machine.move(sent, _S.STABLE if reached else _S.RECONCILING)
+        sent = machine.acknowledged(sent)
     elif full:
         effects.fire(CG_RDKAFKA_HEARTBEAT_FULL_SENT)
     else:

@@ -452,19 +452,12 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
             instance_id=consumer.instance_id,
             api_version=version,
         )
-    sent = replace(
-        consumer,
-        in_flight=True,
-        send_subscription=False,
-        send_rebalance_timeout=False,
-        send_owned=False,
-    )
+    sent = with_heartbeat_sent(consumer)
     if joining:
         effects.fire(CG_CLIENT_HEARTBEAT_JOIN_SENT)
     elif state is ConsumerState.ACKNOWLEDGING:
         effects.fire(CG_CLIENT_HEARTBEAT_ACK_SENT)
-        reached = consumer.current == consumer.target
-        sent = move(sent, ConsumerState.STABLE if reached else ConsumerState.RECONCILING)
+        sent = acknowledged(sent)
     elif state is ConsumerState.LEAVING:
         effects.fire(CG_CLIENT_HEARTBEAT_LEAVE_SENT)
         if consumer.poll_expired:
@@ -475,6 +468,23 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
     else:
         effects.fire(CG_CLIENT_HEARTBEAT_SENT)
     return effects.done(sent, request)
+
+
+def with_heartbeat_sent(consumer: AnyConsumer) -> AnyConsumer:
+    """The consumer with a heartbeat in flight and nothing owed to the next one."""
+    return replace(
+        consumer,
+        in_flight=True,
+        send_subscription=False,
+        send_rebalance_timeout=False,
+        send_owned=False,
+    )
+
+
+def acknowledged(consumer: AnyConsumer) -> AnyConsumer:
+    """After the acknowledgement goes out: Stable if the target is reached, else Reconciling."""
+    reached = consumer.current == consumer.target
+    return move(consumer, ConsumerState.STABLE if reached else ConsumerState.RECONCILING)
 
 
 def negotiated_version(config: ConsumerGroupConfig) -> int:
