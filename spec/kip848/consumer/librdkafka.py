@@ -48,7 +48,6 @@ from .machine import (
     ClientStep,
     ConsumerState,
     KafkaConsumer,
-    leave_epoch,
     named_partitions,
     topic_partitions,
 )
@@ -107,13 +106,7 @@ def heartbeat(consumer: RdKafkaConsumer, config: ConsumerGroupConfig) -> ClientS
     state = consumer.state
     effects = machine.Effects()
     if state is _S.LEAVING:
-        request = ConsumerGroupHeartbeatRequest(
-            group_id=consumer.group_id,
-            member_id=consumer.member_id,
-            member_epoch=leave_epoch(consumer),
-            instance_id=consumer.instance_id,
-            api_version=LIBRDKAFKA_HEARTBEAT_VERSION,
-        )
+        request = machine.leave_request(consumer, LIBRDKAFKA_HEARTBEAT_VERSION)
         effects.fire(CG_RDKAFKA_HEARTBEAT_LEAVE_SENT)
         left = machine.move(
             consumer,
@@ -178,11 +171,7 @@ def on_response(
     if state not in IN_GROUP or state is _S.LEAVING:
         effects.fire(CG_CLIENT_RESPONSE_NOT_IN_GROUP)
         return effects.done(consumer)
-    updated = replace(
-        consumer,
-        member_id=response.member_id or consumer.member_id,
-        member_epoch=response.member_epoch,
-    )
+    updated = machine.with_response_ids(consumer, response)
     if state is _S.PREPARE_LEAVING:
         # will_leave: the id and epoch are taken, the rest dropped as outdated.
         rule = CG_CLIENT_RESPONSE_EPOCH

@@ -445,13 +445,7 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
     if state is ConsumerState.LEAVING:
         # A leave carries only the ids and epoch -1, or -2 for a static member (the fields
         # above are those of a heartbeat).
-        request = ConsumerGroupHeartbeatRequest(
-            group_id=consumer.group_id,
-            member_id=consumer.member_id,
-            member_epoch=leave_epoch(consumer),
-            instance_id=consumer.instance_id,
-            api_version=version,
-        )
+        request = leave_request(consumer, version)
     sent = with_heartbeat_sent(consumer)
     if joining:
         effects.fire(CG_CLIENT_HEARTBEAT_JOIN_SENT)
@@ -468,6 +462,17 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
     else:
         effects.fire(CG_CLIENT_HEARTBEAT_SENT)
     return effects.done(sent, request)
+
+
+def leave_request(consumer: KafkaConsumer, version: int) -> ConsumerGroupHeartbeatRequest:
+    """The leave heartbeat: the ids and epoch -1, or -2 for a static member."""
+    return ConsumerGroupHeartbeatRequest(
+        group_id=consumer.group_id,
+        member_id=consumer.member_id,
+        member_epoch=leave_epoch(consumer),
+        instance_id=consumer.instance_id,
+        api_version=version,
+    )
 
 
 def with_heartbeat_sent(consumer: AnyConsumer) -> AnyConsumer:
@@ -536,11 +541,7 @@ def on_response(
     if state not in _TAKES_ASSIGNMENT and state is not ConsumerState.PREPARE_LEAVING:
         effects.fire(CG_CLIENT_RESPONSE_NOT_IN_GROUP)
         return effects.done(consumer)
-    updated = replace(
-        consumer,
-        member_id=response.member_id or consumer.member_id,
-        member_epoch=response.member_epoch,
-    )
+    updated = with_response_ids(consumer, response)
     if response.assignment is None:
         effects.fire(CG_CLIENT_RESPONSE_EPOCH)
         return effects.done(updated)
@@ -557,6 +558,17 @@ def on_response(
         # A reconciliation in progress is abandoned (maybeAbortReconciliation).
         return effects.done(move(updated, ConsumerState.STABLE, reconciling=None))
     return effects.done(updated)
+
+
+def with_response_ids(
+    consumer: AnyConsumer, response: ConsumerGroupHeartbeatResponse
+) -> AnyConsumer:
+    """The consumer taking a successful response's member id (if any) and epoch."""
+    return replace(
+        consumer,
+        member_id=response.member_id or consumer.member_id,
+        member_epoch=response.member_epoch,
+    )
 
 
 def _on_error(consumer: KafkaConsumer, error: ErrorCode, effects: Effects) -> ClientStep:
