@@ -13,9 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_kip848_consumer import CONFIG, ok
 
+from groupspec.checker.check import check
 from groupspec.models.kip848_params import Kip848Parameters
 from groupspec.models.kip848_world import Kip848World
 from groupspec.models.parameters import ParameterError
+from groupspec.models.preset_models import load_model
 from groupspec.spec.kip848.consumer import librdkafka, machine
 from groupspec.spec.kip848.consumer.librdkafka import RdKafkaConsumer
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
@@ -304,3 +306,39 @@ def test_a_librdkafka_world_runs_librdkafka_consumers():
     assert all(isinstance(c, RdKafkaConsumer) for c in initial.consumers)
     assert isinstance(_check().initial_states()[0].consumers[0], KafkaConsumer)
     assert not isinstance(_check().initial_states()[0].consumers[0], RdKafkaConsumer)
+
+
+def _world(preset: str, **overrides: object) -> Kip848World:
+    """A preset's world with `overrides` on its parameters."""
+    loaded = load_model(preset)
+    assert isinstance(loaded.model, Kip848World)
+    return Kip848World(replace(loaded.model.parameters, **overrides))
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides", "states"),
+    [
+        ("kip848-uniform-2", {}, 3393),
+        ("kip848-faults-1", {"subscription_changes": 0}, 1965),
+        ("kip848-static-1", {}, 2796),
+        ("kip848-failover-1", {"subscription_changes": 0}, 2097),
+    ],
+)
+def test_librdkafka_consumers_keep_every_property_of_the_java_presets(preset, overrides, states):
+    """The figures docs/kip-848.md quotes ("What the world found")."""
+    result = check(_world(preset, client="librdkafka", **overrides))
+    assert (result.verdict, result.search.distinct_states) == ("pass", states)
+    assert [item.verdict for item in result.liveness] == ["pass"]
+
+
+@pytest.mark.parametrize(("client", "steps"), [("java", 14), ("librdkafka", 13)])
+def test_two_static_members_reach_the_coordinators_unrevoked_state_with_either_client(
+    client, steps
+):
+    """Not librdkafka's: the coordinator keeps a -2 leaver in UnrevokedPartitions with nothing
+    to revoke whichever client leaves; librdkafka gets there a step sooner (its leave overtakes
+    the heartbeat in flight)."""
+    world = _world("kip848-static-1", client=client, consumers=2, crashes=0, message_losses=0)
+    result = check(world)
+    assert result.failed == ("UnrevokedHasRevocations",)
+    assert len(result.search.problems[0].path) - 1 == steps  # the path counts the root
