@@ -1,7 +1,8 @@
-"""A closed world of KIP-848: Java consumers (spec/kip848/consumer/) and the consumer-protocol
-coordinator (spec/kip848/) exchanging ConsumerGroupHeartbeat requests and responses, with the
-coordinator's timers, crashes, leaves, a subscription change, poll-timer expiries and lost
-messages as bounded budgets (`Kip848Parameters`). docs/kip-848.md, "The world", explains it.
+"""A closed world of KIP-848: Java or librdkafka consumers (spec/kip848/consumer/, the `client`
+parameter) and the consumer-protocol coordinator (spec/kip848/) exchanging ConsumerGroupHeartbeat
+requests and responses, with the coordinator's timers, crashes, leaves, a subscription change,
+poll-timer expiries and lost messages as bounded budgets (`Kip848Parameters`). docs/kip-848.md,
+"The world", explains it.
 
 Each consumer has one queue of heartbeats on their way to the coordinator and one of responses
 on their way back; a consumer has one heartbeat in flight at a time, as Kafka's heartbeat
