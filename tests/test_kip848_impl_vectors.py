@@ -34,12 +34,14 @@ UNHINTED_COVERAGE = {
     "kip848-faults-1.jsonl.gz": (341, 341),
     "kip848-static-1.jsonl.gz": (146, 146),
     "kip848-uniform-2.jsonl.gz": (64, 354),
+    "kip848-librdkafka-2.jsonl.gz": (50, 94),
 }
 
 
 # Presets whose worlds step what the vector format and impl/kip848 do not serve yet.
 NO_VECTORS = {
     "kip848-failover-1": "coordinator failovers (unload, load): impl/kip848 keeps no log yet",
+    "kip848-librdkafka-1": "coordinator failovers (unload, load), as kip848-failover-1",
     "kip848-commits-2": "OffsetCommit of consumer groups: the vector format carries only "
     "ConsumerGroupHeartbeat and ConsumerGroupDescribe (the differential runs compare offsets)",
     "kip848-admin-1": "DeleteGroups, ListGroups and offsets of an admin client: the vector format "
