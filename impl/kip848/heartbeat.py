@@ -233,16 +233,9 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
     if member_id == "":
         member_id = rt.new_member_id()
     if incumbent is not None:
-        # replaceMember: the old id leaves with its target (its timers stay armed and find no
-        # member when they fire); the new id takes the old target.
-        target = group.target.get(incumbent.member_id, NO_PARTITIONS)
-        group.remove(incumbent.member_id)
+        # The old id's timers stay armed and find no member when they fire.
+        group.replace_member(incumbent, member_id)
         member = incumbent
-        member.member_id = member_id
-        member.member_epoch = 0
-        member.previous_member_epoch = 0
-        group.add(member)
-        group.target[member_id] = target
     elif member is None:
         member = Member(member_id)
         group.add(member)

@@ -240,6 +240,18 @@ class Group:
         else:
             del self.regex_subscribers[regex]
 
+    def replace_member(self, member: Member, member_id: str) -> None:
+        """Give static `member`'s place to the new id `member_id` (replaceMember): the same
+        member at epoch 0 under the new id, holding what it held, the old id's target moved to
+        it. The old id's timers are the caller's (Kafka leaves them armed)."""
+        target = self.target.get(member.member_id, NO_PARTITIONS)
+        self.remove(member.member_id)
+        member.member_id = member_id
+        member.member_epoch = 0
+        member.previous_member_epoch = 0
+        self.add(member)
+        self.target[member_id] = target
+
     def set_instance_id(self, member: Member, instance_id: str) -> None:
         """Give `member` (in the group) the instance id `instance_id`."""
         if member.instance_id == instance_id:
