@@ -122,7 +122,10 @@ def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequ
         or member.member_epoch != epoch
         or member.state is not MemberState.STABLE
         or epoch != group.assignment_epoch
+        or member.classic is not None
     ):
+        # (A classic member heartbeating with the consumer protocol is converted: the full
+        # path does it.)
         return False
     instance_id = request.instance_id
     if instance_id is not None and group.static_members.get(instance_id) != member_id:
@@ -245,6 +248,10 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
     # expression unless it waits for its resolution (which will bump it).
     old_topics = member.subscribed_topic_names
     member.client_id, member.client_host = rt.client
+    # A classic member that heartbeats with the consumer protocol stops being classic; its
+    # KIP-1251 assignment epochs, which its classic joins did not keep, are recorded below.
+    was_classic = member.classic is not None
+    member.classic = None
     if request.instance_id is not None:
         group.set_instance_id(member, request.instance_id)
     if request.rack_id is not None:
@@ -297,6 +304,8 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
                 rt.arm_rebalance(group, member_id, reconciled.epoch, deadline)
             else:
                 group.rebalance_deadlines.pop(member_id, None)
+    if was_classic:
+        keep_assignment_epochs(member)
 
     # 4. Re-arm the session timeout.
     rt.arm_session(group, member_id, rt.now + config.session_timeout_ms)
