@@ -274,7 +274,9 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
     if group.assignment_epoch < group.group_epoch:
         _maybe_update_target(rt, group)
 
-    # 3. Reconcile the member towards its target.
+    # 3. Reconcile the member towards its target. A change (its assignment epochs included:
+    # a converted classic member's are recorded now) arms or cancels its rebalance timeout.
+    changed = False
     if subscription_changed or not member.is_reconciled_to(group.assignment_epoch):
         if not owned_read:
             owned = _owned(config, request)
@@ -298,14 +300,16 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
             member.pending_revocation,
         ):
             group.move(member, *reconciled)
-            keep_assignment_epochs(member)
-            if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
+            changed = True
+    if changed or was_classic:
+        epochs = member.assignment_epochs
+        keep_assignment_epochs(member)
+        if changed or member.assignment_epochs != epochs:
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
                 deadline = rt.now + member.rebalance_timeout_ms
-                rt.arm_rebalance(group, member_id, reconciled.epoch, deadline)
+                rt.arm_rebalance(group, member_id, member.member_epoch, deadline)
             else:
                 group.rebalance_deadlines.pop(member_id, None)
-    if was_classic:
-        keep_assignment_epochs(member)
 
     # 4. Re-arm the session timeout.
     rt.arm_session(group, member_id, rt.now + config.session_timeout_ms)
