@@ -52,6 +52,14 @@ from groupspec.spec.kip848.classic_members import (
     ClassicSyncTimeoutExpired,
 )
 from groupspec.spec.kip848.mixed import MixedCoordinatorSpec, MixedOutcome
+from groupspec.spec.kip848.records import (
+    CurrentAssignmentKey,
+    GroupMetadataKey,
+    MemberMetadataKey,
+    TargetAssignmentMemberKey,
+    TargetAssignmentMetadataKey,
+    records_between,
+)
 from groupspec.spec.kip848.replay import replay
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import ConsumerGroupHeartbeatRequest
@@ -434,3 +442,53 @@ def test_the_runs_reach_the_classic_member_rules():
         "static:FENCED_INSTANCE_ID",
     }
     assert wanted <= set(SEEN), (sorted(wanted - set(SEEN)), {k: SEEN.get(k) for k in wanted})
+
+
+# The impl's record kind for each of the spec's record keys.
+_KINDS = {
+    GroupMetadataKey: "group",
+    MemberMetadataKey: "member",
+    TargetAssignmentMemberKey: "target",
+    TargetAssignmentMetadataKey: "target-epoch",
+    CurrentAssignmentKey: "current",
+}
+
+
+def test_a_static_classic_replacement_is_written_as_the_spec_writes_it():
+    """A classic JoinGroup taking static member s's instance id writes the old id's tombstones
+    and the new id's records, the keys the specification's step writes; a restart brings back
+    the new id holding the instance id."""
+    machine = ClassicMembersAgainstSpec()
+    machine.configure(interval=0, first=("a", "s"))
+    before = machine.state.consumer.group(GROUP)
+    logged = len(machine.log)
+    join = JoinGroupRequest(
+        GROUP,
+        "",
+        "consumer",
+        (JoinGroupProtocol("range", metadata((), ("t0", "t1"))),),
+        10_000,
+        20_000,
+        group_instance_id="i1",
+        api_version=5,
+    )
+    outcome = machine._classic(join)
+    new_id = outcome.responses[0].body.member_id
+    assert "cg_classic.static_member_replaced" in outcome.rules
+    written = {
+        (r.key[0], r.key[2] if len(r.key) > 2 else None, r.value is None)
+        for r in machine.log[logged:]
+    }
+    after = machine.state.consumer.group(GROUP)
+    expected = {
+        (_KINDS[type(r.key)], getattr(r.key, "member_id", None), r.is_tombstone)
+        for r in records_between(machine.spec.config, before, after)
+    }
+    assert written == expected
+    assert {("member", "s", True), ("member", new_id, False), ("target", new_id, False)} <= written
+    restarted = ConsumerGroupCoordinator(machine.impl_config, clock=ManualClock(0))
+    restarted.load(machine.log)
+    group = restarted.group(GROUP)
+    assert group is not None and "s" not in group.members
+    holder = group.static_member("i1")
+    assert holder is not None and holder.member_id == new_id and holder.classic is not None
