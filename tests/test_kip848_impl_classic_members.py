@@ -8,8 +8,8 @@ with the holder's, or with another id), SyncGroups, Heartbeats (at the member's 
 another) and LeaveGroups, timer firings and clock advances; after every step the responses and
 the consumer group's full projection (conformance/kip848_differential.py) plus the classic
 members' join and sync timeouts must equal those of one outcome the specification allows, and
-the groups the impl's records rebuild (a restart) must equal those the specification's log
-replays to. Classic requests go only to a non-empty consumer group: what an Empty one becomes is
+after every static classic join and at the end of each run, the groups the impl's records
+rebuild (a restart) must equal those the specification's log replays to. Classic requests go only to a non-empty consumer group: what an Empty one becomes is
 the server's routing (impl/server/consumer_groups.py)."""
 
 from __future__ import annotations
@@ -123,6 +123,7 @@ class ClassicMembersAgainstSpec(RuleBasedStateMachine):
         self.now_ms = 0
         self.classic_ids: list[str] = []
         self.log: list[ConsumerGroupRecord] = []
+        self.diverged = False
 
     @initialize(interval=st.sampled_from([0, 1_000]), first=st.sampled_from([("s",), ("a", "s")]))
     def configure(self, interval: int, first: tuple[str, ...]) -> None:
@@ -164,10 +165,15 @@ class ClassicMembersAgainstSpec(RuleBasedStateMachine):
                 self.state = outcome.state
                 for rule_id in outcome.rules:
                     SEEN[rule_id] = SEEN.get(rule_id, 0) + 1
-                self._check_restart(event)
                 return outcome
         allowed = "\n".join(f"  allowed: {_spec_key(o)!r}" for o in outcomes[:3])
+        self.diverged = True
         raise Mismatch(f"after {event!r}\n  impl: {actual!r}\n{allowed}")
+
+    def teardown(self) -> None:
+        """The run's last state survives a restart too (unless the run already diverged)."""
+        if hasattr(self, "impl") and not self.diverged:
+            self._check_restart("the last step")
 
     def _check_restart(self, event: Any) -> None:
         """The groups a restart rebuilds from the impl's records are those the spec's log
@@ -312,11 +318,18 @@ class ClassicMembersAgainstSpec(RuleBasedStateMachine):
                 self.classic_ids.append(given)
         if instance_id is not None:
             _count_static_join(group, member_id, instance_id, outcome)
+            self._check_restart(request)
         joined = outcome.responses[0].body
         if then_sync and joined.error_code is ErrorCode.NONE:
             # What a client does next: SyncGroup at the generation the join gave.
             sync = classic_sync(joined.member_id, joined.generation_id, name=name)
             self._classic(replace(sync, group_instance_id=instance_id))
+            # Another classic member's next heartbeat: the join may have moved the target.
+            group = self._group()
+            others = [m for m in self.classic_ids if m != joined.member_id and group.member(m)]
+            if others:
+                other = group.member(others[0])
+                self._classic(classic_beat(other.member_id, other.member_epoch))
 
     @rule(data=st.data(), off=st.sampled_from([0, 0, 0, 1, -1]))
     def classic_sync(self, data: st.DataObject, off: int) -> None:
@@ -362,7 +375,13 @@ class ClassicMembersAgainstSpec(RuleBasedStateMachine):
     @rule(data=st.data())
     def fire_a_timer(self, data: st.DataObject) -> None:
         timers: list[tuple[Any, int]] = list(armed_timers(self.state.consumer))
-        timers += list(self.spec.armed_classic_member_timers(self.state))
+        classic = list(self.spec.armed_classic_member_timers(self.state))
+        # A classic member's join or sync timeout half the time when one is armed (the session
+        # timers, old ids' included, outnumber them).
+        if classic and data.draw(st.booleans(), label="a classic member's timer"):
+            timers = classic
+        else:
+            timers += classic
         if not timers:
             return
         event, deadline = data.draw(st.sampled_from(timers), label="timer")
