@@ -198,10 +198,7 @@ def _replace_static_member(group: Group, holder: Member, member_id: str) -> None
     sync timeouts go, as the specification's replacement drops them. A group left with
     classic members only stays a consumer group: serve does not downgrade (migration policy
     disabled)."""
-    old_id = holder.member_id
     group.replace_member(holder, member_id)
-    group.classic_deadlines.pop((CLASSIC_JOIN, old_id), None)
-    group.classic_deadlines.pop((CLASSIC_SYNC, old_id), None)
 
 
 def _validated_member(group: Group, member_id: str, instance_id: str | None) -> Member:
