@@ -6,7 +6,9 @@ data directory, after which the group and its offsets are still there; a member 
 with a regular expression gets the partitions of the topic it matches once the server resolved
 it, and the group keeps its resolution across a restart (and librdkafka subscribing with one
 reads only the matching topic); a classic consumer shares a consumer
-group with a consumer-protocol member; a group id changes protocol when Empty."""
+group with a consumer-protocol member, static ones too (a classic restart with the same instance
+id replaces the old member, and a server restart keeps the replacement); a group id changes
+protocol when Empty."""
 
 from __future__ import annotations
 
@@ -150,10 +152,6 @@ def test_two_members_reconcile_commit_and_survive_a_restart(server):
         assert error == 0 and offsets == {**mine, **theirs}
         error, _ = await fetch(admin, a.member_id, a.epoch + 1)
         assert error == int(ErrorCode.STALE_MEMBER_EPOCH)
-
-        # A static classic member joining the consumer group is refused (not served).
-        joined = await admin.call(classic_join(instance="static-1"), JoinGroupResponse, 5)
-        assert joined.error_code == int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
 
         listed = await admin.list_groups(version=5)
         assert [(g.group_id, g.group_state, g.group_type) for g in listed.groups] == [
@@ -335,7 +333,7 @@ def test_an_empty_consumer_group_is_deleted_with_its_offsets(server):
 def test_a_group_id_changes_protocol_only_when_empty_and_keeps_its_offsets(server):
     """An Empty classic group (here one that only holds an admin's commits) becomes a consumer
     group on a consumer-protocol join, and an Empty consumer group a classic one on a JoinGroup;
-    the offsets stay with the group id both ways. A non-empty group of the other kind refuses."""
+    the offsets stay with the group id both ways."""
     topic = Topic(TOPIC, str(topic_id(TOPIC)))
 
     async def run() -> None:
@@ -349,8 +347,6 @@ def test_a_group_id_changes_protocol_only_when_empty_and_keeps_its_offsets(serve
         listed = await admin.list_groups(version=5)
         assert [(g.group_id, g.group_type) for g in listed.groups] == [(GROUP, "consumer")]
 
-        joined = await admin.call(classic_join(instance="static-1"), JoinGroupResponse, 5)
-        assert joined.error_code == int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         assert (await a.leave()).error_code == 0
         joined = await admin.call(classic_join(), JoinGroupResponse, 5)
         assert joined.error_code == int(ErrorCode.MEMBER_ID_REQUIRED)
@@ -380,6 +376,31 @@ def classic_join(instance: str | None = None) -> JoinGroupRequest:
     )
 
 
+async def classic_share(c: ProbeMember, a: CgMember) -> set[int]:
+    """Join, sync and heartbeat the classic member `c` until it and `a` hold every partition
+    between them (never one both); the partitions `c` holds."""
+    held: set[int] = set()
+    for _ in range(100):
+        joined = await c.join(5)
+        assert joined.error_code == 0 and joined.generation_id > 0
+        synced = await c.sync(5)
+        if synced.error_code == 0:
+            partitions, _ = decode_assignment(bytes(synced.assignment))
+            held = {p.partition for p in partitions if p.topic == TOPIC}
+        while synced.error_code == 0:
+            await a.heartbeat()
+            assert not owned_partitions(a) & held, (a.owned, held)
+            if held and owned_partitions(a) | held == set(range(PARTITIONS)):
+                return held
+            beat = await c.heartbeat(3)
+            if beat.error_code == int(ErrorCode.REBALANCE_IN_PROGRESS):
+                break
+            assert beat.error_code == 0
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no share for both: {a.owned} {held}")
+
+
 def test_a_classic_member_shares_a_consumer_group(server):
     """A classic consumer (JoinGroup, SyncGroup, Heartbeat) joins a group of a
     consumer-protocol member: it gets a generation equal to its member epoch, its share of the
@@ -396,27 +417,7 @@ def test_a_classic_member_shares_a_consumer_group(server):
             await connect(server.port, "c"), GROUP, protocols=(("range", subscription(TOPIC)),)
         )
         assert (await c.join(5)).error_code == int(ErrorCode.MEMBER_ID_REQUIRED)
-        held: set[int] = set()
-        for _ in range(100):
-            joined = await c.join(5)
-            assert joined.error_code == 0 and joined.generation_id > 0
-            synced = await c.sync(5)
-            if synced.error_code == 0:
-                partitions, _ = decode_assignment(bytes(synced.assignment))
-                held = {p.partition for p in partitions if p.topic == TOPIC}
-            while synced.error_code == 0:
-                await a.heartbeat()
-                assert not owned_partitions(a) & held, (a.owned, held)
-                beat = await c.heartbeat(3)
-                if beat.error_code == int(ErrorCode.REBALANCE_IN_PROGRESS):
-                    break
-                assert beat.error_code == 0
-                if held and owned_partitions(a) | held == set(range(PARTITIONS)):
-                    break
-                await asyncio.sleep(0.05)
-            if held and owned_partitions(a) | held == set(range(PARTITIONS)):
-                break
-            await asyncio.sleep(0.05)
+        held = await classic_share(c, a)
         assert held and owned_partitions(a) and not owned_partitions(a) & held
         described = (await describe(admin, GROUP)).groups[0]
         types = {m.member_id: m.member_type for m in described.members}
@@ -442,6 +443,69 @@ def test_a_classic_member_shares_a_consumer_group(server):
             client.close()
 
     asyncio.run(run())
+
+
+def test_static_members_of_both_protocols_share_a_consumer_group(server):
+    """A static consumer-protocol member and a static classic member (another instance id) share
+    a consumer group: the classic one joins without a MEMBER_ID_REQUIRED round. A classic
+    restart (a new connection, the same instance id, no member id) replaces the old member: the
+    new id takes its partitions at once, the old id is fenced, and a server restart keeps the
+    replacement."""
+    topic = Topic(TOPIC, str(topic_id(TOPIC)))
+    metadata = (("range", subscription(TOPIC)),)
+
+    async def before_restart() -> tuple[str, set[int]]:
+        admin = await connect(server.port, "admin")
+        s = CgMember(await connect(server.port, "s"), GROUP, topic, "member-s", "instance-s")
+        assert (await s.join()).error_code == 0
+        await settle(s)
+        c = ProbeMember(await connect(server.port, "c"), GROUP, "instance-c", protocols=metadata)
+        held = await classic_share(c, s)
+        assert c.member_id.startswith("instance-c-")
+        described = (await describe(admin, GROUP)).groups[0]
+        members = {m.member_id: (m.instance_id, m.member_type) for m in described.members}
+        assert members == {"member-s": ("instance-s", 1), c.member_id: ("instance-c", 0)}
+
+        # The classic consumer restarts: its new incarnation joins with the instance id only.
+        restarted = ProbeMember(
+            await connect(server.port, "c2"), GROUP, "instance-c", protocols=metadata
+        )
+        joined = await restarted.join(5)
+        assert joined.error_code == 0 and restarted.member_id not in ("", c.member_id)
+        synced = await restarted.sync(5)
+        assert synced.error_code == 0
+        partitions, _ = decode_assignment(bytes(synced.assignment))
+        assert {p.partition for p in partitions if p.topic == TOPIC} == held
+        assert (await c.heartbeat(3)).error_code == int(ErrorCode.FENCED_INSTANCE_ID)
+        # A rejoin naming another id than the holder's is fenced too.
+        stale = await c.join(5, member_id=c.member_id)
+        assert stale.error_code == int(ErrorCode.FENCED_INSTANCE_ID)
+        assert (await restarted.heartbeat(3)).error_code == 0
+        await s.heartbeat()
+        assert not owned_partitions(s) & held
+        described = (await describe(admin, GROUP)).groups[0]
+        members = {m.member_id: (m.instance_id, m.member_type) for m in described.members}
+        assert members == {"member-s": ("instance-s", 1), restarted.member_id: ("instance-c", 0)}
+        for client in (admin, s.client, c.client, restarted.client):
+            client.close()
+        return restarted.member_id, held
+
+    member_id, held = asyncio.run(before_restart())
+    server.restart()
+
+    async def after_restart() -> None:
+        admin = await connect(server.port, "admin")
+        described = (await describe(admin, GROUP)).groups[0]
+        members = {m.member_id: m.instance_id for m in described.members}
+        assert members == {"member-s": "instance-s", member_id: "instance-c"}
+        assigned = {
+            m.member_id: {p for t in m.assignment.topic_partitions for p in t.partitions}
+            for m in described.members
+        }
+        assert assigned[member_id] == held
+        admin.close()
+
+    asyncio.run(after_restart())
 
 
 def test_consumer_group_settings_come_from_the_command_line(capsys):

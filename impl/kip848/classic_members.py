@@ -12,9 +12,14 @@ rejoin to move on. A member that does not sync after joining, or does not rejoin
 is fenced after its rebalance timeout.
 
 Only non-empty consumer groups come here (an Empty one becomes a classic group on a JoinGroup:
-the server's router decides). Not served, as in the specification: static classic members
-(a JoinGroup with a group instance id), and the downgrade of a group left with classic members
-only back to a classic group.
+the server's router decides). A static classic member (a JoinGroup with a group instance id)
+gets no MEMBER_ID_REQUIRED round: its join without member id creates the static member, or
+replaces the member holding the instance id (consumer-protocol or classic, left or not: the new
+id takes its place and target at epoch 0), and its rejoin with a member id must be the
+holder's (UNKNOWN_MEMBER_ID when nobody holds the instance id, FENCED_INSTANCE_ID when another
+id does). Not served: the downgrade of a group left with classic members only back to a
+classic group (Kafka's migration policy "disabled", which serve follows: no online
+conversion), a replacement of the last consumer-protocol member included.
 """
 
 from __future__ import annotations
@@ -57,12 +62,8 @@ def _group(rt: Runtime, group_id: str) -> Group:
 
 
 def classic_join(rt: Runtime, ref: Ref, request: JoinGroupRequest) -> None:
-    """JoinGroup to a non-empty consumer group: join or rejoin as a classic member."""
-    if request.group_instance_id is not None:
-        raise UnknownRequestError(
-            "JoinGroup with a group instance id to a consumer group: static classic members "
-            "in consumer groups are not served"
-        )
+    """JoinGroup to a non-empty consumer group: join or rejoin as a classic member (static
+    when it names a group instance id)."""
     group = _group(rt, request.group_id)
     try:
         _join(rt, ref, request, group)
@@ -90,9 +91,15 @@ def _join(rt: Runtime, ref: Ref, request: JoinGroupRequest, group: Group) -> Non
         raise Refused(ErrorCode.GROUP_MAX_SIZE_REACHED)
     if not _supports_classic_protocols(group, request):
         raise Refused(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    instance_id = request.group_instance_id
     if unknown:
-        member_id = rt.new_classic_member_id(request.client_id)
-    if unknown and request.api_version >= MEMBER_ID_REQUIRED_VERSION:
+        # Spelled as the specification spells classic ids (spec/join.py): the instance id of
+        # a static member, else the client id, a dash and a unique part.
+        member_id = rt.new_classic_member_id(
+            request.client_id if instance_id is None else instance_id
+        )
+    if unknown and instance_id is None and request.api_version >= MEMBER_ID_REQUIRED_VERSION:
+        # A static member gets no MEMBER_ID_REQUIRED round.
         rt.respond(ref, JoinGroupResponse(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id))
         return
     fields = subscription_fields(request.protocols[0].metadata)
@@ -105,14 +112,23 @@ def _join(rt: Runtime, ref: Ref, request: JoinGroupRequest, group: Group) -> Non
         for topic in owned_topics
         if config.topic_named(topic) is not None
     )
-    member = group.members.get(member_id)
+    # The member joining, or (a static join without member id) the one it replaces.
+    member = (
+        group.members.get(member_id)
+        if instance_id is None
+        else _static_holder(group, member_id, instance_id, unknown)
+    )
     if member is not None and member.state is MemberState.UNKNOWN and owned:
         raise Refused(ErrorCode.FENCED_MEMBER_EPOCH)
 
     # Nothing refuses from here on.
     if member is None:
         member = Member(member_id)
+        if instance_id is not None:
+            member.instance_id = instance_id
         group.add(member)
+    elif member.member_id != member_id:
+        _replace_static_member(group, member, member_id)
     session_timeout = request.session_timeout_ms
     member.client_id, member.client_host = request.client_id, request.client_host
     if rack is not None:
@@ -160,6 +176,29 @@ def _join(rt: Runtime, ref: Ref, request: JoinGroupRequest, group: Group) -> Non
             protocol_name=request.protocols[0].name,
         ),
     )
+
+
+def _static_holder(group: Group, member_id: str, instance_id: str, unknown: bool) -> Member | None:
+    """getOrMaybeSubscribeStaticConsumerGroupMember's checks: a join without member id takes
+    the instance id whoever holds it (None: nobody, a new static member), whatever protocol the
+    holder speaks and whether it left or not; a rejoin must be the holder's."""
+    holder = group.static_member(instance_id)
+    if unknown:
+        return holder
+    if holder is None:
+        raise Refused(ErrorCode.UNKNOWN_MEMBER_ID)
+    if holder.member_id != member_id:
+        raise Refused(ErrorCode.FENCED_INSTANCE_ID)
+    return holder
+
+
+def _replace_static_member(group: Group, holder: Member, member_id: str) -> None:
+    """The new id takes the holder's place and target at epoch 0. The old id's session and
+    rebalance timeouts stay armed (they find no member when they fire); its classic join and
+    sync timeouts go, as the specification's replacement drops them. A group left with
+    classic members only stays a consumer group: serve does not downgrade (migration policy
+    disabled)."""
+    group.replace_member(holder, member_id)
 
 
 def _validated_member(group: Group, member_id: str, instance_id: str | None) -> Member:

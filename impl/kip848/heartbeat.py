@@ -122,7 +122,10 @@ def _stable_heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequ
         or member.member_epoch != epoch
         or member.state is not MemberState.STABLE
         or epoch != group.assignment_epoch
+        or member.classic is not None
     ):
+        # (A classic member heartbeating with the consumer protocol is converted: the full
+        # path does it.)
         return False
     instance_id = request.instance_id
     if instance_id is not None and group.static_members.get(instance_id) != member_id:
@@ -233,16 +236,9 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
     if member_id == "":
         member_id = rt.new_member_id()
     if incumbent is not None:
-        # replaceMember: the old id leaves with its target (its timers stay armed and find no
-        # member when they fire); the new id takes the old target.
-        target = group.target.get(incumbent.member_id, NO_PARTITIONS)
-        group.remove(incumbent.member_id)
+        # The old id's timers stay armed and find no member when they fire.
+        group.replace_member(incumbent, member_id)
         member = incumbent
-        member.member_id = member_id
-        member.member_epoch = 0
-        member.previous_member_epoch = 0
-        group.add(member)
-        group.target[member_id] = target
     elif member is None:
         member = Member(member_id)
         group.add(member)
@@ -252,6 +248,10 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
     # expression unless it waits for its resolution (which will bump it).
     old_topics = member.subscribed_topic_names
     member.client_id, member.client_host = rt.client
+    # A classic member that heartbeats with the consumer protocol stops being classic; its
+    # KIP-1251 assignment epochs, which its classic joins did not keep, are recorded below.
+    was_classic = member.classic is not None
+    member.classic = None
     if request.instance_id is not None:
         group.set_instance_id(member, request.instance_id)
     if request.rack_id is not None:
@@ -274,7 +274,9 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
     if group.assignment_epoch < group.group_epoch:
         _maybe_update_target(rt, group)
 
-    # 3. Reconcile the member towards its target.
+    # 3. Reconcile the member towards its target. A change (its assignment epochs included:
+    # a converted classic member's are recorded now) arms or cancels its rebalance timeout.
+    changed = False
     if subscription_changed or not member.is_reconciled_to(group.assignment_epoch):
         if not owned_read:
             owned = _owned(config, request)
@@ -298,10 +300,14 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
             member.pending_revocation,
         ):
             group.move(member, *reconciled)
-            keep_assignment_epochs(member)
-            if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
+            changed = True
+    if changed or was_classic:
+        epochs = member.assignment_epochs
+        keep_assignment_epochs(member)
+        if changed or member.assignment_epochs != epochs:
+            if member.state is MemberState.UNREVOKED_PARTITIONS:
                 deadline = rt.now + member.rebalance_timeout_ms
-                rt.arm_rebalance(group, member_id, reconciled.epoch, deadline)
+                rt.arm_rebalance(group, member_id, member.member_epoch, deadline)
             else:
                 group.rebalance_deadlines.pop(member_id, None)
 

@@ -62,9 +62,10 @@ REGEX = 4
 TimerEntry = tuple[int, int, int, str, str]
 
 
-def random_classic_member_id(client_id: str) -> str:
-    """A classic member id as Kafka generates one: the client id, a dash, a random UUID."""
-    return f"{client_id}-{uuid.uuid4()}"
+def random_classic_member_id(prefix: str) -> str:
+    """A classic member id as Kafka generates one: `prefix` (the instance id of a static
+    member, else the client id), a dash, a random UUID."""
+    return f"{prefix}-{uuid.uuid4()}"
 
 
 class Runtime:
@@ -97,8 +98,8 @@ class Runtime:
         self.respond = respond
         self.new_member_id = new_member_id
         self.settle_target = settle_target
-        # The id a classic member joining without one gets, from its client id (Kafka's is
-        # the client id, a dash and a random UUID).
+        # The id a classic member joining without one gets, from its instance id (a static
+        # member) or client id (Kafka's is that, a dash and a random UUID).
         self.new_classic_member_id: Callable[[str], str] = random_classic_member_id
         self.now = now
         self.groups: dict[str, Group] = {}

@@ -240,6 +240,22 @@ class Group:
         else:
             del self.regex_subscribers[regex]
 
+    def replace_member(self, member: Member, member_id: str) -> None:
+        """Give static `member`'s place to the new id `member_id` (replaceMember): the same
+        member at epoch 0 under the new id, holding what it held, the old id's target moved to
+        it. The old id's session and rebalance timeouts stay armed (they find no member when
+        they fire); its classic join and sync timeouts go, as the specification's do."""
+        old_id = member.member_id
+        for key in [key for key in self.classic_deadlines if key[1] == old_id]:
+            del self.classic_deadlines[key]
+        target = self.target.get(old_id, NO_PARTITIONS)
+        self.remove(old_id)
+        member.member_id = member_id
+        member.member_epoch = 0
+        member.previous_member_epoch = 0
+        self.add(member)
+        self.target[member_id] = target
+
     def set_instance_id(self, member: Member, instance_id: str) -> None:
         """Give `member` (in the group) the instance id `instance_id`."""
         if member.instance_id == instance_id:

@@ -16,8 +16,8 @@ map:
 - A JoinGroup for an Empty consumer group deletes it and the classic coordinator takes the join,
   the offsets kept (committed into the new classic group). JoinGroup, SyncGroup, Heartbeat and
   LeaveGroup for a non-empty consumer group are served by the consumer-protocol coordinator: a
-  classic member inside a consumer group (impl/kip848/classic_members.py); a static classic
-  member (a group instance id) is refused with INCONSISTENT_GROUP_PROTOCOL.
+  classic member inside a consumer group (impl/kip848/classic_members.py), static members (a
+  group instance id) included.
 DescribeGroups goes to the classic coordinator, which does not hold a consumer group: it shows
 it Dead, as Kafka 4.x's DescribeGroups v0-v5 does.
 """
@@ -29,7 +29,6 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
-from groupspec.impl.errors import UnknownRequestError
 from groupspec.impl.kip848 import ConsumerGroupCoordinator, Topic
 from groupspec.impl.kip848.offsets import CommittedOffset
 from groupspec.vocabulary import requests as rq
@@ -227,12 +226,7 @@ class ConsumerGroupRouter:
             if not self.coordinator.has_members(group_ids[0]):
                 return classic(request, client_host)
             (one,) = requests
-            try:
-                answer = self.call(one)
-            except UnknownRequestError:
-                # A static classic member (group instance id) joining: not served.
-                answer = rs.JoinGroupResponse(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id="")
-            return api.write_response((answer,), version, requests, as_is)
+            return api.write_response((self.call(one),), version, requests, as_is)
 
         return handle
 
