@@ -937,6 +937,8 @@ class GroupWorld:
                         spec.config.group_max_size,
                         event,
                         self.group_partition,
+                        now,
+                        spec.config.new_member_join_timeout_ms,
                     )
                 )
                 results.append((outcome, tuple(problems)))
@@ -1110,22 +1112,36 @@ class GroupWorld:
         self, coordinator: CoordinatorState, budgets: Budgets
     ) -> list[GroupStep | Cut]:
         """The Empty group lies idle for offsets.retention.ms, then the periodic retention check
-        runs (within the `retention_checks` budget). Only an Empty group: it has no member and
-        no armed timer, so a jump of the clock skips no timer that real time would have fired
-        first (the session timers of live members could be kept alive, but their join and sync
-        timers could not)."""
+        runs (within the `retention_checks` budget). An Empty group has no member and no armed
+        timer, so a jump of the clock skips no timer that real time would have fired first.
+        With `retention_with_members` a Stable group with no sync pending may lie so too: its
+        only timers are its members' sessions, which their heartbeats keep alive, so each is
+        re-armed at the check's time, as the last heartbeat before it does (a join or sync
+        timer could not be kept alive, so no other state may jump)."""
         group = coordinator.group(GROUP_ID)
         if (
             not budgets.retention_checks
             or not self._loaded(coordinator)
             or group is None
-            or group.state is not EMPTY
             or not group.offsets
         ):
             return []
         later = self.now_ms(coordinator) + self.coordinator.config.offsets_retention_ms
+        if group.state is EMPTY:
+            label = "the group lies idle for offsets.retention.ms; the retention check runs"
+        elif (
+            self.parameters.retention_with_members
+            and group.state is STABLE
+            and group.sync_timer is None
+        ):
+            label = (
+                "the Stable group's members heartbeat for offsets.retention.ms; the retention "
+                "check runs"
+            )
+            coordinator = coordinator.with_group(_heartbeats_at(group, later))
+        else:
+            return []
         spent = budgets.spend("retention_checks")
-        label = "the group lies idle for offsets.retention.ms; the retention check runs"
         steps: list[GroupStep | Cut] = []
         for outcome, found in self._coordinator_step(
             coordinator, OffsetRetentionCheck(), None, budgets, later
@@ -1415,6 +1431,15 @@ def _due_after_another(group: Group | None, timer: TimerEvent) -> bool:
         and member.is_new
         and member.is_awaiting_join
     )
+
+
+def _heartbeats_at(group: Group, now_ms: int) -> Group:
+    """The group after each member's heartbeat at `now_ms` re-armed its session timer."""
+    for member in group.members:
+        group = group.update_member(
+            member.member_id, heartbeat_deadline_ms=now_ms + member.session_timeout_ms
+        )
+    return group
 
 
 def _missed_the_rebalance(
