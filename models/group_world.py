@@ -24,7 +24,10 @@ Composition:
   and the clock (`now_ms`) stays where it is. It moves only when an Empty group lies idle for
   offsets.retention.ms and the periodic offset-retention check then runs (`retention_checks`):
   an Empty group arms no timer, so the jump skips nothing real time would fire first, and its
-  offsets expire. The clock is the time of the last retention check. Consumer timers
+  offsets expire. With `retention_with_members` a Stable group with no sync pending may lie so
+  too, its members heartbeating (their session timers re-armed at the check's time): KIP-211
+  keeps the offsets of the topics it subscribes to. The clock is the time of the last
+  retention check. Consumer timers
   are enabled as the consumer says: HeartbeatDue whenever the heartbeat thread may send (bounded
   by the in-flight bound), SessionTimeoutExpired and PollTimeoutExpired as budgeted faults (they
   stand for GC pauses and slow processing);

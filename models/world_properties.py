@@ -71,6 +71,11 @@ World properties:
 - NetworkConsistent: the world's own type invariant: every queued or parked message belongs to a
   request the client still has in flight, queues hold each request once, positions follow owned
   partitions.
+- SessionTimersArmed (time discipline, beside the coordinator's TimersArmed and the world's
+  TimerOrder): every session timer a coordinator step arms ends the timeout Kafka arms it with
+  after the world's time: the new-member join timeout for a member the step adds as new, the
+  session timeout for any other. A state cannot say it: a new member's commit or heartbeat at
+  the group's generation re-arms its timer with the session timeout, as Kafka's does.
 """
 
 from __future__ import annotations

@@ -464,8 +464,9 @@ def _active_group_offsets_kept(
             if may_expire and partition.topic not in (group.subscribed_topics or frozenset()):
                 continue
             problems.append(
-                f"group {group.group_id!r} ({group.state.value}, {len(group.members)} members): "
-                f"the offset of {partition.topic}-{partition.partition} expired"
+                f"group {group.group_id!r} ({group.state.value}, members "
+                f"{', '.join(m.member_id for m in group.members)}): the offset of "
+                f"{partition.topic}-{partition.partition} expired"
             )
     return problems
 
@@ -493,7 +494,7 @@ ACTION_PROPERTIES: tuple[ActionProperty, ...] = (
     ),
     ActionProperty(
         "ActiveGroupOffsetsKept",
-        "The retention check expires no committed offset of a group with members, save, in a Stable consumer group, those of topics none of its members subscribes to (KIP-211, Kafka 2.1+).",
+        "The retention check expires no committed offset of a group with members, save, in a Stable consumer group, those of topics none of its members subscribes to (KIP-211, Kafka 2.1; the exception since Kafka 2.4).",
         _active_group_offsets_kept,
     ),
     ActionProperty(
