@@ -25,9 +25,9 @@ Composition:
   offsets.retention.ms and the periodic offset-retention check then runs (`retention_checks`):
   an Empty group arms no timer, so the jump skips nothing real time would fire first, and its
   offsets expire. With `retention_with_members` a Stable group with no sync pending may lie so
-  too, its members heartbeating (their session timers re-armed at the check's time): KIP-211
-  keeps the offsets of the topics it subscribes to. The clock is the time of the last
-  retention check. Consumer timers
+  too, its members heartbeating (their session timers, the only ones armed, kept alive; the
+  deadlines keep their values, which abstract time does not read): KIP-211 keeps the offsets of
+  the topics it subscribes to. The clock is the time of the last retention check. Consumer timers
   are enabled as the consumer says: HeartbeatDue whenever the heartbeat thread may send (bounded
   by the in-flight bound), SessionTimeoutExpired and PollTimeoutExpired as budgeted faults (they
   stand for GC pauses and slow processing);
@@ -1118,9 +1118,11 @@ class GroupWorld:
         runs (within the `retention_checks` budget). An Empty group has no member and no armed
         timer, so a jump of the clock skips no timer that real time would have fired first.
         With `retention_with_members` a Stable group with no sync pending may lie so too: its
-        only timers are its members' sessions, which their heartbeats keep alive, so each is
-        re-armed at the check's time, as the last heartbeat before it does (a join or sync
-        timer could not be kept alive, so no other state may jump)."""
+        only timers are its members' sessions, which their heartbeats keep alive (a join or sync
+        timer could not be kept alive, so no other state may jump). Those heartbeats are not
+        steps of the world: the session deadlines keep their values, which order nothing here
+        (any armed timer may fire at any step), and the retention check stays a step of the
+        specification alone, which vector files can replay."""
         group = coordinator.group(GROUP_ID)
         if (
             not budgets.retention_checks
@@ -1141,7 +1143,6 @@ class GroupWorld:
                 "the Stable group's members heartbeat for offsets.retention.ms; the retention "
                 "check runs"
             )
-            coordinator = coordinator.with_group(_heartbeats_at(group, later))
         else:
             return []
         spent = budgets.spend("retention_checks")
@@ -1434,15 +1435,6 @@ def _due_after_another(group: Group | None, timer: TimerEvent) -> bool:
         and member.is_new
         and member.is_awaiting_join
     )
-
-
-def _heartbeats_at(group: Group, now_ms: int) -> Group:
-    """The group after each member's heartbeat at `now_ms` re-armed its session timer."""
-    for member in group.members:
-        group = group.update_member(
-            member.member_id, heartbeat_deadline_ms=now_ms + member.session_timeout_ms
-        )
-    return group
 
 
 def _missed_the_rebalance(

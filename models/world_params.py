@@ -216,9 +216,8 @@ class WorldParameters:
     retention_with_members: bool = documented(
         False,
         "the retention check (from the retention_checks budget) may also run while the group "
-        "lies Stable with no sync pending, its members heartbeating (the clock jumps; each "
-        "member's session timer is re-armed at the check's time; KIP-211 keeps the offsets of "
-        "subscribed topics)",
+        "lies Stable with no sync pending, its members heartbeating (the clock jumps; KIP-211 "
+        "keeps the offsets of subscribed topics)",
     )
     api_misuses: int = documented(
         0,
