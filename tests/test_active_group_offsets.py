@@ -51,3 +51,20 @@ def test_a_coordinator_that_expires_an_active_groups_offsets_is_caught(monkeypat
     assert outcome.state.group(GROUP).offsets == ()
     (problem,) = _property()(before, OffsetRetentionCheck(), outcome.state, outcome.responses)
     assert "t-0 expired" in problem
+
+
+def test_retention_1_meets_the_fault_only_with_the_check_on_a_stable_group(monkeypatch):
+    from groupspec.checker.bfs import search
+    from groupspec.models.preset_models import load_model
+
+    monkeypatch.setattr(
+        offsets_module,
+        "offset_expiration_condition",
+        lambda group: ((lambda value: value.commit_timestamp_ms), None),
+    )
+    result = search(load_model("retention-1").model)
+    assert result.problems
+    assert result.problems[0].problem.property_name == "ActiveGroupOffsetsKept"
+    # The world of old, whose retention check ran only on an Empty group, never met it.
+    result = search(load_model("retention-1", {"retention_with_members": "false"}).model)
+    assert not result.problems
