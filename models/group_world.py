@@ -24,7 +24,10 @@ Composition:
   and the clock (`now_ms`) stays where it is. It moves only when an Empty group lies idle for
   offsets.retention.ms and the periodic offset-retention check then runs (`retention_checks`):
   an Empty group arms no timer, so the jump skips nothing real time would fire first, and its
-  offsets expire. The clock is the time of the last retention check. Consumer timers
+  offsets expire. With `retention_with_members` a Stable group with no sync pending may lie so
+  too, its members heartbeating (their session timers, the only ones armed, kept alive; the
+  deadlines keep their values, which abstract time does not read): KIP-211 keeps the offsets of
+  the topics it subscribes to. The clock is the time of the last retention check. Consumer timers
   are enabled as the consumer says: HeartbeatDue whenever the heartbeat thread may send (bounded
   by the in-flight bound), SessionTimeoutExpired and PollTimeoutExpired as budgeted faults (they
   stand for GC pauses and slow processing);
@@ -937,6 +940,8 @@ class GroupWorld:
                         spec.config.group_max_size,
                         event,
                         self.group_partition,
+                        now,
+                        spec.config.new_member_join_timeout_ms,
                     )
                 )
                 results.append((outcome, tuple(problems)))
@@ -1110,22 +1115,37 @@ class GroupWorld:
         self, coordinator: CoordinatorState, budgets: Budgets
     ) -> list[GroupStep | Cut]:
         """The Empty group lies idle for offsets.retention.ms, then the periodic retention check
-        runs (within the `retention_checks` budget). Only an Empty group: it has no member and
-        no armed timer, so a jump of the clock skips no timer that real time would have fired
-        first (the session timers of live members could be kept alive, but their join and sync
-        timers could not)."""
+        runs (within the `retention_checks` budget). An Empty group has no member and no armed
+        timer, so a jump of the clock skips no timer that real time would have fired first.
+        With `retention_with_members` a Stable group with no sync pending may lie so too: its
+        only timers are its members' sessions, which their heartbeats keep alive (a join or sync
+        timer could not be kept alive, so no other state may jump). Those heartbeats are not
+        steps of the world: the session deadlines keep their values, which order nothing here
+        (any armed timer may fire at any step), and the retention check stays a step of the
+        specification alone, which vector files can replay."""
         group = coordinator.group(GROUP_ID)
         if (
             not budgets.retention_checks
             or not self._loaded(coordinator)
             or group is None
-            or group.state is not EMPTY
             or not group.offsets
         ):
             return []
         later = self.now_ms(coordinator) + self.coordinator.config.offsets_retention_ms
+        if group.state is EMPTY:
+            label = "the group lies idle for offsets.retention.ms; the retention check runs"
+        elif (
+            self.parameters.retention_with_members
+            and group.state is STABLE
+            and group.sync_timer is None
+        ):
+            label = (
+                "the Stable group's members heartbeat for offsets.retention.ms; the retention "
+                "check runs"
+            )
+        else:
+            return []
         spent = budgets.spend("retention_checks")
-        label = "the group lies idle for offsets.retention.ms; the retention check runs"
         steps: list[GroupStep | Cut] = []
         for outcome, found in self._coordinator_step(
             coordinator, OffsetRetentionCheck(), None, budgets, later

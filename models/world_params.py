@@ -213,6 +213,12 @@ class WorldParameters:
         minimum=0,
         maximum=MAX_BUDGET,
     )
+    retention_with_members: bool = documented(
+        False,
+        "the retention check (from the retention_checks budget) may also run while the group "
+        "lies Stable with no sync pending, its members heartbeating (the clock jumps; KIP-211 "
+        "keeps the offsets of subscribed topics)",
+    )
     api_misuses: int = documented(
         0,
         "budget: the application misuses the consumer API (commits nothing, commits a "

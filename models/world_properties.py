@@ -71,6 +71,11 @@ World properties:
 - NetworkConsistent: the world's own type invariant: every queued or parked message belongs to a
   request the client still has in flight, queues hold each request once, positions follow owned
   partitions.
+- SessionTimersArmed (time discipline, beside the coordinator's TimersArmed and the world's
+  TimerOrder): every session timer a coordinator step arms ends the timeout Kafka arms it with
+  after the world's time: the new-member join timeout for a member the step adds as new, the
+  session timeout for any other. A state cannot say it: a new member's commit or heartbeat at
+  the group's generation re-arms its timer with the session timeout, as Kafka's does.
 """
 
 from __future__ import annotations
@@ -82,6 +87,7 @@ from typing import Any, ClassVar, Protocol
 from groupspec.spec.abstract_group import abstract_view
 from groupspec.spec.assignment import Cluster, RebalanceProtocol, Subscription
 from groupspec.spec.assignors.registry import COMPLETE_ASSIGNORS
+from groupspec.spec.config import NEW_MEMBER_JOIN_TIMEOUT_MS
 from groupspec.spec.consumer import ConsumerPhase, ConsumerState, MemberState, phase
 from groupspec.spec.consumer_protocol import (
     SubscriptionDecodeError,
@@ -447,7 +453,8 @@ class CoordinatorStep:
     """A coordinator step as the world's action properties judge it: the state before and
     after, its responses, the client request it handled (None for a timer or a failover step),
     whether the group's offsets partition was loaded before it, and the group.max.size of the
-    coordinator in charge."""
+    coordinator in charge; the world's time when it ran (None where a test builds a step
+    without one) and the coordinator's new-member join timeout."""
 
     before: CoordinatorState
     after: CoordinatorState
@@ -458,6 +465,8 @@ class CoordinatorStep:
     group_max_size: int
     event: object  # the input as the coordinator read it
     partition: int  # the group's offsets partition
+    now_ms: int | None = None
+    new_member_join_timeout_ms: int = NEW_MEMBER_JOIN_TIMEOUT_MS
 
     def answers(self) -> list[object]:
         """The bodies of the responses to the handled request."""
@@ -541,6 +550,44 @@ def _timer_order(step: CoordinatorStep) -> list[str]:
     ):
         return [f"new member {event.member_id}'s join timeout fired before the join timer"]
     return []
+
+
+def _session_timers_armed(step: CoordinatorStep) -> list[str]:
+    """Every session timer a step arms ends the timeout Kafka arms it with after the step's
+    time: the new-member join timeout for a member the step adds as a new member (it has no
+    member id to heartbeat with yet), the member's session timeout for any other (a heartbeat,
+    a commit, a completed join or sync, a static replacement, a load)."""
+    if step.now_ms is None:
+        return []
+    problems = []
+    for group in step.after.groups:
+        earlier = step.before.group(group.group_id)
+        for member in group.members:
+            deadline = member.heartbeat_deadline_ms
+            old = earlier.member(member.member_id) if earlier is not None else None
+            if deadline is None or (old is not None and old.heartbeat_deadline_ms == deadline):
+                continue
+            if old is None and member.is_new:
+                timeouts = {step.new_member_join_timeout_ms}
+            else:
+                # A static replacement's timer is re-armed before it takes the request's timeouts.
+                timeouts = {member.session_timeout_ms} | {
+                    other.session_timeout_ms
+                    for other in (earlier.members if earlier is not None else ())
+                    if member.group_instance_id is not None
+                    and other.group_instance_id == member.group_instance_id
+                }
+            if deadline - step.now_ms not in timeouts:
+                problems.append(
+                    f"{member.member_id}'s session timer was armed at {step.now_ms} to end at "
+                    f"{deadline}, not {' or '.join(str(t) for t in sorted(timeouts))} ms later"
+                    + (
+                        " (a new member waits the new-member join timeout)"
+                        if old is None and member.is_new
+                        else ""
+                    )
+                )
+    return problems
 
 
 def _stored_generation_monotonic(step: CoordinatorStep) -> list[str]:
@@ -1053,6 +1100,13 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
         "timers armed with it when a generation forms; the join timer before the join timeout "
         "of a new member parked in JoinGroup.",
         on_coordinator_step=_timer_order,
+    ),
+    WorldActionProperty(
+        "SessionTimersArmed",
+        "Every session timer a step arms ends the timeout Kafka arms it with after the step's "
+        "time: the new-member join timeout (5 minutes) for a member the step adds as new, "
+        "the member's session timeout for any other.",
+        on_coordinator_step=_session_timers_armed,
     ),
     WorldActionProperty(
         "GenerationMonotonic",

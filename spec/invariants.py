@@ -24,7 +24,8 @@ from groupspec.vocabulary.group_state import (
 from groupspec.vocabulary.requests import OffsetCommitRequest, Received, TopicPartition
 from groupspec.vocabulary.responses import OffsetCommitResponse
 
-from .events import FinishLoading
+from .consumer_protocol import CONSUMER_PROTOCOL_TYPE
+from .events import FinishLoading, HeartbeatExpired, OffsetRetentionCheck
 from .log import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
 from .persistence import group_from_records
 from .state import CoordinatorState, Group
@@ -414,6 +415,62 @@ def _commit_fencing(
     return problems
 
 
+def _session_expiry(
+    before: CoordinatorState, event: object, after: CoordinatorState, responses: tuple[object, ...]
+) -> list[str]:
+    """A session timer removes a member only if it went silent: a member whose JoinGroup or
+    SyncGroup waits in the coordinator is alive and stays, unless it is new (a new member's
+    timer is its join timeout)."""
+    if not isinstance(event, HeartbeatExpired):
+        return []
+    group = before.group(event.group_id)
+    # Read from the fields, not through Member.has_satisfied_heartbeat: a property that shared
+    # the helper with the code it judges would share its mistakes.
+    member = group.member(event.member_id) if group is not None else None
+    if member is None or member.is_new:
+        return []
+    waiting = member.awaiting_join is not None or member.awaiting_sync is not None
+    kept = after.group(event.group_id)
+    if waiting and (kept is None or not kept.has_member(event.member_id)):
+        return [
+            f"group {event.group_id!r}: {event.member_id}'s session timer removed it while its "
+            f"{'JoinGroup' if member.awaiting_join is not None else 'SyncGroup'} waited in the "
+            "coordinator"
+        ]
+    return []
+
+
+def _active_group_offsets_kept(
+    before: CoordinatorState, event: object, after: CoordinatorState, responses: tuple[object, ...]
+) -> list[str]:
+    """The retention check expires no offset of a group that has members (KIP-211), save, in a
+    Stable consumer group whose subscriptions the coordinator knows, those of topics none of
+    its members subscribes to."""
+    if not isinstance(event, OffsetRetentionCheck):
+        return []
+    problems = []
+    for group in before.groups:
+        if not group.members:
+            continue
+        kept = after.group(group.group_id)
+        remaining = {partition for partition, _ in kept.offsets} if kept is not None else set()
+        expired = [partition for partition, _ in group.offsets if partition not in remaining]
+        may_expire = (
+            group.state is STABLE
+            and group.protocol_type == CONSUMER_PROTOCOL_TYPE
+            and group.subscribed_topics is not None
+        )
+        for partition in expired:
+            if may_expire and partition.topic not in (group.subscribed_topics or frozenset()):
+                continue
+            problems.append(
+                f"group {group.group_id!r} ({group.state.value}, members "
+                f"{', '.join(m.member_id for m in group.members)}): the offset of "
+                f"{partition.topic}-{partition.partition} expired"
+            )
+    return problems
+
+
 ACTION_PROPERTIES: tuple[ActionProperty, ...] = (
     ActionProperty(
         "LegalTransitions",
@@ -429,6 +486,16 @@ ACTION_PROPERTIES: tuple[ActionProperty, ...] = (
         "CommitFencing",
         "An accepted OffsetCommit with generation ≥ 0 comes from a current member at the current generation, in Stable or PreparingRebalance.",
         _commit_fencing,
+    ),
+    ActionProperty(
+        "SessionExpiry",
+        "A session timer removes a member only if it went silent: one whose JoinGroup or SyncGroup waits in the coordinator stays, unless it is new (its timer is then the new-member join timeout).",
+        _session_expiry,
+    ),
+    ActionProperty(
+        "ActiveGroupOffsetsKept",
+        "The retention check expires no committed offset of a group with members, save, in a Stable consumer group, those of topics none of its members subscribes to (KIP-211, Kafka 2.1; the exception since Kafka 2.4).",
+        _active_group_offsets_kept,
     ),
     ActionProperty(
         "LogReplay",
