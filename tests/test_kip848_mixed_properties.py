@@ -38,41 +38,32 @@ from groupspec.spec.kip848.mixed_state import GroupKind, MixedState
 from groupspec.spec.kip848.state import NO_PARTITIONS, MemberState
 from groupspec.vocabulary.errors import ErrorCode
 
-
-def test_the_mixed_preset_gives_what_it_expects():
-    loaded = load_model("kip848-mixed-2")
-    expected = loaded.expected
-    assert expected is not None
-    result = check(loaded.model)
-    search = result.search
-    assert (result.verdict, search.distinct_states, search.transitions, search.depth) == (
-        expected.verdict,
-        expected.distinct_states,
-        expected.transitions,
-        expected.depth,
-    )
-    # The world reaches both conversions.
-    assert {"cg_convert.upgrade", "cg_convert.downgrade"} <= set(search.rule_counts)
-
-
-def test_the_rolling_downgrade_preset_gives_what_it_expects():
-    loaded = load_model("kip848-downgrade-1")
-    expected = loaded.expected
-    assert expected is not None
-    result = check(loaded.model)
-    search = result.search
-    assert (result.verdict, search.distinct_states, search.transitions, search.depth) == (
-        expected.verdict,
-        expected.distinct_states,
-        expected.transitions,
-        expected.depth,
-    )
-    # The classic restart replaces the consumer-protocol static member, and the new
-    # subscription makes the downgraded group rebalance.
-    assert {
+# Each mixed preset with the rules it must reach: kip848-mixed-2 both conversions; the rolling
+# downgrade the classic restart replacing the consumer-protocol static member, and the new
+# subscription making the downgraded group rebalance.
+PRESET_RULES = {
+    "kip848-mixed-2": {"cg_convert.upgrade", "cg_convert.downgrade"},
+    "kip848-downgrade-1": {
         "cg_classic.static_member_replaced",
         "cg_convert.downgrade_on_replacement_rebalance",
-    } <= set(search.rule_counts)
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRESET_RULES))
+def test_each_mixed_preset_gives_what_it_expects(name):
+    loaded = load_model(name)
+    expected = loaded.expected
+    assert expected is not None
+    result = check(loaded.model)
+    search = result.search
+    assert (result.verdict, search.distinct_states, search.transitions, search.depth) == (
+        expected.verdict,
+        expected.distinct_states,
+        expected.transitions,
+        expected.depth,
+    )
+    assert PRESET_RULES[name] <= set(search.rule_counts)
 
 
 def test_kafka_19546_is_found_by_classic_assignments_subscribed_in_twelve_steps():

@@ -124,3 +124,15 @@ def discover(
             raise TypeError(f"{package}.{module.name}.{attribute} must be a named {kind.__name__}")
         found.append(plugin)
     return tuple(sorted(found, key=lambda plugin: reference_order(plugin.name)))
+
+
+def plugin_named(registry: Mapping[str, Plugin], name: str, correct: Plugin, what: str) -> Plugin:
+    """The plug-in of `registry` called `name`, `correct` (the correct protocol) for "";
+    KeyError naming the `what` plug-ins known otherwise."""
+    if not name:
+        return correct
+    try:
+        return registry[name]
+    except KeyError:
+        known = ", ".join(sorted(registry)) or "none"
+        raise KeyError(f"unknown {what} {name!r}; known: {known}") from None

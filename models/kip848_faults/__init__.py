@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ..faults.switch import discover
+from ..faults.switch import discover, plugin_named
 from .switch import NO_KIP848_FAULT, FaultyCoordinator, Kip848Fault
 
 __all__ = [
@@ -33,10 +33,4 @@ KIP848_FAULTS: Mapping[str, str] = MappingProxyType(
 
 def kip848_fault(name: str) -> Kip848Fault:
     """The fault called `name` (the correct protocol for ""); KeyError naming the known ones."""
-    if not name:
-        return NO_KIP848_FAULT
-    try:
-        return KIP848_FAULT_SWITCHES[name]
-    except KeyError:
-        known = ", ".join(sorted(KIP848_FAULTS))
-        raise KeyError(f"unknown KIP-848 fault {name!r}; known: {known}") from None
+    return plugin_named(KIP848_FAULT_SWITCHES, name, NO_KIP848_FAULT, "KIP-848 fault")

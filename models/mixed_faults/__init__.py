@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from ..faults.switch import discover
+from ..faults.switch import discover, plugin_named
 from .switch import NO_MIXED_FAULT, FaultyMixedCoordinator, MixedFault
 
 __all__ = [
@@ -31,10 +31,4 @@ MIXED_FAULTS: Mapping[str, str] = MappingProxyType(
 
 def mixed_fault(name: str) -> MixedFault:
     """The fault called `name` (the correct protocol for ""); KeyError naming the known ones."""
-    if not name:
-        return NO_MIXED_FAULT
-    try:
-        return MIXED_FAULT_SWITCHES[name]
-    except KeyError:
-        known = ", ".join(sorted(MIXED_FAULT_SWITCHES)) or "none"
-        raise KeyError(f"unknown mixed-group fault {name!r}; known: {known}") from None
+    return plugin_named(MIXED_FAULT_SWITCHES, name, NO_MIXED_FAULT, "mixed-group fault")
