@@ -88,6 +88,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--list-faults", action="store_true", help="print the hand-written faults and exit"
     )
+    parser.add_argument(
+        "--no-probe",
+        action="store_true",
+        help=(
+            "do not probe the survivors for infection (whether the mutated expression ever "
+            "computes another value in the presets' runs; each probe costs about one more run)"
+        ),
+    )
     add_json_option(parser, "the figures")
     parser.set_defaults(run=run_mutation)
 
@@ -111,6 +119,7 @@ def run_mutation(args: argparse.Namespace) -> int:
             workers=args.workers,
             budget=Budget(factor=args.timeout_factor),
             progress=_progress,
+            probe_survivors=not args.no_probe,
         )
     except (BaselineError, MutationRunError) as error:
         print(f"groupspec mutation: {error}", file=sys.stderr)
@@ -156,10 +165,14 @@ def _progress(done: int, total: int, result: MutantResult[Any]) -> None:
     by = f" by {result.killer}" if result.killer else ""
     print(
         f"[{done}/{total}] {mutant.module}:{mutant.start_line} {mutant.operator}: "
-        f"{result.kind}{by} ({result.seconds:.1f} s)",
+        f"{result.kind}{by}{_infection_note(result)} ({result.seconds:.1f} s)",
         file=sys.stderr,
         flush=True,
     )
+
+
+def _infection_note(result: MutantResult[Any]) -> str:
+    return f", {result.infection.verdict}" if result.infection is not None else ""
 
 
 def _validate(args: argparse.Namespace) -> str | None:

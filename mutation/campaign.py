@@ -15,12 +15,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from .baseline import Baseline, PresetBaseline, measure_baseline
 from .faults import HandFault
+from .infection import Infection, infection
 from .mutant_run import PresetBudget, WorkerRun, check_copy
 from .mutant_worker import CRASH, FAIL, INCOMPLETE, ISOLATION_ERROR
 from .mutants import SPEC_DIR, Mutant, draw_mutants, generate_mutants
@@ -61,7 +62,9 @@ class MutantResult(Generic[C]):
 
     `checked_by` lists the presets that run the mutant's code (empty: none does); `changed`
     lists those a survivor passed with other counts of states or transitions than the
-    unmutated spec (its behaviour changed and no property noticed)."""
+    unmutated spec (its behaviour changed and no property noticed); `infection` says, for a
+    survivor whose code a preset runs, whether its mutated expression ever computed another
+    value in those presets' runs (mutation/infection.py; None when not measured)."""
 
     mutant: C
     kind: str
@@ -70,6 +73,7 @@ class MutantResult(Generic[C]):
     killer: str | None = None
     detail: str = ""
     changed: tuple[str, ...] = ()
+    infection: Infection | None = None
 
     @property
     def killed(self) -> bool:
@@ -100,16 +104,27 @@ class Campaign:
 
 
 def judge(
-    mutant: C, baseline: Baseline, budget: Budget, spec_dir: Path = SPEC_DIR
+    mutant: C,
+    baseline: Baseline,
+    budget: Budget,
+    spec_dir: Path = SPEC_DIR,
+    *,
+    probe_survivors: bool = False,
 ) -> MutantResult[C]:
-    """Check `mutant` with the presets that run its code, cheapest first, until one kills it."""
+    """Check `mutant` with the presets that run its code, cheapest first, until one kills it;
+    with `probe_survivors`, ask of a generated mutant that survives whether its mutated
+    expression ever computed another value in those presets' runs."""
     plan = baseline.running(mutant)
     if not plan:
         return MutantResult(mutant, SURVIVED, (), 0.0, detail="no killer preset runs this code")
     budgets = [budget.for_preset(preset) for preset in plan]
     deadline = sum(item.max_seconds or 0.0 for item in budgets) + STARTUP_S
     run = check_copy(budgets, mutant=mutant, deadline_s=deadline, spec_dir=spec_dir)
-    return classify(mutant, plan, run)
+    result = classify(mutant, plan, run)
+    if probe_survivors and not result.killed and isinstance(mutant, Mutant):
+        found = infection(mutant, tuple(budgets), deadline, spec_dir)
+        result = replace(result, infection=found, seconds=result.seconds + found.seconds)
+    return result
 
 
 def classify(mutant: C, plan: Sequence[PresetBaseline], run: WorkerRun) -> MutantResult[C]:
@@ -158,9 +173,11 @@ def run_campaign(
     budget: Budget | None = None,
     progress: ProgressCallback | None = None,
     spec_dir: Path = SPEC_DIR,
+    probe_survivors: bool = True,
 ) -> Campaign:
     """Generate every mutant of spec/, draw `sample` of them (seeded), measure the unmutated
-    presets, and judge each mutant; `workers` mutants are checked at once."""
+    presets, and judge each mutant; `workers` mutants are checked at once; with
+    `probe_survivors`, each survivor whose code a preset runs is probed for infection."""
     budget = budget or Budget()
     started = time.monotonic()
     mutants = generate_mutants(spec_dir)
@@ -170,7 +187,10 @@ def run_campaign(
     baseline_seconds = time.monotonic() - started
     ends: dict[Mutant, MutantResult[Mutant]] = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(judge, mutant, baseline, budget, spec_dir) for mutant in drawn]
+        futures = [
+            pool.submit(judge, mutant, baseline, budget, spec_dir, probe_survivors=probe_survivors)
+            for mutant in drawn
+        ]
         try:
             for future in as_completed(futures):
                 result = future.result()

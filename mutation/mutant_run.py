@@ -69,9 +69,11 @@ def check_copy(
     deadline_s: float,
     coverage: bool = False,
     spec_dir: Path = SPEC_DIR,
+    environment: Mapping[str, str] | None = None,
 ) -> WorkerRun:
     """Check `presets` in order on a copy of spec/ (with `mutant` applied), in a new process
-    that is killed after `deadline_s` seconds; with `coverage`, record the lines each runs."""
+    that is killed after `deadline_s` seconds; with `coverage`, record the lines each runs;
+    `environment` adds variables to the worker's environment."""
     with tempfile.TemporaryDirectory(prefix="groupspec-mutant-") as scratch:
         root = Path(scratch)
         copy = root / "groupspec" / "spec"
@@ -90,7 +92,7 @@ def check_copy(
         }
         inherited = os.environ.get("PYTHONPATH")
         path = str(root) if not inherited else os.pathsep.join([str(root), inherited])
-        env = dict(os.environ, PYTHONPATH=path, PYTHONHASHSEED="0")
+        env = dict(os.environ, **(environment or {}), PYTHONPATH=path, PYTHONHASHSEED="0")
         started = time.monotonic()
         timed_out, exit_code, stderr = False, None, ""
         try:

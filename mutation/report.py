@@ -67,6 +67,51 @@ def by_module(campaign: Campaign) -> dict[str, Tally]:
     }
 
 
+@dataclass(frozen=True)
+class Reach:
+    """The kill rate over the mutants whose code a preset runs, and over those whose change the
+    presets' runs carry (mutation/infection.py): a survivor that never computed another value
+    in any run the presets make is equivalent on every state they explore."""
+
+    killed: int
+    run_survivors: int
+    not_infected: int
+    unprobed: int
+
+    @property
+    def run_rate(self) -> float:
+        """killed / (killed + survivors whose code a preset runs)."""
+        judged = self.killed + self.run_survivors
+        return self.killed / judged if judged else 0.0
+
+    @property
+    def infected_survivors(self) -> int:
+        """Survivors whose change the runs carry (no probe counted among them)."""
+        return self.run_survivors - self.not_infected - self.unprobed
+
+    @property
+    def infected_rate(self) -> float | None:
+        """killed / (killed + infected survivors); None when a run survivor was not probed."""
+        if self.unprobed:
+            return None
+        judged = self.killed + self.infected_survivors
+        return self.killed / judged if judged else 0.0
+
+
+def reach(results: Iterable[MutantResult[Any]]) -> Reach:
+    """The kill rates over the run and the infected mutants."""
+    listed = list(results)
+    run = [r for r in listed if not r.killed and r.checked_by]
+    return Reach(
+        killed=sum(1 for r in listed if r.killed),
+        run_survivors=len(run),
+        not_infected=sum(
+            1 for r in run if r.infection is not None and not r.infection.counts_as_infected
+        ),
+        unprobed=sum(1 for r in run if r.infection is None),
+    )
+
+
 def survivors(campaign: Campaign) -> tuple[MutantResult, ...]:
     """The surviving mutants, by module and line."""
     return tuple(
@@ -104,6 +149,7 @@ def format_report(campaign: Campaign, locator: RuleLocator) -> str:
         f"survived: {total.survived} ({unrun} in code no preset runs; {changed} changed a "
         "preset's states or transitions)",
         f"kill rate: {100 * total.kill_rate:.1f}% (killed / (killed + survived))",
+        *_reach_lines(reach(campaign.results)),
         f"time: {_mean(checked):.1f} s a checked mutant (median {_median(checked):.1f} s, "
         f"{len(checked)} checked); {campaign.seconds:,.0f} s in all with {campaign.workers} "
         f"worker(s), of which {campaign.baseline_seconds:,.0f} s generating and measuring the "
@@ -127,6 +173,24 @@ def format_report(campaign: Campaign, locator: RuleLocator) -> str:
     return "\n".join(lines)
 
 
+def _reach_lines(figures: Reach) -> list[str]:
+    lines = [
+        f"kill rate over the mutants whose code a preset runs: {100 * figures.run_rate:.1f}% "
+        f"({figures.killed} / ({figures.killed} + {figures.run_survivors}))"
+    ]
+    rate = figures.infected_rate
+    if rate is None:
+        lines.append("survivors not probed for infection (--no-probe): no rate over infected ones")
+    else:
+        lines.append(
+            f"kill rate over the mutants that change a value in the presets' runs: "
+            f"{100 * rate:.1f}% ({figures.killed} / ({figures.killed} + "
+            f"{figures.infected_survivors})); {figures.not_infected} survivor(s) never computed "
+            "another value in any run (equivalent on every explored state)"
+        )
+    return lines
+
+
 def _survivor_lines(result: MutantResult, site: RuleSite, reached: frozenset[str]) -> list[str]:
     mutant = result.mutant
     rules = ", ".join(
@@ -143,6 +207,9 @@ def _survivor_lines(result: MutantResult, site: RuleSite, reached: frozenset[str
             else ""
         )
         lines.append(f"      checked by {', '.join(result.checked_by)}{note}")
+        if result.infection is not None:
+            found = result.infection
+            lines.append(f"      {found.verdict}" + (f": {found.detail}" if found.detail else ""))
     else:
         lines.append("      no killer preset runs this code")
     return lines
@@ -178,6 +245,7 @@ def campaign_json(campaign: Campaign, locator: RuleLocator) -> dict[str, Any]:
         "killed_by": {kind: total.by_kind.get(kind, 0) for kind in KILL_KINDS},
         "survived": total.survived,
         "kill_rate": round(total.kill_rate, 4),
+        **_reach_json(reach(campaign.results)),
         "modules": {
             module: {
                 "mutants": row.mutants,
@@ -188,6 +256,16 @@ def campaign_json(campaign: Campaign, locator: RuleLocator) -> dict[str, Any]:
             for module, row in by_module(campaign).items()
         },
         "mutants": [_mutant_json(r, locator, reached) for r in campaign.results],
+    }
+
+
+def _reach_json(figures: Reach) -> dict[str, Any]:
+    rate = figures.infected_rate
+    return {
+        "run_survivors": figures.run_survivors,
+        "not_infected": figures.not_infected,
+        "kill_rate_run": round(figures.run_rate, 4),
+        "kill_rate_infected": None if rate is None else round(rate, 4),
     }
 
 
@@ -215,6 +293,11 @@ def _mutant_json(
             rules={rule: rule in reached for rule in site.rules},
             changed=list(result.changed),
         )
+        if result.infection is not None:
+            entry["infection"] = {
+                "verdict": result.infection.verdict,
+                "detail": result.infection.detail,
+            }
     return entry
 
 
