@@ -19,6 +19,7 @@ from groupspec.mutation.campaign import (
 )
 from groupspec.mutation.faults import FAULTS
 from groupspec.mutation.mutant_rules import RuleLocator
+from groupspec.mutation.mutants import UnknownMutantError
 from groupspec.mutation.report import (
     campaign_json,
     fault_campaign_json,
@@ -89,6 +90,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--list-faults", action="store_true", help="print the hand-written faults and exit"
     )
     parser.add_argument(
+        "--mutant",
+        dest="mutant_ids",
+        action="append",
+        metavar="ID",
+        help=(
+            "judge this mutant (module:operator:occurrence, as the JSON's `id` names it) instead "
+            "of a drawn sample (repeatable): to judge a campaign's survivors again"
+        ),
+    )
+    parser.add_argument(
         "--no-probe",
         action="store_true",
         help=(
@@ -120,7 +131,11 @@ def run_mutation(args: argparse.Namespace) -> int:
             budget=Budget(factor=args.timeout_factor),
             progress=_progress,
             probe_survivors=not args.no_probe,
+            chosen=args.mutant_ids or (),
         )
+    except UnknownMutantError as error:
+        print(f"groupspec mutation: --mutant: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except (BaselineError, MutationRunError) as error:
         print(f"groupspec mutation: {error}", file=sys.stderr)
         return EXIT_BROKEN

@@ -24,7 +24,7 @@ from .faults import HandFault
 from .infection import Infection, infection
 from .mutant_run import PresetBudget, WorkerRun, check_copy
 from .mutant_worker import CRASH, FAIL, INCOMPLETE, ISOLATION_ERROR
-from .mutants import SPEC_DIR, Mutant, draw_mutants, generate_mutants
+from .mutants import SPEC_DIR, Draw, Mutant, draw_mutants, generate_mutants, pick_mutants
 
 # How a mutant ends.
 PROPERTY, TIMEOUT, SURVIVED = "property", "timeout", "survived"
@@ -96,6 +96,8 @@ class Campaign:
     baseline_seconds: float
     seconds: float
     results: tuple[MutantResult[Mutant], ...]
+    # The mutants were named (--mutant), not drawn.
+    chosen: bool = False
 
     @property
     def population(self) -> int:
@@ -174,14 +176,20 @@ def run_campaign(
     progress: ProgressCallback | None = None,
     spec_dir: Path = SPEC_DIR,
     probe_survivors: bool = True,
+    chosen: Sequence[str] = (),
 ) -> Campaign:
-    """Generate every mutant of spec/, draw `sample` of them (seeded), measure the unmutated
-    presets, and judge each mutant; `workers` mutants are checked at once; with
-    `probe_survivors`, each survivor whose code a preset runs is probed for infection."""
+    """Generate every mutant of spec/, draw `sample` of them (seeded) or take the `chosen` ones
+    (by `Mutant.ident`), measure the unmutated presets, and judge each mutant; `workers`
+    mutants are checked at once; with `probe_survivors`, each survivor whose code a preset runs
+    is probed for infection."""
     budget = budget or Budget()
     started = time.monotonic()
     mutants = generate_mutants(spec_dir)
-    draw = draw_mutants(mutants.runnable, sample, seed, spec_dir)
+    draw = (
+        Draw(pick_mutants(mutants.runnable, chosen), ())
+        if chosen
+        else draw_mutants(mutants.runnable, sample, seed, spec_dir)
+    )
     drawn = draw.mutants
     baseline = measure_baseline(presets, workers=workers, spec_dir=spec_dir)
     baseline_seconds = time.monotonic() - started
@@ -212,6 +220,7 @@ def run_campaign(
         baseline_seconds=baseline_seconds,
         seconds=time.monotonic() - started,
         results=tuple(ends[mutant] for mutant in drawn),
+        chosen=bool(chosen),
     )
 
 

@@ -239,6 +239,20 @@ def draw_mutants(
     return Draw(tuple(drawn), tuple(stillborn))
 
 
+class UnknownMutantError(ValueError):
+    """A mutant asked for by name that cosmic-ray does not generate."""
+
+
+def pick_mutants(mutants: Sequence[Mutant], idents: Sequence[str]) -> tuple[Mutant, ...]:
+    """The mutants named by `idents` (`Mutant.ident`: module:operator:occurrence), in that
+    order; UnknownMutantError names the first that is not among `mutants`."""
+    by_ident = {mutant.ident: mutant for mutant in mutants}
+    for ident in idents:
+        if ident not in by_ident:
+            raise UnknownMutantError(f"no runnable mutant {ident!r} (module:operator:occurrence)")
+    return tuple(by_ident[ident] for ident in dict.fromkeys(idents))
+
+
 def compiles(mutant: Mutant, spec_dir: Path = SPEC_DIR) -> bool:
     """Whether the mutated module is still Python."""
     source = mutated_source(mutant, spec_dir)

@@ -20,7 +20,7 @@ from groupspec.mutation.infection import (
     probe_source,
 )
 from groupspec.mutation.mutant_run import PresetBudget
-from groupspec.mutation.mutants import generate_mutants
+from groupspec.mutation.mutants import UnknownMutantError, generate_mutants, pick_mutants
 
 RETENTION = (PresetBudget("retention-1", max_seconds=600.0),)
 
@@ -95,3 +95,10 @@ def test_the_campaign_probes_survivors_whose_code_runs(mutants):
     assert result.infection.verdict == NOT_INFECTED
     unprobed = judge(same, baseline, Budget())
     assert unprobed.infection is None
+
+
+def test_mutants_are_named_again_by_their_ident(mutants):
+    chosen = pick_mutants(mutants, [mutants[3].ident, mutants[1].ident, mutants[3].ident])
+    assert chosen == (mutants[3], mutants[1])
+    with pytest.raises(UnknownMutantError, match="sync.py:core/Nothing:0"):
+        pick_mutants(mutants, ["sync.py:core/Nothing:0"])
