@@ -100,5 +100,5 @@ def test_the_campaign_probes_survivors_whose_code_runs(mutants):
 def test_mutants_are_named_again_by_their_ident(mutants):
     chosen = pick_mutants(mutants, [mutants[3].ident, mutants[1].ident, mutants[3].ident])
     assert chosen == (mutants[3], mutants[1])
-    with pytest.raises(UnknownMutantError, match="sync.py:core/Nothing:0"):
+    with pytest.raises(UnknownMutantError, match=r"sync\.py:core/Nothing:0"):
         pick_mutants(mutants, ["sync.py:core/Nothing:0"])
