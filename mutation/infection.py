@@ -201,10 +201,12 @@ Found = tuple[ast.AST, str, int | None, ast.expr, ast.expr]
 
 
 def _changed_expression(original: ast.AST, mutated: ast.AST) -> Found | None:
-    """The innermost expression that holds every difference between the two trees, as (parent,
-    field, index, original expression, mutated expression); None when no expression holds them
-    all (a statement added or removed, a decorator dropped)."""
+    """The expression to probe: the innermost that holds every difference between the two
+    trees, or the call-free condition around it (`_masks`), as (parent, field, index, original
+    expression, mutated expression); None when no expression holds them all (a statement
+    added or removed, a decorator dropped)."""
     holder: Found | None = None
+    frozen = False
     a, b = original, mutated
     while True:
         if type(a) is not type(b) or _scalar_fields(a) != _scalar_fields(b):
@@ -213,8 +215,24 @@ def _changed_expression(original: ast.AST, mutated: ast.AST) -> Found | None:
         if len(differing) != 1:
             return holder  # the node itself differs (a list grew or shrank), or several children
         field, index, x, y = differing[0]
-        holder = _holder(a, field, index, x, y, holder)
+        if not frozen:
+            if holder is not None and holder[3] is a and _masks(a):
+                frozen = True  # the enclosing condition's value decides; probe it whole
+            else:
+                holder = _holder(a, field, index, x, y, holder)
         a, b = x, y
+
+
+def _masks(parent: ast.AST) -> bool:
+    """Whether `parent`, the expression probed so far, folds its operands into a truth value
+    with no call inside (a boolean operator, a negation, a comparison): a changed operand that
+    leaves the truth value as it was changes nothing (`a and b` with `b` false), so the probe
+    stays at `parent`, the condition as a whole. Calls are left out: the probe evaluates its
+    expression twice, which must not run a step's side effects twice."""
+    folds = isinstance(parent, (ast.BoolOp, ast.Compare)) or (
+        isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+    )
+    return folds and not any(isinstance(node, ast.Call) for node in ast.walk(parent))
 
 
 def _differing_children(

@@ -102,3 +102,31 @@ def test_mutants_are_named_again_by_their_ident(mutants):
     assert chosen == (mutants[3], mutants[1])
     with pytest.raises(UnknownMutantError, match=r"sync\.py:core/Nothing:0"):
         pick_mutants(mutants, ["sync.py:core/Nothing:0"])
+
+
+def _probed(text):
+    tree = ast.parse(text)
+    (call,) = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "__groupspec_weak_probe__"
+    ]
+    return ast.unparse(call.args[0]), ast.unparse(call.args[1])
+
+
+def test_an_operand_of_a_call_free_condition_is_probed_with_the_whole_condition():
+    leader = generate_mutants(modules=["consumer/leader.py"]).runnable
+    masked = pick(
+        leader,
+        "consumer/leader.py",
+        "if ctx.setup.protocol is RebalanceProtocol.COOPERATIVE and assignor.name != COOPERATIVE_STICKY:",
+        "core/ReplaceComparisonOperator_Is_Gt",
+    )
+    original, mutated = _probed(probe_source(masked))
+    assert original == (
+        "lambda: ctx.setup.protocol is RebalanceProtocol.COOPERATIVE "
+        "and assignor.name != COOPERATIVE_STICKY"
+    )
+    assert mutated.startswith("lambda: ctx.setup.protocol > RebalanceProtocol.COOPERATIVE and")
