@@ -9,17 +9,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.requests import (
     FindCoordinatorRequest,
     HeartbeatRequest,
     LeaveGroupRequest,
     OffsetCommitRequest,
+    TopicPartition,
 )
+from groupspec.vocabulary.responses import OffsetCommitResponse
 
 from ..assignment import sorted_partitions
 from ..invariants import Invariant
 from .config import ConsumerConfig
-from .events import Close
+from .events import Close, ResponseReceived
 from .outcome import ConsumerOutcome, PartitionsAssigned, PartitionsLost, PartitionsRevoked
 from .state import NO_GENERATION_ID, ConsumerState, MemberState, RequestKind
 
@@ -205,6 +208,40 @@ def _lost_only_when_membership_is_gone(
     return [f"partitions lost with generation {before.generation} in {before.member_state.value}"]
 
 
+def _commit_answer_reported(
+    config: ConsumerConfig, before: ConsumerState, event: object, outcome: ConsumerOutcome
+) -> list[str]:
+    del config
+    if not isinstance(event, ResponseReceived) or not isinstance(event.body, OffsetCommitResponse):
+        return []
+    sent = before.request(event.correlation_id)
+    if sent is None or sent.kind is not RequestKind.OFFSET_COMMIT:
+        return []
+    if before.closed or before.failure is not None:
+        return []  # a consumer that has ended drops late answers (ConsumerClosedIsFinal)
+    answered = sorted_partitions(
+        tuple(TopicPartition(p.topic, p.partition) for p in event.body.partitions)
+    )
+    refused = [p for p in event.body.partitions if p.error_code != ErrorCode.NONE]
+    if not refused:
+        problems = []
+        if outcome.committed != answered:
+            problems.append(
+                f"an accepted commit of {list(answered)} confirmed {list(outcome.committed)}"
+            )
+        if outcome.errors:
+            problems.append(f"an accepted commit raised {list(outcome.errors)}")
+        return problems
+    problems = []
+    if outcome.committed:
+        problems.append(f"a refused commit confirmed {list(outcome.committed)}")
+    if not outcome.errors:
+        problems.append(
+            f"a commit refused with {refused[0].error_code.name} raised nothing to the application"
+        )
+    return problems
+
+
 CONSUMER_ACTION_PROPERTIES: tuple[ConsumerActionProperty, ...] = (
     ConsumerActionProperty(
         "ConsumerGenerationMonotonic",
@@ -230,6 +267,11 @@ CONSUMER_ACTION_PROPERTIES: tuple[ConsumerActionProperty, ...] = (
         "ConsumerOwnershipAnnounced",
         "Owned partitions change only as the callbacks announce: revoked/lost ones were owned, assigned ones were not.",
         _ownership_changes_announced,
+    ),
+    ConsumerActionProperty(
+        "ConsumerCommitAnswerReported",
+        "An OffsetCommit answer reaches the application as it is: accepted for every partition, the step confirms exactly those partitions and raises nothing; refused for any, it confirms none and raises an error.",
+        _commit_answer_reported,
     ),
     ConsumerActionProperty(
         "ConsumerLostOnlyWithoutMembership",
