@@ -83,8 +83,19 @@ class FetchStep:
     fetch: OffsetFetch | None = None
 
 
-def _step(rule: ConsumerRule, sent: OffsetFetch | None = None) -> FetchStep:
-    return FetchStep(rule.rule_id, sent)
+class _Fired:
+    """The one rule a fetch step fires, recorded as the machine's steps record theirs."""
+
+    def __init__(self) -> None:
+        self.rule = ""
+
+    def fire(self, rule: ConsumerRule) -> None:
+        """Record that `rule` applied."""
+        self.rule = rule.rule_id
+
+    def done(self, sent: OffsetFetch | None = None) -> FetchStep:
+        """The step: its rule and the fetch it sends."""
+        return FetchStep(self.rule, sent)
 
 
 def fetch(consumer: KafkaConsumer) -> FetchStep | None:
@@ -92,18 +103,23 @@ def fetch(consumer: KafkaConsumer) -> FetchStep | None:
     epoch."""
     if consumer.state not in FETCHING_STATES or consumer.member_epoch <= 0 or not consumer.owned:
         return None
-    sent = OffsetFetch(consumer.member_id, consumer.member_epoch, consumer.owned)
-    return _step(CG_CLIENT_FETCH_SENT, sent)
+    effects = _Fired()
+    effects.fire(CG_CLIENT_FETCH_SENT)
+    return effects.done(OffsetFetch(consumer.member_id, consumer.member_epoch, consumer.owned))
 
 
 def on_fetch_response(consumer: KafkaConsumer, sent: OffsetFetch, error: ErrorCode) -> FetchStep:
     """What the consumer does with the answer to `sent`."""
+    effects = _Fired()
     if error is ErrorCode.NONE:
-        return _step(CG_CLIENT_FETCH_COMPLETED)
+        effects.fire(CG_CLIENT_FETCH_COMPLETED)
+        return effects.done()
     retry = OffsetFetch(sent.member_id, consumer.member_epoch, sent.partitions)
     newer = consumer.member_epoch > 0 and consumer.member_epoch != sent.epoch
-    if error is ErrorCode.STALE_MEMBER_EPOCH and newer:
-        return _step(CG_CLIENT_FETCH_RETRIED, retry)
-    if error in RETRIABLE_COORDINATOR_ERRORS and consumer.member_epoch > 0:
-        return _step(CG_CLIENT_FETCH_RETRIED, retry)
-    return _step(CG_CLIENT_FETCH_FAILED)
+    stale_retried = error is ErrorCode.STALE_MEMBER_EPOCH and newer
+    coordinator_retried = error in RETRIABLE_COORDINATOR_ERRORS and consumer.member_epoch > 0
+    if stale_retried or coordinator_retried:
+        effects.fire(CG_CLIENT_FETCH_RETRIED)
+        return effects.done(retry)
+    effects.fire(CG_CLIENT_FETCH_FAILED)
+    return effects.done()
