@@ -26,7 +26,12 @@ MAX_BUDGET = 2
 CLIENTS = ("java", "librdkafka")
 # Budgets whose steps were read only in the Java consumer (librdkafka's differ or were not
 # compared): a librdkafka world refuses them rather than borrow the Java consumer's steps.
-_NOT_COMPARED_FOR_LIBRDKAFKA = ("poll_expiries", "subscription_changes", "commits")
+_NOT_COMPARED_FOR_LIBRDKAFKA = (
+    "poll_expiries",
+    "subscription_changes",
+    "commits",
+    "offset_fetches",
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,9 @@ class Kip848Parameters:
     `client` picks the consumers' client: Kafka's Java consumer or librdkafka's, which differs in
     the fields its heartbeats carry, when it reconciles and how it leaves (docs/kip-848.md).
     `fault` re-introduces a bug of Kafka's history (models/kip848_faults/, docs/bugs.md).
+    `offset_fetches` is a budget of OffsetFetch requests a member sends for the partitions it
+    holds, at its latest epoch (a poll initializing their positions). With `misbehaving_client`
+    a client sends requests no Kafka consumer sends (models/kip848_misbehaving.py).
     """
 
     consumers: int = documented(2, "consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
@@ -139,6 +147,20 @@ class Kip848Parameters:
         KAFKA_4_3,
         "the coordinator's release where they differ (spec/kip848/profiles.py)",
         choices=tuple(KIP848_PROFILES),
+    )
+    offset_fetches: int = documented(
+        0,
+        "budget: committed-offset fetches (OffsetFetch with member id and epoch) consumers send "
+        "for the partitions they were given, each retried at a newer epoch on STALE_MEMBER_EPOCH",
+        minimum=0,
+        maximum=MAX_BUDGET,
+    )
+    misbehaving_client: bool = documented(
+        False,
+        "a client that breaks the consumer protocol sends, at any moment, a request no Kafka "
+        "consumer sends (a join without a subscription or with an assignor the broker lacks, a "
+        "describe of the empty group id, an OffsetCommit v8, a commit to a group the coordinator "
+        "does not hold), each refused and changing nothing",
     )
 
     def __post_init__(self) -> None:

@@ -47,10 +47,11 @@ from groupspec.spec.kip848 import (
 from groupspec.spec.kip848 import invariants as kip848_invariants
 from groupspec.spec.kip848.config import ConsumerGroupConfig
 from groupspec.spec.kip848.consumer import commits as consumer_commits
-from groupspec.spec.kip848.consumer import librdkafka, machine
+from groupspec.spec.kip848.consumer import librdkafka, machine, offset_fetches
 from groupspec.spec.kip848.consumer.commits import Commit
 from groupspec.spec.kip848.consumer.librdkafka import RdKafkaConsumer
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
+from groupspec.spec.kip848.consumer.offset_fetches import OffsetFetch
 from groupspec.spec.kip848.events import (
     CoordinatorLoaded,
     CoordinatorLoadStarted,
@@ -78,9 +79,10 @@ from groupspec.vocabulary.requests import (
     RequestRef,
     TopicPartition,
 )
-from groupspec.vocabulary.responses import OffsetCommitResponse
+from groupspec.vocabulary.responses import OffsetCommitResponse, OffsetFetchResponse
 
 from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
+from .kip848_misbehaving import MISBEHAVING_CLIENT, misbehaving_requests
 from .kip848_params import Kip848Parameters
 from .memo import Memo
 from .world_state import canonical_repr, part_digest, text_digest
@@ -130,6 +132,9 @@ class Kip848WorldState:
     # The admin client's writes left: a DeleteGroups, an OffsetCommit without a member.
     deletes: int = 0
     admin_commits: int = 0
+    # Committed-offset fetches left to send, and those on their way with the sender's slot.
+    offset_fetches: int = 0
+    fetches_in_flight: tuple[tuple[int, OffsetFetch], ...] = ()
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding: each field's digest, in field order. The coordinator's state
@@ -306,6 +311,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 commits=p.commits,
                 deletes=1 if p.admin else 0,
                 admin_commits=1 if p.admin else 0,
+                offset_fetches=p.offset_fetches,
             )
         ]
 
@@ -328,8 +334,11 @@ class Kip848World(PlainModel[Kip848WorldState]):
         steps += self._timer_steps(state)
         steps += self._failover_steps(state)
         steps += self._commit_deliveries(state)
+        steps += self._fetch_deliveries(state)
         if self.parameters.admin:
             steps += self._admin_steps(state)
+        if self.parameters.misbehaving_client:
+            steps += self._misbehaving_steps(state)
         return steps
 
     # -- consumers -----------------------------------------------------------------------------
@@ -395,6 +404,17 @@ class Kip848World(PlainModel[Kip848WorldState]):
                     commits_in_flight=(*state.commits_in_flight, (index, sent.commit)),
                 )
                 found.append(Transition(f"commit({name})", "commit", after, (sent.rule,)))
+        if state.offset_fetches:
+            fetch = offset_fetches.fetch(consumer)
+            if fetch is not None and fetch.fetch is not None:
+                after = replace(
+                    state,
+                    offset_fetches=state.offset_fetches - 1,
+                    fetches_in_flight=(*state.fetches_in_flight, (index, fetch.fetch)),
+                )
+                found.append(
+                    Transition(f"fetch_offsets({name})", "fetch_offsets", after, (fetch.rule,))
+                )
         if state.crashes:
             crashed = replace(
                 _with_consumer(state, index, None),
@@ -523,6 +543,59 @@ class Kip848World(PlainModel[Kip848WorldState]):
                             finding
                             for finding in _commit_findings(findings, error)
                             if finding[0] in declared
+                        ),
+                    )
+                )
+        return found
+
+    # -- committed-offset fetches ----------------------------------------------------------------
+
+    def _fetch_deliveries(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
+        """An OffsetFetch reaching the coordinator (in any order), and its sender reading the
+        answer at once: a retry goes back on its way. The coordinator's state does not change."""
+        found: list[Transition[Kip848WorldState]] = []
+        for position, (index, sent) in enumerate(state.fetches_in_flight):
+            rest = _without(state.fetches_in_flight, position)
+            event = RequestArrived(RequestRef(sent.member_id, 0), sent.request(GROUP_ID))
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+                (reply,) = outcome.responses
+                assert isinstance(reply.body, OffsetFetchResponse)
+                rules = outcome.rules
+                after = replace(state, coordinator=outcome.state, fetches_in_flight=rest)
+                consumer = state.consumers[index]
+                if consumer is not None and consumer.member_id == sent.member_id:
+                    reaction = offset_fetches.on_fetch_response(
+                        consumer, sent, reply.body.error_code
+                    )
+                    rules = (*rules, reaction.rule)
+                    if reaction.fetch is not None:
+                        after = replace(after, fetches_in_flight=(*rest, (index, reaction.fetch)))
+                found.append(
+                    Transition(
+                        f"coordinator_fetches(c{index + 1})", "coordinator_fetches", after, rules
+                    )
+                )
+        return found
+
+    # -- the misbehaving client ------------------------------------------------------------------
+
+    def _misbehaving_steps(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
+        """Each request of the misbehaving client handled and answered in one step; a request
+        the coordinator does not refuse with its error, or that changes its state, is a finding
+        of MisbehavingRefused."""
+        group = state.coordinator.group(GROUP_ID)
+        found: list[Transition[Kip848WorldState]] = []
+        for what, request, error in misbehaving_requests(GROUP_ID, group, self.parameters.topics):
+            event = RequestArrived(RequestRef(MISBEHAVING_CLIENT, 0), request)
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+                found.append(
+                    Transition(
+                        f"misbehaving_{what}",
+                        "misbehaving",
+                        replace(state, coordinator=outcome.state),
+                        outcome.rules,
+                        findings=_misbehaving_findings(
+                            what, error, state.coordinator, outcome.state, outcome.responses
                         ),
                     )
                 )
@@ -677,6 +750,14 @@ class Kip848World(PlainModel[Kip848WorldState]):
                     "(assigned or pending revocation) when the coordinator accepts it.",
                 ),
             ]
+        if self.parameters.misbehaving_client:
+            world.append(
+                ActionProperty(
+                    "MisbehavingRefused",
+                    "Every request of the misbehaving client (no Kafka consumer sends it) is "
+                    "refused with its error and leaves the coordinator's state as it was.",
+                )
+            )
         if self.parameters.check_convergence:
             world.append(
                 LivenessProperty(
@@ -738,6 +819,39 @@ def _commit_findings(
 
 
 # -- property checks ----------------------------------------------------------------------------
+
+
+def _misbehaving_findings(
+    what: str,
+    expected: ErrorCode,
+    before: ConsumerGroupsState,
+    after: ConsumerGroupsState,
+    responses: tuple[Any, ...],
+) -> tuple[tuple[str, str], ...]:
+    """MisbehavingRefused's findings of one misbehaving request: an answer without the error it
+    must carry, or a coordinator state it changed."""
+    found = []
+    errors = {_answer_errors(reply.body) for reply in responses}
+    if errors != {(expected,)}:
+        found.append(
+            (
+                "MisbehavingRefused",
+                f"{what} was answered with {sorted(map(str, errors))}, not {expected.name}",
+            )
+        )
+    if after != before:
+        found.append(("MisbehavingRefused", f"{what} changed the coordinator's state"))
+    return tuple(found)
+
+
+def _answer_errors(body: Any) -> tuple[ErrorCode, ...]:
+    """The error codes an answer carries: its own, its groups' or its partitions'."""
+    if isinstance(body, OffsetCommitResponse):
+        return tuple(sorted({entry.error_code for entry in body.partitions}))
+    groups = getattr(body, "groups", None)
+    if groups is not None:
+        return tuple(sorted({entry.error_code for entry in groups}))
+    return (body.error_code,)
 
 
 def refines(before: Kip848WorldState, step: Transition[Kip848WorldState]) -> list[str]:
@@ -916,4 +1030,7 @@ def world_actions() -> Sequence[str]:
         "commit",
         "coordinator_commits",
         "admin",
+        "fetch_offsets",
+        "coordinator_fetches",
+        "misbehaving",
     )

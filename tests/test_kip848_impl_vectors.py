@@ -47,6 +47,11 @@ NO_VECTORS = {
     "kip848-admin-1": "DeleteGroups, ListGroups and offsets of an admin client: the vector format "
     "carries only ConsumerGroupHeartbeat and ConsumerGroupDescribe (the differential runs compare "
     "them)",
+    "kip848-misbehaving-1": "OffsetCommit and OffsetFetch of the misbehaving client and the "
+    "consumer, and an admin client's requests: the vector format carries only "
+    "ConsumerGroupHeartbeat and ConsumerGroupDescribe",
+    "kip848-fetches-2": "OffsetFetch of consumer groups: the vector format carries only "
+    "ConsumerGroupHeartbeat and ConsumerGroupDescribe (the differential runs compare offsets)",
 }
 
 

@@ -179,6 +179,28 @@ CG_CLIENT_COMMIT_FAILED = _rule(
     "Any other error, or STALE_MEMBER_EPOCH with no newer epoch (or nothing held): the commit fails.",
 )
 
+# Committed-offset fetches (spec/kip848/consumer/offset_fetches.py; CommitRequestManager)
+CG_CLIENT_FETCH_SENT = _rule(
+    "cg_client.fetch.sent",
+    "OffsetsRequestManager.initWithCommittedOffsetsIfNeeded",
+    "A member given partitions fetches their committed offsets with OffsetFetch v9, carrying its member id and latest member epoch.",
+)
+CG_CLIENT_FETCH_COMPLETED = _rule(
+    "cg_client.fetch.completed",
+    "CommitRequestManager.OffsetFetchRequestState.onResponse",
+    "The fetch was answered with the committed offsets: the positions are initialized from them.",
+)
+CG_CLIENT_FETCH_RETRIED = _rule(
+    "cg_client.fetch.retried",
+    "CommitRequestManager.fetchOffsetsWithRetries",
+    "STALE_MEMBER_EPOCH while the member knows a newer epoch, or a coordinator error (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) while it is in the group: the same partitions are fetched again at its latest epoch.",
+)
+CG_CLIENT_FETCH_FAILED = _rule(
+    "cg_client.fetch.failed",
+    "CommitRequestManager.OffsetFetchRequestState.onFailure",
+    "UNKNOWN_MEMBER_ID, or STALE_MEMBER_EPOCH with no newer epoch (or no epoch left): the fetch fails.",
+)
+
 # librdkafka's consumer where it differs (spec/kip848/consumer/librdkafka.py; src/rdkafka_cgrp.c
 # at librdkafka v2.15.0).
 CG_RDKAFKA_HEARTBEAT_FULL_SENT = _rule(
@@ -257,6 +279,10 @@ KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
     CG_CLIENT_COMMIT_COMPLETED,
     CG_CLIENT_COMMIT_RETRIED,
     CG_CLIENT_COMMIT_FAILED,
+    CG_CLIENT_FETCH_SENT,
+    CG_CLIENT_FETCH_COMPLETED,
+    CG_CLIENT_FETCH_RETRIED,
+    CG_CLIENT_FETCH_FAILED,
     CG_RDKAFKA_HEARTBEAT_FULL_SENT,
     CG_RDKAFKA_HEARTBEAT_SENT,
     CG_RDKAFKA_HEARTBEAT_ACK_SENT,
