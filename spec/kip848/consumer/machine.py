@@ -157,7 +157,8 @@ class KafkaConsumer:
     application holds (`owned`), what it reports (`current`, None before its first
     reconciliation), the last assignment received (`target`), the assignment a reconciliation in
     progress moves to (`reconciling`), whether a heartbeat is in flight, which fields its next
-    heartbeat must carry again, and whether its poll timer expired."""
+    heartbeat must carry again, whether its poll timer expired, and the pattern it subscribes
+    with, if any (spec/kip848/consumer/patterns.py)."""
 
     member_id: str
     group_id: str = "g"
@@ -174,6 +175,10 @@ class KafkaConsumer:
     send_owned: bool = True
     poll_expired: bool = False
     instance_id: str | None = None
+    # subscribe(SubscriptionPattern): the RE2J pattern the coordinator resolves (None: topic
+    # names), and whether it changed since the last heartbeat (HeartbeatState's sent pattern).
+    pattern: str | None = None
+    send_pattern: bool = False
 
 
 # A consumer of either client (librdkafka's adds fields): a move keeps its class.
@@ -298,6 +303,7 @@ def leave(consumer: KafkaConsumer) -> ClientStep | None:
             target=None,
             reconciling=None,
             subscription=(),
+            pattern=None,
         )
         return effects.done(left)
     if consumer.state not in _TAKES_ASSIGNMENT:
@@ -340,6 +346,7 @@ def release_for_leave(consumer: KafkaConsumer) -> ClientStep | None:
         current=None,
         target=None,
         subscription=(),
+        pattern=None,
     )
     return effects.done(leaving)
 
@@ -441,6 +448,14 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
             if joining or consumer.send_owned
             else None
         ),
+        # The pattern goes with every field when joining or after a reset, and when it changed
+        # (HeartbeatState compares it with the one last sent).
+        subscribed_topic_regex=(
+            consumer.pattern
+            if consumer.pattern is not None
+            and (joining or consumer.send_subscription or consumer.send_pattern)
+            else None
+        ),
     )
     if state is ConsumerState.LEAVING:
         # A leave carries only the ids and epoch -1, or -2 for a static member (the fields
@@ -483,6 +498,7 @@ def with_heartbeat_sent(consumer: AnyConsumer) -> AnyConsumer:
         send_subscription=False,
         send_rebalance_timeout=False,
         send_owned=False,
+        send_pattern=False,
     )
 
 
