@@ -7,8 +7,8 @@ moves the group to a new target and reconciles the member at once) with the fenc
 timer). What each may do:
 
 - **join / subscribe**: a member appears, or changes its subscription; the group epoch moves on.
-  A member whose new regular expression is not resolved yet is *resolving*: the group epoch
-  waits for the resolution, which moves it on when the expression's topics differ
+  A member that joins with, or changes to, a regular expression not resolved yet is
+  *resolving*: the group epoch waits for the resolution, which moves it on when the expression's topics differ
   (`GroupMetadataManager.consumerGroupHeartbeat` bumps only for names or an expression already
   resolved), and the target, computed before, may give it topics outside its unsettled
   subscription.
@@ -64,6 +64,8 @@ def _group_step(a: AbstractConsumerGroup, b: AbstractConsumerGroup) -> list[str]
     successors = set(replaced.values())
     gone = {m.member_id for m in a.members} - {m.member_id for m in b.members} - set(replaced)
     new = {m.member_id for m in b.members} - {m.member_id for m in a.members} - successors
+    # A member joining with an expression not resolved yet waits for its resolution too.
+    new -= {m.member_id for m in b.members if m.resolving}
     changed_subscription = [
         m.member_id
         for m in b.members

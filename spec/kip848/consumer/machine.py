@@ -179,6 +179,9 @@ class KafkaConsumer:
     # names), and whether it changed since the last heartbeat (HeartbeatState's sent pattern).
     pattern: str | None = None
     send_pattern: bool = False
+    # The target was replaced by one with the partitions of `current` and is not reconciled yet:
+    # Kafka's LocalAssignments differ in their local epochs though the partitions agree.
+    behind: bool = False
 
 
 # A consumer of either client (librdkafka's adds fields): a move keeps its class.
@@ -266,6 +269,7 @@ def _joining(consumer: KafkaConsumer, subscription: tuple[str, ...]) -> KafkaCon
         member_epoch=JOIN_GROUP_MEMBER_EPOCH,
         subscription=subscription,
         target=None,
+        behind=False,
         reconciling=None,
         send_subscription=True,
         send_rebalance_timeout=True,
@@ -387,6 +391,7 @@ def assign(consumer: KafkaConsumer) -> ClientStep | None:
         current=goal,
         reconciling=None,
         send_owned=True,
+        behind=False,
     )
     return effects.done(done)
 
@@ -400,7 +405,9 @@ def release_lost(consumer: KafkaConsumer) -> ClientStep | None:
     effects = Effects()
     if consumer.owned:
         effects.run("onPartitionsLost", consumer.owned)
-    cleared = replace(consumer, owned=NOTHING, current=None, target=None, reconciling=None)
+    cleared = replace(
+        consumer, owned=NOTHING, current=None, target=None, reconciling=None, behind=False
+    )
     if stale:
         effects.fire(CG_CLIENT_STALE_PARTITIONS_LOST)
         return effects.done(replace(cleared, poll_expired=False))
@@ -566,9 +573,15 @@ def on_response(
         return effects.done(updated)
     target = named_partitions(config, response.assignment.topic_partitions)
     updated = replace(updated, target=target)
-    if target != consumer.current:
+    # Kafka compares LocalAssignments, whose local epoch moves on whenever the target is
+    # replaced: a target other than the last one is new even when it equals what the member
+    # holds (it was given more and then less before reconciling), and is reconciled and
+    # acknowledged, so the coordinator hears what the member owns.
+    replaced = consumer.target is None or target != consumer.target
+    if target != consumer.current or replaced or consumer.behind:
         effects.fire(CG_CLIENT_RESPONSE_NEW_ASSIGNMENT)
-        return effects.done(move(updated, ConsumerState.RECONCILING))
+        behind = target == consumer.current
+        return effects.done(move(updated, ConsumerState.RECONCILING, behind=behind))
     effects.fire(CG_CLIENT_RESPONSE_SAME_ASSIGNMENT)
     if state in (ConsumerState.RECONCILING, ConsumerState.JOINING):
         # A reconciliation in progress is abandoned (maybeAbortReconciliation).
