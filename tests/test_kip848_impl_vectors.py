@@ -47,6 +47,10 @@ NO_VECTORS = {
     "kip848-admin-1": "DeleteGroups, ListGroups and offsets of an admin client: the vector format "
     "carries only ConsumerGroupHeartbeat and ConsumerGroupDescribe (the differential runs compare "
     "them)",
+    "kip848-regex-1": "regex resolutions (RegexResolutionCompleted) and the refresh step's clock: "
+    "the vector format carries only requests and timers, at one instant",
+    "kip848-regex-2": "coordinator failovers (unload, load), as kip848-failover-1, and regex "
+    "resolutions",
 }
 
 
