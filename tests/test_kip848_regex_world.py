@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from kip848_helpers import beat as request, only, send
+from kip848_helpers import beat as request
+from kip848_helpers import only, send
 from kip848_regex_scenarios import RESOLVED, a_joined_with_regex, a_resolved, subscribe
 
 from groupspec.checker.check import check
