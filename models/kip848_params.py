@@ -162,6 +162,32 @@ class Kip848Parameters:
         "describe of the empty group id, an OffsetCommit v8, a commit to a group the coordinator "
         "does not hold), each refused and changing nothing",
     )
+    regex_subscriptions: bool = documented(
+        False,
+        "consumer c1 subscribes with the pattern regex_pattern (subscribe(SubscriptionPattern)), "
+        "which the coordinator resolves in a step of its own",
+    )
+    regex_pattern: str = documented(
+        "t.*", "the RE2J pattern c1 subscribes with", note="with regex_subscriptions"
+    )
+    regex_changes: int = documented(
+        0,
+        "budget: c1 subscribes again with one of regex_alternatives",
+        minimum=0,
+        maximum=MAX_BUDGET,
+    )
+    regex_alternatives: tuple[str, ...] = documented(
+        ("t0", "t(?=1)"),
+        "the patterns c1 may switch to (one RE2 refuses gets INVALID_REGULAR_EXPRESSION)",
+        length=(1, 3),
+        note="non-empty patterns",
+    )
+    regex_refreshes: int = documented(
+        0,
+        "budget: the coordinator's clock passes group.consumer.regex.refresh.interval.ms",
+        minimum=0,
+        maximum=1,
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -197,6 +223,7 @@ def validate(parameters: Kip848Parameters) -> None:
         for budget in _NOT_COMPARED_FOR_LIBRDKAFKA:
             if getattr(parameters, budget):
                 raise ParameterError(budget, "not modelled for librdkafka's consumer (client)")
+    _validate_regex(parameters)
     unknown = sorted(set(parameters.alternative_subscription) - set(parameters.topics))
     if unknown:
         raise ParameterError("alternative_subscription", f"topics {unknown} are not in the cluster")
@@ -207,3 +234,24 @@ def validate(parameters: Kip848Parameters) -> None:
             "alternative_subscription",
             "must differ from the full subscription for a subscription change to change it",
         )
+
+
+def _validate_regex(parameters: Kip848Parameters) -> None:
+    """Refuse regex budgets without a pattern subscription, and a pattern subscription where
+    the heartbeat cannot carry one or its client was not read."""
+    if not parameters.regex_subscriptions:
+        for budget in ("regex_changes", "regex_refreshes"):
+            if getattr(parameters, budget):
+                raise ParameterError(budget, "needs regex_subscriptions")
+        return
+    if parameters.client != "java":
+        raise ParameterError("regex_subscriptions", "modelled for the Java consumer only (client)")
+    if parameters.kafka_version == KAFKA_3_9:
+        raise ParameterError(
+            "regex_subscriptions",
+            "SubscribedTopicRegex needs ConsumerGroupHeartbeat v1; 3.9 has v0",
+        )
+    if not parameters.regex_pattern:
+        raise ParameterError("regex_pattern", "must not be empty")
+    if "" in parameters.regex_alternatives:
+        raise ParameterError("regex_alternatives", "must not be empty patterns")

@@ -81,6 +81,7 @@ from groupspec.vocabulary.requests import (
 )
 from groupspec.vocabulary.responses import OffsetCommitResponse, OffsetFetchResponse
 
+from . import kip848_regex
 from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
 from .kip848_misbehaving import MISBEHAVING_CLIENT, misbehaving_requests
 from .kip848_params import Kip848Parameters
@@ -135,6 +136,11 @@ class Kip848WorldState:
     # Committed-offset fetches left to send, and those on their way with the sender's slot.
     offset_fetches: int = 0
     fetches_in_flight: tuple[tuple[int, OffsetFetch], ...] = ()
+    # c1's pattern changes left, the refresh intervals left to pass, and the coordinator's
+    # clock (0 unless a refresh interval passed: models/kip848_regex.py).
+    regex_changes: int = 0
+    regex_refreshes: int = 0
+    now_ms: int = 0
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding: each field's digest, in field order. The coordinator's state
@@ -264,6 +270,7 @@ FAIR_ACTIONS = frozenset(
         "rebalance_timeout",
         "start_loading",
         "finish_loading",
+        "resolve_regex",
     }
 )
 _LIVE_STATES = machine.IN_GROUP
@@ -312,6 +319,8 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 deletes=1 if p.admin else 0,
                 admin_commits=1 if p.admin else 0,
                 offset_fetches=p.offset_fetches,
+                regex_changes=p.regex_changes,
+                regex_refreshes=p.regex_refreshes,
             )
         ]
 
@@ -339,6 +348,8 @@ class Kip848World(PlainModel[Kip848WorldState]):
             steps += self._admin_steps(state)
         if self.parameters.misbehaving_client:
             steps += self._misbehaving_steps(state)
+        if self.parameters.regex_subscriptions:
+            steps += kip848_regex.coordinator_steps(self.coordinator, self.config, state)
         return steps
 
     # -- consumers -----------------------------------------------------------------------------
@@ -365,8 +376,13 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 _with_consumer(state, index, None), incarnations=_bumped(state.incarnations, index)
             )
             return [Transition(f"close({name})", "close", closed)]
+        subscribes = (
+            kip848_regex.subscribe(p, consumer)
+            if p.regex_subscriptions and index == 0
+            else self.consumer.subscribe(consumer, self.parameters.topics)
+        )
         machine_steps: list[tuple[str, ClientStep | None]] = [
-            ("subscribe", self.consumer.subscribe(consumer, self.parameters.topics)),
+            ("subscribe", subscribes),
             ("heartbeat", self.consumer.heartbeat(consumer, self)),
             ("revoke", self.consumer.revoke(consumer)),
             ("assign", self.consumer.assign(consumer)),
@@ -387,6 +403,8 @@ class Kip848World(PlainModel[Kip848WorldState]):
             )
         if state.poll_expiries:
             budgeted.append(("expire_poll", "poll_expiries", machine.expire_poll(consumer)))
+        if state.regex_changes:
+            budgeted += kip848_regex.pattern_changes(p, consumer)
         found: list[Transition[Kip848WorldState]] = []
         for action, step in machine_steps:
             if step is not None:
@@ -455,7 +473,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
             waiting = replace(state, requests=_replaced(state.requests, index, rest))
             ref = RequestRef(heartbeat.member_id, 0)
             event = RequestArrived(ref, heartbeat.request)
-            for outcome in self.coordinator.step(waiting.coordinator, event, now_ms=0):
+            for outcome in self.coordinator.step(waiting.coordinator, event, now_ms=state.now_ms):
                 answers = tuple(
                     Answer(heartbeat.member_id, reply.body)
                     for reply in outcome.responses
@@ -523,7 +541,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
             rest = _without(state.commits_in_flight, position)
             event = RequestArrived(RequestRef(sent.member_id, 0), sent.request(GROUP_ID))
             findings = _judge_commit(state, sent, self.config.kafka_version)
-            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=state.now_ms):
                 error = _commit_error(outcome.responses)
                 rules = outcome.rules
                 after = replace(state, coordinator=outcome.state, commits_in_flight=rest)
@@ -557,7 +575,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         for position, (index, sent) in enumerate(state.fetches_in_flight):
             rest = _without(state.fetches_in_flight, position)
             event = RequestArrived(RequestRef(sent.member_id, 0), sent.request(GROUP_ID))
-            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=state.now_ms):
                 (reply,) = outcome.responses
                 assert isinstance(reply.body, OffsetFetchResponse)
                 rules = outcome.rules
@@ -587,7 +605,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         found: list[Transition[Kip848WorldState]] = []
         for what, request, error in misbehaving_requests(GROUP_ID, group, self.parameters.topics):
             event = RequestArrived(RequestRef(MISBEHAVING_CLIENT, 0), request)
-            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=state.now_ms):
                 found.append(
                     Transition(
                         f"misbehaving_{what}",
@@ -626,7 +644,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         found: list[Transition[Kip848WorldState]] = []
         for what, request, before in requests:
             event = RequestArrived(RequestRef(ADMIN_CLIENT, 0), request)
-            for outcome in self.coordinator.step(before.coordinator, event, now_ms=0):
+            for outcome in self.coordinator.step(before.coordinator, event, now_ms=state.now_ms):
                 found.append(
                     Transition(
                         f"admin_{what}",
@@ -651,7 +669,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 else ("rebalance_timeout")
             )
             try:
-                outcomes = self.coordinator.step(state.coordinator, event, now_ms=0)
+                outcomes = self.coordinator.step(state.coordinator, event, now_ms=state.now_ms)
             except EventNotEnabledError:
                 continue
             for outcome in outcomes:
@@ -682,7 +700,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
             event, action = CoordinatorLoaded(), "finish_loading"
         return [
             Transition(action, action, replace(state, coordinator=outcome.state), outcome.rules)
-            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0)
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=state.now_ms)
         ]
 
     # -- properties ----------------------------------------------------------------------------
@@ -1033,4 +1051,7 @@ def world_actions() -> Sequence[str]:
         "fetch_offsets",
         "coordinator_fetches",
         "misbehaving",
+        "change_pattern",
+        "resolve_regex",
+        "regex_refresh",
     )

@@ -52,6 +52,10 @@ NO_VECTORS = {
     "ConsumerGroupHeartbeat and ConsumerGroupDescribe",
     "kip848-fetches-2": "OffsetFetch of consumer groups: the vector format carries only "
     "ConsumerGroupHeartbeat and ConsumerGroupDescribe (the differential runs compare offsets)",
+    "kip848-regex-1": "regex resolutions (RegexResolutionCompleted) and the refresh step's clock: "
+    "the vector format carries only requests and timers, at one instant",
+    "kip848-regex-2": "coordinator failovers (unload, load), as kip848-failover-1, and regex "
+    "resolutions",
 }
 
 

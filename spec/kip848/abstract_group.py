@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from groupspec.vocabulary.requests import TopicPartition
 
+from .regex import awaits_resolution
 from .state import ConsumerGroup, ConsumerGroupsState, Partitions
 
 # The member epoch of a static member that left temporarily (epoch -2), as KIP-848 names it.
@@ -24,12 +25,15 @@ AWAY_EPOCH = -2
 
 @dataclass(frozen=True, order=True)
 class AbstractMember:
-    """A member: its id, its group.instance.id (static members), its subscription, its epoch."""
+    """A member: its id, its group.instance.id (static members), its subscription (topic names
+    and the topics its regular expression resolved to), its epoch, and whether its expression
+    awaits a resolution (`resolving`: its subscription is not settled, the target predates it)."""
 
     member_id: str
     instance_id: str | None
     subscription: frozenset[str]
     epoch: int
+    resolving: bool = False
 
     @property
     def away(self) -> bool:
@@ -76,7 +80,13 @@ def abstract_group(group: ConsumerGroup) -> AbstractConsumerGroup:
         group.group_id,
         group.group_epoch,
         tuple(
-            AbstractMember(m.member_id, m.instance_id, m.subscribed_topic_names, m.member_epoch)
+            AbstractMember(
+                m.member_id,
+                m.instance_id,
+                group.subscribed_topics_of(m),
+                m.member_epoch,
+                resolving=awaits_resolution(group, m),
+            )
             for m in group.iter_members()
         ),
         group.assignment_epoch,

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from groupspec.vocabulary.consumer_groups import ConsumerGroupState
 
 from ..invariants import Invariant
+from .regex import awaits_resolution
 from .replay import durability_problems
 from .state import ConsumerGroup, ConsumerGroupsState, CoordinatorPhase, MemberState
 
@@ -54,7 +55,12 @@ def _stable_group_reconciled(group: ConsumerGroup) -> list[str]:
             )
         elif member.pending_revocation:
             problems.append(f"Stable group, but member {member.member_id} is revoking")
-        elif member.assigned != group.target_of(member.member_id):
+        elif member.assigned != group.target_of(member.member_id) and not awaits_resolution(
+            group, member
+        ):
+            # A member whose new expression awaits its resolution was narrowed to its
+            # unsettled subscription without a new group epoch (Kafka bumps it only once the
+            # expression resolves), so the target it is reconciled to predates it.
             problems.append(
                 f"Stable group, but member {member.member_id} holds "
                 f"{sorted(map(str, member.assigned))}, not its target "

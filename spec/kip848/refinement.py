@@ -7,6 +7,11 @@ moves the group to a new target and reconciles the member at once) with the fenc
 timer). What each may do:
 
 - **join / subscribe**: a member appears, or changes its subscription; the group epoch moves on.
+  A member that joins with, or changes to, a regular expression not resolved yet is
+  *resolving*: the group epoch waits for the resolution, which moves it on when the expression's topics differ
+  (`GroupMetadataManager.consumerGroupHeartbeat` bumps only for names or an expression already
+  resolved), and the target, computed before, may give it topics outside its unsettled
+  subscription.
 - **leave / fence**: a member goes; what it owned is free; the group epoch moves on.
 - **temporary leave** (static member, epoch -2) and **replacement**: a static member that left
   temporarily is replaced by a new member id with the same instance id, which inherits what it
@@ -59,10 +64,14 @@ def _group_step(a: AbstractConsumerGroup, b: AbstractConsumerGroup) -> list[str]
     successors = set(replaced.values())
     gone = {m.member_id for m in a.members} - {m.member_id for m in b.members} - set(replaced)
     new = {m.member_id for m in b.members} - {m.member_id for m in a.members} - successors
+    # A member joining with an expression not resolved yet waits for its resolution too.
+    new -= {m.member_id for m in b.members if m.resolving}
     changed_subscription = [
         m.member_id
         for m in b.members
-        if (old := a.member(m.member_id)) is not None and old.subscription != m.subscription
+        if (old := a.member(m.member_id)) is not None
+        and old.subscription != m.subscription
+        and not m.resolving
     ]
     if (gone or new or changed_subscription) and b.epoch <= a.epoch:
         problems.append(
@@ -83,7 +92,9 @@ def _well_formed(b: AbstractConsumerGroup) -> list[str]:
             problems.append(f"target for {member_id}, not a member")
             continue
         outside = sorted(str(p) for p in partitions if p.topic not in member.subscription)
-        if outside:
+        # A target older than the group epoch predates the subscriptions it is owed for (a
+        # resolution moved the epoch on; the next heartbeat computes the new target).
+        if outside and not member.resolving and b.target_epoch == b.epoch:
             problems.append(f"target gives {member_id} {outside}, outside its subscription")
         for partition in partitions:
             targeted.setdefault(partition, []).append(member_id)

@@ -123,6 +123,13 @@ def last_refresh_ms(group: ConsumerGroup) -> int:
     return group.resolved_regexes[0].timestamp_ms
 
 
+def awaits_resolution(group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
+    """Whether the member subscribes with an expression the group has not resolved yet: its
+    subscription is not settled, and the group epoch (so the target) waits for the resolution."""
+    regex = member.subscribed_topic_regex
+    return bool(regex) and group.resolved_regex(regex) is None
+
+
 def update_regexes(
     step: Step, group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember
 ) -> tuple[RegexUpdate, ConsumerGroup]:

@@ -157,7 +157,8 @@ class KafkaConsumer:
     application holds (`owned`), what it reports (`current`, None before its first
     reconciliation), the last assignment received (`target`), the assignment a reconciliation in
     progress moves to (`reconciling`), whether a heartbeat is in flight, which fields its next
-    heartbeat must carry again, and whether its poll timer expired."""
+    heartbeat must carry again, whether its poll timer expired, and the pattern it subscribes
+    with, if any (spec/kip848/consumer/patterns.py)."""
 
     member_id: str
     group_id: str = "g"
@@ -174,6 +175,13 @@ class KafkaConsumer:
     send_owned: bool = True
     poll_expired: bool = False
     instance_id: str | None = None
+    # subscribe(SubscriptionPattern): the RE2J pattern the coordinator resolves (None: topic
+    # names), and whether it changed since the last heartbeat (HeartbeatState's sent pattern).
+    pattern: str | None = None
+    send_pattern: bool = False
+    # The target was replaced by one with the partitions of `current` and is not reconciled yet:
+    # Kafka's LocalAssignments differ in their local epochs though the partitions agree.
+    behind: bool = False
 
 
 # A consumer of either client (librdkafka's adds fields): a move keeps its class.
@@ -261,6 +269,7 @@ def _joining(consumer: KafkaConsumer, subscription: tuple[str, ...]) -> KafkaCon
         member_epoch=JOIN_GROUP_MEMBER_EPOCH,
         subscription=subscription,
         target=None,
+        behind=False,
         reconciling=None,
         send_subscription=True,
         send_rebalance_timeout=True,
@@ -298,6 +307,7 @@ def leave(consumer: KafkaConsumer) -> ClientStep | None:
             target=None,
             reconciling=None,
             subscription=(),
+            pattern=None,
         )
         return effects.done(left)
     if consumer.state not in _TAKES_ASSIGNMENT:
@@ -340,6 +350,7 @@ def release_for_leave(consumer: KafkaConsumer) -> ClientStep | None:
         current=None,
         target=None,
         subscription=(),
+        pattern=None,
     )
     return effects.done(leaving)
 
@@ -380,6 +391,7 @@ def assign(consumer: KafkaConsumer) -> ClientStep | None:
         current=goal,
         reconciling=None,
         send_owned=True,
+        behind=False,
     )
     return effects.done(done)
 
@@ -393,7 +405,9 @@ def release_lost(consumer: KafkaConsumer) -> ClientStep | None:
     effects = Effects()
     if consumer.owned:
         effects.run("onPartitionsLost", consumer.owned)
-    cleared = replace(consumer, owned=NOTHING, current=None, target=None, reconciling=None)
+    cleared = replace(
+        consumer, owned=NOTHING, current=None, target=None, reconciling=None, behind=False
+    )
     if stale:
         effects.fire(CG_CLIENT_STALE_PARTITIONS_LOST)
         return effects.done(replace(cleared, poll_expired=False))
@@ -441,6 +455,14 @@ def heartbeat(consumer: KafkaConsumer, config: ConsumerGroupConfig) -> ClientSte
             if joining or consumer.send_owned
             else None
         ),
+        # The pattern goes with every field when joining or after a reset, and when it changed
+        # (HeartbeatState compares it with the one last sent).
+        subscribed_topic_regex=(
+            consumer.pattern
+            if consumer.pattern is not None
+            and (joining or consumer.send_subscription or consumer.send_pattern)
+            else None
+        ),
     )
     if state is ConsumerState.LEAVING:
         # A leave carries only the ids and epoch -1, or -2 for a static member (the fields
@@ -483,6 +505,7 @@ def with_heartbeat_sent(consumer: AnyConsumer) -> AnyConsumer:
         send_subscription=False,
         send_rebalance_timeout=False,
         send_owned=False,
+        send_pattern=False,
     )
 
 
@@ -550,9 +573,15 @@ def on_response(
         return effects.done(updated)
     target = named_partitions(config, response.assignment.topic_partitions)
     updated = replace(updated, target=target)
-    if target != consumer.current:
+    # Kafka compares LocalAssignments, whose local epoch moves on whenever the target is
+    # replaced: a target other than the last one is new even when it equals what the member
+    # holds (it was given more and then less before reconciling), and is reconciled and
+    # acknowledged, so the coordinator hears what the member owns.
+    replaced = consumer.target is None or target != consumer.target
+    if target != consumer.current or replaced or consumer.behind:
         effects.fire(CG_CLIENT_RESPONSE_NEW_ASSIGNMENT)
-        return effects.done(move(updated, ConsumerState.RECONCILING))
+        behind = target == consumer.current
+        return effects.done(move(updated, ConsumerState.RECONCILING, behind=behind))
     effects.fire(CG_CLIENT_RESPONSE_SAME_ASSIGNMENT)
     if state in (ConsumerState.RECONCILING, ConsumerState.JOINING):
         # A reconciliation in progress is abandoned (maybeAbortReconciliation).

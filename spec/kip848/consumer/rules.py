@@ -34,7 +34,7 @@ CG_CLIENT_SUBSCRIBE_JOINING = _rule(
 CG_CLIENT_SUBSCRIBE_CHANGED = _rule(
     "cg_client.subscribe.changed",
     "AbstractMembershipManager.onSubscriptionUpdated",
-    "A member changed its subscription: its next heartbeat carries the new topic names; it keeps its partitions until the coordinator revokes them.",
+    "A member changed its subscription: its next heartbeat carries the new topic names (or pattern); it keeps its partitions until the coordinator revokes them.",
 )
 # Heartbeats sent
 CG_CLIENT_HEARTBEAT_JOIN_SENT = _rule(
