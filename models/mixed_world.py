@@ -34,7 +34,7 @@ from typing import Any
 from groupspec.checker.model import ActionProperty, Cut, Invariant, Property, Transition
 from groupspec.checker.plain import PlainModel
 from groupspec.spec.assignment import Cluster
-from groupspec.spec.consumer import ConsumerSpec, HeartbeatDue, Poll, ResponseReceived
+from groupspec.spec.consumer import Close, ConsumerSpec, HeartbeatDue, Poll, ResponseReceived
 from groupspec.spec.consumer import ConsumerState as ClassicConsumer
 from groupspec.spec.consumer.outcome import Send
 from groupspec.spec.consumer_protocol import decode_assignment, subscription_topics
@@ -54,8 +54,10 @@ from groupspec.vocabulary.group_state import STABLE
 from groupspec.vocabulary.requests import Received, RequestRef, TopicPartition
 from groupspec.vocabulary.responses import Response, ResponseBody
 
+from .group_world import describe_request
 from .kip848_world import has_left_statically
 from .mixed_faults import NO_MIXED_FAULT, FaultyMixedCoordinator, mixed_fault
+from .mixed_misbehaving import as_event, misbehaving_classic_requests
 from .mixed_params import MixedParameters
 from .world_state import canonical_repr, part_digest, text_digest
 
@@ -77,6 +79,7 @@ class MixedWorldState:
     responses: tuple[ConsumerGroupHeartbeatResponse, ...]
     leaves: int = 0
     subscribes: int = 1
+    closes: int = 0
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding (frozensets written sorted, `canonical_repr`): each part's
@@ -91,6 +94,9 @@ class MixedWorldState:
                 text_digest(
                     canonical_repr((self.requests, self.responses, self.leaves, self.subscribes))
                 ),
+                # The classic consumer's close budget, only when it has one (so that the states
+                # of worlds without it keep their encoding).
+                text_digest(canonical_repr(self.closes)) if self.closes else b"",
             )
         )
 
@@ -153,6 +159,7 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 responses=(),
                 leaves=self.parameters.leaves,
                 subscribes=1 + self.parameters.rejoins,
+                closes=self.parameters.classic_closes,
             )
         ]
 
@@ -172,6 +179,8 @@ class MixedWorld(PlainModel[MixedWorldState]):
         steps += self._consumer_steps(state)
         steps += self._network_steps(state)
         steps += self._timer_steps(state)
+        if self.parameters.misbehaving_client:
+            steps += self._misbehaving_steps(state)
         return steps
 
     # -- the classic consumer ------------------------------------------------------------------
@@ -193,6 +202,9 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 found.append(self._classic_transition(state, event, "classic_poll"))
             elif isinstance(event, HeartbeatDue):
                 found.append(self._classic_transition(state, event, "classic_heartbeat"))
+            elif isinstance(event, Close) and state.closes:
+                spent = replace(state, closes=state.closes - 1)
+                found.append(self._classic_transition(spent, event, "classic_close"))
         return found
 
     def _classic_transition(
@@ -284,6 +296,21 @@ class MixedWorld(PlainModel[MixedWorldState]):
             )
             findings = self._conversion_findings(state.coordinator, outcome.state)
             found.append(Transition(f"{action}({who})", action, after, outcome.rules, findings))
+        return found
+
+    def _misbehaving_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
+        """The misbehaving client's requests (models/mixed_misbehaving.py), each handled in one
+        step; its answers go to no client of the world."""
+        found = []
+        requests = misbehaving_classic_requests(
+            state.coordinator, GROUP_ID, self.parameters.topics[0]
+        )
+        for request in requests:
+            for outcome in self.coordinator.step(state.coordinator, as_event(request), now_ms=0):
+                after = replace(state, coordinator=outcome.state)
+                findings = self._conversion_findings(state.coordinator, outcome.state)
+                label = f"misbehaving client sends {describe_request(request)}"
+                found.append(Transition(label, "misbehaving", after, outcome.rules, findings))
         return found
 
     def _timer_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
@@ -531,4 +558,6 @@ def world_actions() -> Sequence[str]:
         "consumer_receives",
         "coordinator_receives",
         "timer",
+        "classic_close",
+        "misbehaving",
     )
