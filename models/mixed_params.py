@@ -87,10 +87,15 @@ class MixedParameters:
     )
     classic_closes: int = documented(
         0,
-        "budget: the classic consumer closes (Consumer.close(): a dynamic member's LeaveGroup); "
-        "its member's timers may then fire",
+        "budget: the classic consumer, a classic member of the consumer group, closes "
+        "(Consumer.close(): a dynamic member's LeaveGroup); its member's timers may then fire",
         minimum=0,
         maximum=1,
+    )
+    close_when_idle: bool = documented(
+        False,
+        "the classic consumer closes only when Stable with nothing in flight (an application "
+        "closing between polls), not at any step: a smaller world",
     )
     misbehaving_client: bool = documented(
         False,

@@ -37,6 +37,7 @@ from groupspec.spec.assignment import Cluster
 from groupspec.spec.consumer import Close, ConsumerSpec, HeartbeatDue, Poll, ResponseReceived
 from groupspec.spec.consumer import ConsumerState as ClassicConsumer
 from groupspec.spec.consumer.outcome import Send
+from groupspec.spec.consumer.state import MemberState as ClassicMemberState
 from groupspec.spec.consumer_protocol import decode_assignment, subscription_topics
 from groupspec.spec.events import EventNotEnabledError, OffsetRetentionCheck
 from groupspec.spec.kip848 import RequestArrived
@@ -202,10 +203,23 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 found.append(self._classic_transition(state, event, "classic_poll"))
             elif isinstance(event, HeartbeatDue):
                 found.append(self._classic_transition(state, event, "classic_heartbeat"))
-            elif isinstance(event, Close) and state.closes:
+            elif isinstance(event, Close) and state.closes and self._may_close(state):
                 spent = replace(state, closes=state.closes - 1)
                 found.append(self._classic_transition(spent, event, "classic_close"))
         return found
+
+    def _may_close(self, state: MixedWorldState) -> bool:
+        """Whether the classic consumer may close now: while it is a classic member of the
+        consumer group (the classic world covers a classic group's members closing), and, with
+        `close_when_idle`, only when Stable with nothing in flight."""
+        group = state.coordinator.consumer.group(GROUP_ID)
+        classic = state.classic
+        member_id = classic.generation.member_id
+        if group is None or not member_id or group.member(member_id) is None:
+            return False
+        if self.parameters.close_when_idle:
+            return classic.member_state is ClassicMemberState.STABLE and not classic.in_flight
+        return True
 
     def _classic_transition(
         self, state: MixedWorldState, event: Any, action: str
