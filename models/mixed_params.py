@@ -33,7 +33,11 @@ class MixedParameters:
     group, converting it under `migration_policy`. `leaves` is the budget of the KIP-848
     consumer's unsubscribe(), which leaves the classic member alone in a consumer group: the
     downgrade; `rejoins` lets it subscribe again afterwards (a second upgrade, docs/bugs.md). The
-    world has no clock; a timer fires only for a member no running client holds.
+    world has no clock; a timer fires only for a member no running client holds, such as the
+    member of a classic consumer that closed (`classic_closes`). Off by default:
+    `consumer_max_size` (group.consumer.max.size), `classic_static` (the classic consumer's own
+    instance id), `classic_closes` and `close_when_idle`, and `misbehaving_client` (refused
+    classic requests to the consumer group, models/mixed_misbehaving.py).
     """
 
     partitions: tuple[int, ...] = documented(

@@ -16,6 +16,11 @@ the KIP-848 consumer runs first, and once it has closed (its -2 leave) it starts
 classic consumer, maybe subscribing to fewer topics (`classic_topics`); the classic JoinGroup
 replaces the consumer-protocol static member, downgrading the group (KAFKA-19546).
 
+Optional steps (parameters off by default): the classic consumer's close while a classic member
+of the consumer group (`classic_closes`; its member's timers may then fire), and a misbehaving
+client's refused classic requests to the consumer group (`misbehaving_client`,
+models/mixed_misbehaving.py).
+
 Properties: the mixed invariants of spec/kip848/mixed_invariants.py on the coordinator's state
 (a group id of one kind; single ownership in classic groups, and every consumer-protocol
 invariant, SingleOwner first, over consumer groups with their classic members); OwnedOnce (the
