@@ -4,7 +4,7 @@ the leave budget, each with its documented range (models/parameters.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from groupspec.spec.config import CoordinatorConfig
 from groupspec.spec.consumer import ConsumerConfig
@@ -33,7 +33,11 @@ class MixedParameters:
     group, converting it under `migration_policy`. `leaves` is the budget of the KIP-848
     consumer's unsubscribe(), which leaves the classic member alone in a consumer group: the
     downgrade; `rejoins` lets it subscribe again afterwards (a second upgrade, docs/bugs.md). The
-    world has no clock; a timer fires only for a member no running client holds.
+    world has no clock; a timer fires only for a member no running client holds, such as the
+    member of a classic consumer that closed (`classic_closes`). Off by default:
+    `consumer_max_size` (group.consumer.max.size), `classic_static` (the classic consumer's own
+    instance id), `classic_closes` and `close_when_idle`, and `misbehaving_client` (refused
+    classic requests to the consumer group, models/mixed_misbehaving.py).
     """
 
     partitions: tuple[int, ...] = documented(
@@ -73,6 +77,35 @@ class MixedParameters:
         "a historical bug of Kafka's coordinator in mixed groups to re-introduce (empty: none)",
         choices=("", *MIXED_FAULTS),
     )
+    consumer_max_size: int = documented(
+        0,
+        "group.consumer.max.size: the most members a consumer group holds (0: Kafka's default, "
+        "no limit the world reaches)",
+        minimum=0,
+        maximum=2,
+    )
+    classic_static: bool = documented(
+        False,
+        "the classic consumer is a static member of its own (group.instance.id i2); not with "
+        "rolling_downgrade, where it shares i1",
+    )
+    classic_closes: int = documented(
+        0,
+        "budget: the classic consumer, a classic member of the consumer group, closes "
+        "(Consumer.close(): a dynamic member's LeaveGroup); its member's timers may then fire",
+        minimum=0,
+        maximum=1,
+    )
+    close_when_idle: bool = documented(
+        False,
+        "the classic consumer closes only when Stable with nothing in flight (an application "
+        "closing between polls), not at any step: a smaller world",
+    )
+    misbehaving_client: bool = documented(
+        False,
+        "a client sending the consumer group classic requests no Kafka consumer sends "
+        "(models/mixed_misbehaving.py): each refused, changing nothing",
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -80,6 +113,11 @@ class MixedParameters:
             raise InvalidConfigError(
                 f"classic_topics must be at most the number of topics ({len(self.partitions)}), "
                 f"got {self.classic_topics}"
+            )
+        if self.classic_static and self.rolling_downgrade:
+            raise InvalidConfigError(
+                "classic_static and rolling_downgrade exclude each other: in a rolling downgrade "
+                "the classic consumer is the KIP-848 consumer's instance i1"
             )
 
     @property
@@ -89,8 +127,8 @@ class MixedParameters:
 
     def coordinator_config(self) -> ConsumerGroupConfig:
         """The consumer-group settings: the topics, the one assignor, a target recomputed at
-        every epoch bump (no clock), the migration policy."""
-        return ConsumerGroupConfig(
+        every epoch bump (no clock), the migration policy, group.consumer.max.size."""
+        config = ConsumerGroupConfig(
             assignors=(self.assignor,),
             assignment_interval_ms=0,
             topics=tuple(
@@ -99,6 +137,9 @@ class MixedParameters:
             ),
             migration_policy=self.migration_policy,
         )
+        if self.consumer_max_size:
+            config = replace(config, max_size=self.consumer_max_size)
+        return config
 
     def classic_coordinator_config(self) -> CoordinatorConfig:
         """The classic settings: Kafka's defaults."""
@@ -109,13 +150,20 @@ class MixedParameters:
         """The group.instance.id the two consumers share in a rolling downgrade, else None."""
         return "i1" if self.rolling_downgrade else None
 
+    @property
+    def classic_instance_id(self) -> str | None:
+        """The classic consumer's group.instance.id: i1 in a rolling downgrade, i2 when it is
+        static on its own, else None."""
+        return "i2" if self.classic_static else self.instance_id
+
     def classic_consumer_config(self) -> ConsumerConfig:
         """The classic consumer: eager, with the range assignor, subscribing to the first
-        `classic_topics` topics (every topic by default), static in a rolling downgrade."""
+        `classic_topics` topics (every topic by default), static in a rolling downgrade or
+        with `classic_static`."""
         topics = self.topics[: self.classic_topics] if self.classic_topics else self.topics
         return ConsumerConfig(
             group_id="g",
             topics=topics,
             assignors=("range",),
-            group_instance_id=self.instance_id,
+            group_instance_id=self.classic_instance_id,
         )

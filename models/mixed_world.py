@@ -16,6 +16,11 @@ the KIP-848 consumer runs first, and once it has closed (its -2 leave) it starts
 classic consumer, maybe subscribing to fewer topics (`classic_topics`); the classic JoinGroup
 replaces the consumer-protocol static member, downgrading the group (KAFKA-19546).
 
+Optional steps (parameters off by default): the classic consumer's close while a classic member
+of the consumer group (`classic_closes`; its member's timers may then fire), and a misbehaving
+client's refused classic requests to the consumer group (`misbehaving_client`,
+models/mixed_misbehaving.py).
+
 Properties: the mixed invariants of spec/kip848/mixed_invariants.py on the coordinator's state
 (a group id of one kind; single ownership in classic groups, and every consumer-protocol
 invariant, SingleOwner first, over consumer groups with their classic members); OwnedOnce (the
@@ -34,9 +39,10 @@ from typing import Any
 from groupspec.checker.model import ActionProperty, Cut, Invariant, Property, Transition
 from groupspec.checker.plain import PlainModel
 from groupspec.spec.assignment import Cluster
-from groupspec.spec.consumer import ConsumerSpec, HeartbeatDue, Poll, ResponseReceived
+from groupspec.spec.consumer import Close, ConsumerSpec, HeartbeatDue, Poll, ResponseReceived
 from groupspec.spec.consumer import ConsumerState as ClassicConsumer
 from groupspec.spec.consumer.outcome import Send
+from groupspec.spec.consumer.state import MemberState as ClassicMemberState
 from groupspec.spec.consumer_protocol import decode_assignment, subscription_topics
 from groupspec.spec.events import EventNotEnabledError, OffsetRetentionCheck
 from groupspec.spec.kip848 import RequestArrived
@@ -54,8 +60,10 @@ from groupspec.vocabulary.group_state import STABLE
 from groupspec.vocabulary.requests import Received, RequestRef, TopicPartition
 from groupspec.vocabulary.responses import Response, ResponseBody
 
+from .group_world import describe_request
 from .kip848_world import has_left_statically
 from .mixed_faults import NO_MIXED_FAULT, FaultyMixedCoordinator, mixed_fault
+from .mixed_misbehaving import as_event, misbehaving_classic_requests
 from .mixed_params import MixedParameters
 from .world_state import canonical_repr, part_digest, text_digest
 
@@ -77,6 +85,7 @@ class MixedWorldState:
     responses: tuple[ConsumerGroupHeartbeatResponse, ...]
     leaves: int = 0
     subscribes: int = 1
+    closes: int = 0
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding (frozensets written sorted, `canonical_repr`): each part's
@@ -91,6 +100,9 @@ class MixedWorldState:
                 text_digest(
                     canonical_repr((self.requests, self.responses, self.leaves, self.subscribes))
                 ),
+                # The classic consumer's close budget, only when it has one (so that the states
+                # of worlds without it keep their encoding).
+                text_digest(canonical_repr(self.closes)) if self.closes else b"",
             )
         )
 
@@ -153,6 +165,7 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 responses=(),
                 leaves=self.parameters.leaves,
                 subscribes=1 + self.parameters.rejoins,
+                closes=self.parameters.classic_closes,
             )
         ]
 
@@ -172,6 +185,8 @@ class MixedWorld(PlainModel[MixedWorldState]):
         steps += self._consumer_steps(state)
         steps += self._network_steps(state)
         steps += self._timer_steps(state)
+        if self.parameters.misbehaving_client:
+            steps += self._misbehaving_steps(state)
         return steps
 
     # -- the classic consumer ------------------------------------------------------------------
@@ -193,7 +208,23 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 found.append(self._classic_transition(state, event, "classic_poll"))
             elif isinstance(event, HeartbeatDue):
                 found.append(self._classic_transition(state, event, "classic_heartbeat"))
+            elif isinstance(event, Close) and state.closes and self._may_close(state):
+                spent = replace(state, closes=state.closes - 1)
+                found.append(self._classic_transition(spent, event, "classic_close"))
         return found
+
+    def _may_close(self, state: MixedWorldState) -> bool:
+        """Whether the classic consumer may close now: while it is a classic member of the
+        consumer group (the classic world covers a classic group's members closing), and, with
+        `close_when_idle`, only when Stable with nothing in flight."""
+        group = state.coordinator.consumer.group(GROUP_ID)
+        classic = state.classic
+        member_id = classic.generation.member_id
+        if group is None or not member_id or group.member(member_id) is None:
+            return False
+        if self.parameters.close_when_idle:
+            return classic.member_state is ClassicMemberState.STABLE and not classic.in_flight
+        return True
 
     def _classic_transition(
         self, state: MixedWorldState, event: Any, action: str
@@ -284,6 +315,21 @@ class MixedWorld(PlainModel[MixedWorldState]):
             )
             findings = self._conversion_findings(state.coordinator, outcome.state)
             found.append(Transition(f"{action}({who})", action, after, outcome.rules, findings))
+        return found
+
+    def _misbehaving_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
+        """The misbehaving client's requests (models/mixed_misbehaving.py), each handled in one
+        step; its answers go to no client of the world."""
+        found = []
+        requests = misbehaving_classic_requests(
+            state.coordinator, GROUP_ID, self.parameters.topics[0]
+        )
+        for request in requests:
+            for outcome in self.coordinator.step(state.coordinator, as_event(request), now_ms=0):
+                after = replace(state, coordinator=outcome.state)
+                findings = self._conversion_findings(state.coordinator, outcome.state)
+                label = f"misbehaving client sends {describe_request(request)}"
+                found.append(Transition(label, "misbehaving", after, outcome.rules, findings))
         return found
 
     def _timer_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
@@ -531,4 +577,6 @@ def world_actions() -> Sequence[str]:
         "consumer_receives",
         "coordinator_receives",
         "timer",
+        "classic_close",
+        "misbehaving",
     )
