@@ -245,7 +245,8 @@ def test_two_static_consumers_and_a_close_keep_unrevoked_has_revocations():
 
 
 STALE_REPORT_AFTER_FAILOVER = (
-    "The stale-report candidate (docs/kip-848.md, 'What the world found') needs no client fault: "
+    "The stale-report finding (docs/kafka.md, 'Findings on the consumer protocol'; Kafka 4.4.0's "
+    "coordinator answers so, probe cg-stale-owned) needs no client fault: "
     "a NOT_COORDINATOR answer during a failover resets the heartbeat's sent fields as a lost "
     "message does, so a consumer still Reconciling resends its empty current assignment"
 )

@@ -204,8 +204,8 @@ STALE_REPORT = (
     "A heartbeat sent while Reconciling reports the assignment reconciled before (currentAssignment), "
     "at the epoch of the assignment being reconciled; the coordinator takes that as the "
     "revocation done and frees partitions the consumer then assigns itself "
-    "(docs/kip-848.md, 'What the world found'; seen in the clients' sources, not yet on a "
-    "real consumer)"
+    "(docs/kip-848.md, 'What the world found'; a finding about Kafka, reproduced on 4.4.0 with "
+    "its Java consumers and a coordinator move, tests/test_kafka_stale_owned.py)"
 )
 
 

@@ -770,6 +770,40 @@ async def regex_subscriptions(connect: Connect, group: str, setup: ProbeSetup) -
     expect(await b.leave(), ErrorCode.NONE, "b leaves")
 
 
+async def stale_owned_report(connect: Connect, group: str, setup: ProbeSetup) -> None:
+    """The coordinator half of the stale-owned-partitions finding (docs/kafka.md): a member
+    given every partition at its join heartbeats at that epoch, once a second member's join has
+    moved the target on, reporting owned partitions that omit what it must now revoke (the
+    Java consumer's full heartbeat after a reset of its sent fields, sent while it still
+    reconciles: its `currentAssignment` is still the join's empty one). Kafka takes the report
+    as a revocation: the member moves to the next epoch at once and the second member is given
+    the partitions the first never said it released."""
+    topic = setup.first
+    a = CgMember(await connect("a"), group, topic, new_id())
+    b = CgMember(await connect("b"), group, topic, new_id())
+    expect(await a.join(assignor="range"), ErrorCode.NONE, "a joins")
+    given = a.owned.get(topic.topic_id, frozenset())
+    if given != frozenset(range(PARTITIONS)):
+        raise ProbeStopped(f"a's join was not given every partition: {a.owned}")
+    joined_epoch = a.epoch
+    expect(await b.join(assignor="range"), ErrorCode.NONE, "b joins")
+    if b.owned.get(topic.topic_id):
+        raise ProbeStopped(f"b was given a's partitions before a revoked: {b.owned}")
+    stale = await a.heartbeat(owned={})
+    expect(stale, ErrorCode.NONE, "a's heartbeat reporting nothing owned at its join's epoch")
+    if a.epoch <= joined_epoch:
+        raise ProbeStopped(f"a was kept at epoch {a.epoch} to revoke (Kafka would be safe here)")
+    released = given - a.owned.get(topic.topic_id, frozenset())
+    if not released:
+        raise ProbeStopped(f"a's new assignment takes nothing away: {a.owned}")
+    expect(await b.heartbeat(), ErrorCode.NONE, "b's heartbeat")
+    if b.owned.get(topic.topic_id, frozenset()) != released:
+        raise ProbeStopped(f"b was not given {sorted(released)} a never revoked: {b.owned}")
+    await settle(a, b)
+    expect(await a.leave(), ErrorCode.NONE, "a leaves")
+    expect(await b.leave(), ErrorCode.NONE, "b leaves")
+
+
 ProbeFunction = Callable[[Connect, str, ProbeSetup], Coroutine[Any, Any, None]]
 
 
@@ -991,6 +1025,15 @@ CONSUMER_PROBES: dict[str, ConsumerProbe] = {
                 "cg_regex.unsubscribed",
                 "cg_regex.tombstone",
                 "cg_record.regex",
+            ),
+        ),
+        ConsumerProbe(
+            "cg-stale-owned",
+            stale_owned_report,
+            (
+                *GROUP_LIFECYCLE,
+                "cg_heartbeat.join_client_member_id",
+                "cg_reconcile.to_unreleased",
             ),
         ),
         ConsumerProbe(
