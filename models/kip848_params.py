@@ -14,6 +14,7 @@ from groupspec.spec.config import INT32_MAX
 from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
 from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_3, KIP848_PROFILES
 
+from .kip848_clock import ASSIGNMENT_INTERVAL_MS
 from .kip848_faults import KIP848_FAULTS
 from .parameters import ParameterError, check_ranges, documented
 
@@ -27,6 +28,9 @@ CLIENTS = ("java", "librdkafka")
 # Budgets whose steps were read only in the Java consumer (librdkafka's differ or were not
 # compared): a librdkafka world refuses them rather than borrow the Java consumer's steps.
 _NOT_COMPARED_FOR_LIBRDKAFKA = ("poll_expiries", "subscription_changes", "commits")
+# Switches whose consumer behaviour was read only in Kafka's Java consumer (3.9's member ids, its
+# fatal UNSUPPORTED_VERSION).
+_JAVA_ONLY = ("coordinator_member_ids", "consumer_protocol_disabled")
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,11 @@ class Kip848Parameters:
     `client` picks the consumers' client: Kafka's Java consumer or librdkafka's, which differs in
     the fields its heartbeats carry, when it reconciles and how it leaves (docs/kip-848.md).
     `fault` re-introduces a bug of Kafka's history (models/kip848_faults/, docs/bugs.md).
+    With `coordinator_member_ids` the Java consumers are Kafka 3.9's in how they join: v0 with an
+    empty member id, then the id the coordinator generated. With `consumer_protocol_disabled` the
+    broker answers every heartbeat and describe UNSUPPORTED_VERSION (the Java consumer's fatal).
+    With `assignment_interval` the coordinator waits group.consumer.assignment.interval.ms between
+    two targets and the world keeps a clock (models/kip848_clock.py).
     """
 
     consumers: int = documented(2, "consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
@@ -140,6 +149,22 @@ class Kip848Parameters:
         "the coordinator's release where they differ (spec/kip848/profiles.py)",
         choices=tuple(KIP848_PROFILES),
     )
+    coordinator_member_ids: bool = documented(
+        False,
+        "the consumers join with an empty member id on ConsumerGroupHeartbeat v0 and take the id "
+        "the coordinator generates, as Kafka 3.9's Java consumer does (else they generate it, "
+        "KIP-1082)",
+    )
+    consumer_protocol_disabled: bool = documented(
+        False,
+        "the broker does not serve the consumer protocol (group.coordinator.rebalance.protocols "
+        "without consumer, 3.9's default): heartbeats and describes get UNSUPPORTED_VERSION",
+    )
+    assignment_interval: bool = documented(
+        False,
+        "group.consumer.assignment.interval.ms of 1 s and a clock: a step lets the interval since "
+        "the last target computation elapse (else the world has no clock and the interval is 0)",
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -152,12 +177,14 @@ class Kip848Parameters:
 
     def coordinator_config(self) -> ConsumerGroupConfig:
         """The coordinator's settings: the topics, the one assignor, a target recomputed at every
-        epoch bump (the world has no clock, so KIP-1263's interval is 0), the size limit."""
+        epoch bump (without `assignment_interval` the world has no clock, so KIP-1263's interval
+        is 0), the size limit."""
         return ConsumerGroupConfig(
             max_size=self.group_max_size or INT32_MAX,
             assignors=(self.assignor,),
-            assignment_interval_ms=0,
+            assignment_interval_ms=ASSIGNMENT_INTERVAL_MS if self.assignment_interval else 0,
             kafka_version=self.kafka_version,
+            consumer_protocol_enabled=not self.consumer_protocol_disabled,
             topics=tuple(
                 TopicMetadata(name, f"{name}-id", count)
                 for name, count in zip(self.topics, self.partitions, strict=True)
@@ -172,7 +199,7 @@ def validate(parameters: Kip848Parameters) -> None:
             raise ParameterError(
                 "client", "librdkafka sends ConsumerGroupHeartbeat v1 only; Kafka 3.9 serves v0"
             )
-        for budget in _NOT_COMPARED_FOR_LIBRDKAFKA:
+        for budget in (*_NOT_COMPARED_FOR_LIBRDKAFKA, *_JAVA_ONLY):
             if getattr(parameters, budget):
                 raise ParameterError(budget, "not modelled for librdkafka's consumer (client)")
     unknown = sorted(set(parameters.alternative_subscription) - set(parameters.topics))
