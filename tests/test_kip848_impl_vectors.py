@@ -47,6 +47,14 @@ NO_VECTORS = {
     "kip848-admin-1": "DeleteGroups, ListGroups and offsets of an admin client: the vector format "
     "carries only ConsumerGroupHeartbeat and ConsumerGroupDescribe (the differential runs compare "
     "them)",
+    "kip848-commits-1": "OffsetCommit of consumer groups, as kip848-commits-2",
+    "kip848-kafka40-1": "OffsetCommit of consumer groups, as kip848-commits-2; and the world's "
+    "clock (assignment_interval): the vector format steps the coordinator at time 0",
+    "kip848-kafka39-1": "the world's clock (assignment_interval): the vector format steps the "
+    "coordinator at time 0, with no profile but the default",
+    "kip848-interval-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
+    "kip848-kafka39-disabled-2": "ListGroups and OffsetFetch of an admin client, as "
+    "kip848-admin-1, against a broker without the consumer protocol",
 }
 
 
