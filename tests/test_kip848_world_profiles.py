@@ -200,7 +200,7 @@ OVERTAKEN_COMMIT = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=OVERTAKEN_COMMIT)
+@pytest.mark.xfail(strict=True, reason=OVERTAKEN_COMMIT, raises=AssertionError)
 @pytest.mark.parametrize(
     "budgets",
     [
@@ -210,8 +210,43 @@ OVERTAKEN_COMMIT = (
     ids=["narrowed-within-the-interval", "deleted-and-recreated"],
 )
 def test_an_overtaken_commit_names_only_partitions_its_member_owns(budgets):
-    parameters = replace(INTERVAL, commits=1, assignment_interval=False, **budgets)
+    parameters = replace(INTERVAL, **{"commits": 1, "assignment_interval": False, **budgets})
     world = Kip848World(parameters)
     world.properties = tuple(p for p in world.properties if p.name == "CommitFromOwner")
     result = check(world)
     assert (result.verdict, result.failed) == ("pass", ())
+
+
+def test_the_overtaken_commits_break_commit_from_owner_within_the_documented_states():
+    """The figures of docs/kip-848.md, "What the world found": where each search stops."""
+    for budgets, states in [
+        ({"assignment_interval": True}, 667),
+        ({"leaves": 1, "admin": True}, 4_450),
+    ]:
+        parameters = replace(INTERVAL, **{"commits": 1, "assignment_interval": False, **budgets})
+        result = check(Kip848World(parameters))
+        assert (result.verdict, result.failed) == ("fail", ("CommitFromOwner",))
+        assert result.search.distinct_states == states
+
+
+@pytest.mark.slow
+def test_a_newer_commit_epoch_is_reached_only_where_commit_from_owner_fails():
+    """docs/coverage.md: cg_offset_commit.epoch_newer needs a group deleted and re-created under
+    the same member id; the world that reaches it passes once CommitFromOwner is left out."""
+    parameters = replace(INTERVAL, assignment_interval=False, commits=1, leaves=1, admin=True)
+    world = Kip848World(parameters)
+    world.properties = tuple(p for p in world.properties if p.name != "CommitFromOwner")
+    result = check(world)
+    assert result.verdict == "pass" and result.search.distinct_states == 8_095
+    assert "cg_offset_commit.epoch_newer" in result.search.rule_counts
+
+
+def test_a_stale_rebalance_timeout_lies_on_kafka_20641s_path():
+    """docs/coverage.md: two static consumers with a leave reach the -2 leave of a revoking
+    member, where UnrevokedHasRevocations fails before the stale timer can fire."""
+    parameters = Kip848Parameters(
+        consumers=2, partitions=(2,), static_members=True, leaves=1, check_convergence=False
+    )
+    result = check(Kip848World(parameters))
+    assert (result.verdict, result.failed) == ("fail", ("UnrevokedHasRevocations",))
+    assert result.search.distinct_states == 3_637
