@@ -53,6 +53,7 @@ NO_VECTORS = {
     "kip848-kafka39-1": "the world's clock (assignment_interval): the vector format steps the "
     "coordinator at time 0, with no profile but the default",
     "kip848-interval-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
+    "kip848-kafka39-leave-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
     "kip848-kafka39-disabled-2": "ListGroups and OffsetFetch of an admin client, as "
     "kip848-admin-1, against a broker without the consumer protocol",
 }

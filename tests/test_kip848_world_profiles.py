@@ -250,3 +250,20 @@ def test_a_stale_rebalance_timeout_lies_on_kafka_20641s_path():
     result = check(Kip848World(parameters))
     assert (result.verdict, result.failed) == ("fail", ("UnrevokedHasRevocations",))
     assert result.search.distinct_states == 3_637
+
+
+def test_a_kafka_39_consumer_unsubscribed_before_its_first_heartbeat_ends_fatal():
+    """docs/kip-848.md: its leave carries the empty member id, which the coordinator refuses."""
+    world = Kip848World(replace(KAFKA_39_CONSUMER, leaves=1))
+    for before, step in _reachable(world):
+        if "cg_heartbeat.invalid_request" not in step.rules:
+            continue
+        (heartbeat,) = before.requests[0]
+        assert (heartbeat.request.member_id, heartbeat.request.member_epoch) == ("", -1)
+        (answer,) = step.state.responses[0]
+        assert answer.response.error_code is ErrorCode.INVALID_REQUEST
+        (read,) = [s for s in world.transitions(step.state) if s.label == "consumer_receives(c1)"]
+        assert read.state.consumers[0].state is ConsumerState.FATAL
+        assert "cg_client.error.fatal" in read.rules
+        return
+    raise AssertionError("no leave without a member id")
