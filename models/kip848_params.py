@@ -14,6 +14,7 @@ from groupspec.spec.config import INT32_MAX
 from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
 from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_3, KIP848_PROFILES
 
+from .kip848_clock import ASSIGNMENT_INTERVAL_MS
 from .kip848_faults import KIP848_FAULTS
 from .parameters import ParameterError, check_ranges, documented
 
@@ -32,6 +33,9 @@ _NOT_COMPARED_FOR_LIBRDKAFKA = (
     "commits",
     "offset_fetches",
 )
+# Switches whose consumer behaviour was read only in Kafka's Java consumer (3.9's member ids, its
+# fatal UNSUPPORTED_VERSION).
+_JAVA_ONLY = ("coordinator_member_ids", "consumer_protocol_disabled")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,11 @@ class Kip848Parameters:
     `offset_fetches` is a budget of OffsetFetch requests a member sends for the partitions it
     holds, at its latest epoch (a poll initializing their positions). With `misbehaving_client`
     a client sends requests no Kafka consumer sends (models/kip848_misbehaving.py).
+    With `coordinator_member_ids` the Java consumers are Kafka 3.9's in how they join: v0 with an
+    empty member id, then the id the coordinator generated. With `consumer_protocol_disabled` the
+    broker answers every heartbeat and describe UNSUPPORTED_VERSION (the Java consumer's fatal).
+    With `assignment_interval` the coordinator waits group.consumer.assignment.interval.ms between
+    two targets and the world keeps a clock (models/kip848_clock.py).
     """
 
     consumers: int = documented(2, "consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
@@ -188,6 +197,22 @@ class Kip848Parameters:
         minimum=0,
         maximum=1,
     )
+    coordinator_member_ids: bool = documented(
+        False,
+        "the consumers join with an empty member id on ConsumerGroupHeartbeat v0 and take the id "
+        "the coordinator generates, as Kafka 3.9's Java consumer does (else they generate it, "
+        "KIP-1082)",
+    )
+    consumer_protocol_disabled: bool = documented(
+        False,
+        "the broker does not serve the consumer protocol (group.coordinator.rebalance.protocols "
+        "without consumer, 3.9's default): heartbeats and describes get UNSUPPORTED_VERSION",
+    )
+    assignment_interval: bool = documented(
+        False,
+        "group.consumer.assignment.interval.ms of 1 s and a clock: a step lets the interval since "
+        "the last target computation elapse (else the world has no clock and the interval is 0)",
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -200,12 +225,14 @@ class Kip848Parameters:
 
     def coordinator_config(self) -> ConsumerGroupConfig:
         """The coordinator's settings: the topics, the one assignor, a target recomputed at every
-        epoch bump (the world has no clock, so KIP-1263's interval is 0), the size limit."""
+        epoch bump (without `assignment_interval` the world has no clock, so KIP-1263's interval
+        is 0), the size limit."""
         return ConsumerGroupConfig(
             max_size=self.group_max_size or INT32_MAX,
             assignors=(self.assignor,),
-            assignment_interval_ms=0,
+            assignment_interval_ms=ASSIGNMENT_INTERVAL_MS if self.assignment_interval else 0,
             kafka_version=self.kafka_version,
+            consumer_protocol_enabled=not self.consumer_protocol_disabled,
             topics=tuple(
                 TopicMetadata(name, f"{name}-id", count)
                 for name, count in zip(self.topics, self.partitions, strict=True)
@@ -220,7 +247,7 @@ def validate(parameters: Kip848Parameters) -> None:
             raise ParameterError(
                 "client", "librdkafka sends ConsumerGroupHeartbeat v1 only; Kafka 3.9 serves v0"
             )
-        for budget in _NOT_COMPARED_FOR_LIBRDKAFKA:
+        for budget in (*_NOT_COMPARED_FOR_LIBRDKAFKA, *_JAVA_ONLY):
             if getattr(parameters, budget):
                 raise ParameterError(budget, "not modelled for librdkafka's consumer (client)")
     _validate_regex(parameters)

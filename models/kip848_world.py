@@ -9,7 +9,8 @@ on their way back; a consumer has one heartbeat in flight at a time, as Kafka's 
 request manager does, so a queue holds more than one message only after a restart. The world
 has no clock: the coordinator is stepped at time 0 (its deadlines are all the same instant) and
 a timer fires when the world allows it: for a member whose consumer has crashed or stopped
-heartbeating, or for any member with `slow_consumers`.
+heartbeating, or for any member with `slow_consumers`. With `assignment_interval` the world keeps
+the one clock KIP-1263's interval needs (models/kip848_clock.py).
 
 Properties, declared once in `properties`: the coordinator invariants of
 spec/kip848/invariants.py on its state; OwnedOnce (no partition held by two consumers' applications
@@ -82,6 +83,7 @@ from groupspec.vocabulary.requests import (
 from groupspec.vocabulary.responses import OffsetCommitResponse, OffsetFetchResponse
 
 from . import kip848_regex
+from .kip848_clock import CLOCK_START_MS, interval_end
 from .kip848_faults import NO_KIP848_FAULT, FaultyCoordinator, kip848_fault
 from .kip848_misbehaving import MISBEHAVING_CLIENT, misbehaving_requests
 from .kip848_params import Kip848Parameters
@@ -140,6 +142,7 @@ class Kip848WorldState:
     # clock (0 unless a refresh interval passed: models/kip848_regex.py).
     regex_changes: int = 0
     regex_refreshes: int = 0
+    # The instant the coordinator steps at (models/kip848_clock.py; 0 in a world without clock).
     now_ms: int = 0
 
     def canonical_bytes(self) -> bytes:
@@ -245,6 +248,24 @@ def _rdkafka(consumer: KafkaConsumer) -> RdKafkaConsumer:
     return consumer
 
 
+class CoordinatorIdsMachine(ConsumerMachine):
+    """Kafka 3.9's Java consumer where it joins differently: its member id starts empty and is
+    the one the coordinator's first answer gives (MembershipManagerImpl keeps "" until then, 3.9.0);
+    it sends ConsumerGroupHeartbeat v0, the only version it knows. The rest is the Java
+    consumer's machine."""
+
+    def heartbeat(self, consumer: KafkaConsumer, world: Kip848World) -> ClientStep | None:
+        """The Java consumer's heartbeat, as v0."""
+        step = super().heartbeat(consumer, world)
+        if step is None or step.request is None:
+            return step
+        return replace(step, request=replace(step.request, api_version=0))
+
+    def new_consumer(self, member_id: str, instance_id: str | None) -> KafkaConsumer:
+        """A fresh consumer process, without a member id yet."""
+        return KafkaConsumer("", GROUP_ID, instance_id=instance_id)
+
+
 # The consumer machine of each `client` parameter value.
 CLIENT_MACHINES: dict[str, type[ConsumerMachine]] = {
     "java": ConsumerMachine,
@@ -271,6 +292,7 @@ FAIR_ACTIONS = frozenset(
         "start_loading",
         "finish_loading",
         "resolve_regex",
+        "interval_elapsed",
     }
 )
 _LIVE_STATES = machine.IN_GROUP
@@ -290,7 +312,12 @@ class Kip848World(PlainModel[Kip848WorldState]):
         self.name = name
         self.config = self.parameters.coordinator_config()
         self.coordinator = coordinator or _coordinator(self.config, self.parameters.fault)
-        self.consumer = consumer or CLIENT_MACHINES[self.parameters.client]()
+        machine_class = (
+            CoordinatorIdsMachine
+            if self.parameters.coordinator_member_ids
+            else CLIENT_MACHINES[self.parameters.client]
+        )
+        self.consumer = consumer or machine_class()
         # Consumer and network steps leave the coordinator as it was: its invariants (replaying
         # the log among them) are judged once per coordinator state.
         self._judged: Memo[tuple[str, ConsumerGroupsState], list[str]] = Memo()
@@ -321,6 +348,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
                 offset_fetches=p.offset_fetches,
                 regex_changes=p.regex_changes,
                 regex_refreshes=p.regex_refreshes,
+                now_ms=CLOCK_START_MS if p.assignment_interval else 0,
             )
         ]
 
@@ -344,6 +372,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         steps += self._failover_steps(state)
         steps += self._commit_deliveries(state)
         steps += self._fetch_deliveries(state)
+        steps += self._clock_steps(state)
         if self.parameters.admin:
             steps += self._admin_steps(state)
         if self.parameters.misbehaving_client:
@@ -448,7 +477,8 @@ class Kip848World(PlainModel[Kip848WorldState]):
         after = _with_consumer(state, index, step.consumer)
         if step.request is not None:
             queues = list(after.requests)
-            queues[index] = (*queues[index], Heartbeat(step.consumer.member_id, step.request))
+            sender = _member_id(index, state.incarnations[index])
+            queues[index] = (*queues[index], Heartbeat(sender, step.request))
             after = replace(after, requests=tuple(queues))
         before = state.consumers[index]
         assert before is not None
@@ -502,7 +532,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
             rest = _without(state.responses[index], position)
             waiting = replace(state, responses=_replaced(state.responses, index, rest))
             consumer = waiting.consumers[index]
-            if consumer is None or consumer.member_id != answer.member_id:
+            if consumer is None or _member_id(index, state.incarnations[index]) != answer.member_id:
                 # The connection of a crashed incarnation: the response goes nowhere.
                 found.append(Transition(f"consumer_receives({name})", "consumer_receives", waiting))
             else:
@@ -525,7 +555,8 @@ class Kip848World(PlainModel[Kip848WorldState]):
         spent = replace(state, message_losses=state.message_losses - 1)
         consumer = spent.consumers[index]
         label = f"{action}(c{index + 1})"
-        if consumer is None or consumer.member_id != member_id or not consumer.in_flight:
+        running = _member_id(index, state.incarnations[index])
+        if consumer is None or running != member_id or not consumer.in_flight:
             return Transition(label, action, spent)
         step = self.consumer.on_request_failed(consumer)
         return Transition(label, action, _with_consumer(spent, index, step.consumer), step.rules)
@@ -644,7 +675,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
         found: list[Transition[Kip848WorldState]] = []
         for what, request, before in requests:
             event = RequestArrived(RequestRef(ADMIN_CLIENT, 0), request)
-            for outcome in self.coordinator.step(before.coordinator, event, now_ms=state.now_ms):
+            for outcome in self.coordinator.step(before.coordinator, event, now_ms=before.now_ms):
                 found.append(
                     Transition(
                         f"admin_{what}",
@@ -659,6 +690,7 @@ class Kip848World(PlainModel[Kip848WorldState]):
 
     def _timer_steps(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
         live = {c.member_id for c in state.consumers if c is not None and c.state in _LIVE_STATES}
+        live |= _ids_on_their_way(state)
         found: list[Transition[Kip848WorldState]] = []
         for event, _deadline in armed_timers(state.coordinator):
             if event.member_id in live and not self.parameters.slow_consumers:
@@ -682,6 +714,16 @@ class Kip848World(PlainModel[Kip848WorldState]):
                     )
                 )
         return found
+
+    # -- the clock ---------------------------------------------------------------------------------
+
+    def _clock_steps(self, state: Kip848WorldState) -> list[Transition[Kip848WorldState]]:
+        """The assignment interval since the last target computation elapsing (owed: time
+        passes), when the world has a clock and an interval is running."""
+        end = interval_end(state.coordinator, state.now_ms, self.config.assignment_interval_ms)
+        if end is None:
+            return []
+        return [Transition("interval_elapsed", "interval_elapsed", replace(state, now_ms=end))]
 
     # -- the coordinator's failovers ------------------------------------------------------------
 
@@ -989,6 +1031,23 @@ _OUT_OF_GROUP = frozenset({ConsumerState.UNSUBSCRIBED, ConsumerState.FATAL})
 # -- helpers ------------------------------------------------------------------------------------
 
 
+def _ids_on_their_way(state: Kip848WorldState) -> set[str]:
+    """Member ids the coordinator gave a running consumer in an answer it has not read yet (a
+    consumer that joins with an empty id learns its id from that answer): the member is that
+    consumer's, whose timers fire only when it stops."""
+    found = set()
+    for index, consumer in enumerate(state.consumers):
+        if consumer is None or consumer.state not in _LIVE_STATES:
+            continue
+        running = _member_id(index, state.incarnations[index])
+        found |= {
+            answer.response.member_id
+            for answer in state.responses[index]
+            if answer.member_id == running and answer.response.member_id
+        }
+    return found
+
+
 def has_left_statically(consumer: KafkaConsumer) -> bool:
     """Whether the consumer sent its -2 leave and is out of the group."""
     return (
@@ -1054,4 +1113,5 @@ def world_actions() -> Sequence[str]:
         "change_pattern",
         "resolve_regex",
         "regex_refresh",
+        "interval_elapsed",
     )

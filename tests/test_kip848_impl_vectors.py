@@ -56,6 +56,15 @@ NO_VECTORS = {
     "the vector format carries only requests and timers, at one instant",
     "kip848-regex-2": "coordinator failovers (unload, load), as kip848-failover-1, and regex "
     "resolutions",
+    "kip848-commits-1": "OffsetCommit of consumer groups, as kip848-commits-2",
+    "kip848-kafka40-1": "OffsetCommit of consumer groups, as kip848-commits-2; and the world's "
+    "clock (assignment_interval): the vector format steps the coordinator at time 0",
+    "kip848-kafka39-1": "the world's clock (assignment_interval): the vector format steps the "
+    "coordinator at time 0, with no profile but the default",
+    "kip848-interval-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
+    "kip848-kafka39-leave-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
+    "kip848-kafka39-disabled-2": "ListGroups and OffsetFetch of an admin client, as "
+    "kip848-admin-1, against a broker without the consumer protocol",
 }
 
 

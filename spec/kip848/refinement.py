@@ -17,7 +17,8 @@ timer). What each may do:
   temporarily is replaced by a new member id with the same instance id, which inherits what it
   owned: the one way a partition passes from one member to another without being free between.
 - **new target**: the target assignment changes only with a new target epoch, which is the group
-  epoch; it gives each partition to at most one member, of a topic that member subscribes to.
+  epoch; it gives each partition to at most one member, of a topic that member subscribes to
+  (while the target lags behind the group epoch, a member may have dropped a topic since).
 - **reconcile**: one member's epoch moves up, to the target epoch at most; it releases partitions,
   and takes only free partitions of its target, at the target epoch.
 
@@ -91,6 +92,9 @@ def _well_formed(b: AbstractConsumerGroup) -> list[str]:
         if member is None:
             problems.append(f"target for {member_id}, not a member")
             continue
+        # A target is computed from the subscriptions of its epoch: one lagging behind the group
+        # epoch (KIP-1263's interval deferred it) may still give topics a member has since
+        # dropped, which the member's reconciliation revokes (subscription_narrowed).
         outside = sorted(str(p) for p in partitions if p.topic not in member.subscription)
         # A target older than the group epoch predates the subscriptions it is owed for (a
         # resolution moved the epoch on; the next heartbeat computes the new target).
