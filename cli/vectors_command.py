@@ -147,7 +147,7 @@ def _export(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     progress = ProgressLine() if not args.quiet else None
     for preset in presets:
-        path = args.out / (Path(preset).stem + (".jsonl.gz" if args.gzip else ".jsonl"))
+        path = args.out / (_file_stem(preset) + (".jsonl.gz" if args.gzip else ".jsonl"))
         try:
             loaded = load_model(preset, {})
             if loaded.kind == KIP848_KIND and isinstance(loaded.model, Kip848World):
@@ -335,3 +335,9 @@ def _document(report: VectorReport) -> dict[str, Any]:
             for f in report.failures
         ],
     }
+
+
+def _file_stem(preset: str) -> str:
+    """The name a preset's vector file takes: a preset file's stem, or the preset's own name,
+    whole (a name such as `kip848-kafka-3.9-1` keeps its dots)."""
+    return Path(preset).stem if preset.endswith(".toml") else preset

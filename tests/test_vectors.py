@@ -282,3 +282,11 @@ def test_every_committed_file_walked_the_preset_as_it_is_now(preset):
     with gzip.open(COMMITTED / f"{preset}.jsonl.gz", "rt") as source:
         header = json.loads(source.readline())
     assert header["world_states"] == load_model(preset).expected.distinct_states
+
+
+def test_a_preset_name_with_dots_names_its_vector_file_whole():
+    from groupspec.cli.vectors_command import _file_stem
+
+    assert _file_stem("kip848-kafka-3.9-1") == "kip848-kafka-3.9-1"
+    assert _file_stem("eager-2") == "eager-2"
+    assert _file_stem("/tmp/presets/tiny.toml") == "tiny"
