@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from kip848_world_search import first_step
 
-from groupspec.checker.model import Cut, Transition
 from groupspec.models.kip848_params import Kip848Parameters
-from groupspec.models.kip848_world import Kip848World, Kip848WorldState
+from groupspec.models.kip848_world import Kip848World
 from groupspec.models.parameters import ParameterError
 from groupspec.models.preset_models import load_model
 from groupspec.spec.kip848.consumer.machine import ConsumerState, KafkaConsumer
@@ -70,27 +70,6 @@ def test_fetches_are_off_by_default_and_refused_for_librdkafka():
 # -- the world's steps ---------------------------------------------------------------------------
 
 
-def _first_step(
-    world: Kip848World, action: str, rule: str
-) -> tuple[Kip848WorldState, Transition[Kip848WorldState]]:
-    """Breadth first, the first step of kind `action` that fires `rule`: (before, step)."""
-    seen: set[Kip848WorldState] = set()
-    frontier = list(world.initial_states())
-    while frontier:
-        following = []
-        for state in frontier:
-            for step in world.transitions(state):
-                if isinstance(step, Cut):
-                    continue
-                if step.action == action and rule in step.rules:
-                    return state, step
-                if step.state not in seen:
-                    seen.add(step.state)
-                    following.append(step.state)
-        frontier = following
-    raise AssertionError(f"no {action} firing {rule}")
-
-
 def _world(name: str) -> Kip848World:
     world = load_model(name).model
     assert isinstance(world, Kip848World)
@@ -98,7 +77,9 @@ def _world(name: str) -> Kip848World:
 
 
 def test_a_fetch_spends_the_budget_and_goes_on_its_way():
-    before, step = _first_step(_world("kip848-fetches-2"), "fetch_offsets", "cg_client.fetch.sent")
+    before, step = first_step(
+        _world("kip848-fetches-2"), "cg_client.fetch.sent", action="fetch_offsets"
+    )
     assert (before.offset_fetches, step.state.offset_fetches) == (1, 0)
     ((index, sent),) = step.state.fetches_in_flight
     consumer = before.consumers[index]
@@ -108,14 +89,14 @@ def test_a_fetch_spends_the_budget_and_goes_on_its_way():
 
 def test_a_fetch_at_the_members_epoch_gets_the_offsets_and_changes_nothing():
     world = _world("kip848-fetches-2")
-    before, step = _first_step(world, "coordinator_fetches", "cg_offset_fetch.member")
+    before, step = first_step(world, "cg_offset_fetch.member", action="coordinator_fetches")
     assert "cg_client.fetch.completed" in step.rules
     assert step.state == replace(before, fetches_in_flight=())
 
 
 def test_a_fetch_overtaken_by_its_members_next_epoch_is_retried_at_it():
     world = _world("kip848-fetches-2")
-    before, step = _first_step(world, "coordinator_fetches", "cg_client.fetch.retried")
+    before, step = first_step(world, "cg_client.fetch.retried", action="coordinator_fetches")
     assert "cg_offset_fetch.stale_member_epoch" in step.rules
     ((index, sent),) = before.fetches_in_flight
     member = before.coordinator.group("g").member(sent.member_id)  # type: ignore[union-attr]
@@ -128,7 +109,7 @@ def test_a_fetch_overtaken_by_its_members_next_epoch_is_retried_at_it():
 
 def test_a_fetch_whose_member_left_fails():
     world = _world("kip848-misbehaving-1")
-    before, step = _first_step(world, "coordinator_fetches", "cg_offset_fetch.unknown_member")
+    before, step = first_step(world, "cg_offset_fetch.unknown_member", action="coordinator_fetches")
     ((_, sent),) = before.fetches_in_flight
     assert before.coordinator.group("g").member(sent.member_id) is None  # type: ignore[union-attr]
     # The consumer missed max.poll.interval.ms and left; it reads UNKNOWN_MEMBER_ID and gives up.

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from kip848_world_search import first_step
 
 from groupspec.checker.check import check
-from groupspec.checker.model import Cut, Transition
 from groupspec.models.kip848_params import Kip848Parameters
-from groupspec.models.kip848_world import ConsumerMachine, Kip848World, Kip848WorldState
+from groupspec.models.kip848_world import ConsumerMachine, Kip848World
 from groupspec.models.parameters import ParameterError
 from groupspec.models.preset_models import load_model, model_names
 from groupspec.models.presets import KIP848_KIND, read_preset
@@ -288,27 +288,6 @@ def test_commit_properties_are_declared_only_with_a_commit_budget():
 # -- the admin client ------------------------------------------------------------------------------
 
 
-def _first_step(
-    world: Kip848World, label: str, rule: str
-) -> tuple[Kip848WorldState, Transition[Kip848WorldState]]:
-    """Breadth first, the first step labelled `label` that fires `rule`: (before, step)."""
-    seen: set[Kip848WorldState] = set()
-    frontier = list(world.initial_states())
-    while frontier:
-        following = []
-        for state in frontier:
-            for step in world.transitions(state):
-                if isinstance(step, Cut):
-                    continue
-                if step.label == label and rule in step.rules:
-                    return state, step
-                if step.state not in seen:
-                    seen.add(step.state)
-                    following.append(step.state)
-        frontier = following
-    raise AssertionError(f"no {label} firing {rule}")
-
-
 def _admin_world() -> Kip848World:
     world = load_model("kip848-admin-1").model
     assert isinstance(world, Kip848World)
@@ -316,7 +295,7 @@ def _admin_world() -> Kip848World:
 
 
 def test_the_admin_deletes_an_empty_group_with_its_offsets_and_records():
-    before, step = _first_step(_admin_world(), "admin_delete", "cg_delete_groups.deleted")
+    before, step = first_step(_admin_world(), "cg_delete_groups.deleted", label="admin_delete")
     assert before.coordinator.group("g") is not None
     after = step.state.coordinator
     assert after.group("g") is None and after.offsets("g") == {} and after.log == ()
@@ -325,7 +304,7 @@ def test_the_admin_deletes_an_empty_group_with_its_offsets_and_records():
 
 
 def test_the_admin_cannot_delete_a_group_with_members():
-    before, step = _first_step(_admin_world(), "admin_delete", "cg_delete_groups.non_empty")
+    before, step = first_step(_admin_world(), "cg_delete_groups.non_empty", label="admin_delete")
     assert step.state.coordinator == before.coordinator
 
 
@@ -336,5 +315,5 @@ def test_the_admins_reads_change_nothing():
         ("admin_list_stable", "cg_list_groups.filtered_out"),
         ("admin_fetch_offsets", "cg_offset_fetch.without_member"),
     ]:
-        before, step = _first_step(world, label, rule)
+        before, step = first_step(world, rule, label=label)
         assert step.state == before, label
