@@ -27,6 +27,10 @@ World properties:
   still believe it owns a partition someone else owns: a fenced or evicted client (no longer a
   member), or a static member that stalled past a rebalance (KIP-345 keeps it a member of an
   older generation until it rejoins).
+- NoConsumerInternalError: no consumer fails with an error Kafka's consumer raises only when
+  its own assumptions break (IllegalStateException: an assignor broke the cooperative rules, a
+  generation runs a protocol no assignor of the member has; SchemaException: an undecodable
+  subscription or assignment), unless the world lets foreign answers in (`foreign_answers`).
 - AssignmentAgreement: a client that is a synced member (Kafka's MemberState.STABLE, no rejoin
   pending) of the current generation of a Stable group owns exactly the partitions the coordinator stored for
   it, and that assignment decodes. Convergence's goal includes it, so a consumer that hoards
@@ -201,6 +205,22 @@ def exclusive_ownership_among_current_members(state: WorldState) -> list[str]:
     return _shared(
         _owners(state.clients, current), f"current members of generation {group.generation_id}"
     )
+
+
+# The exceptions Kafka's consumer raises only when its own assumptions about the group break:
+# an assignor's broken promise or a coordinator's answer no coordinator of the protocol sends
+# (ConsumerCoordinator.onLeaderElected/onJoinComplete throw IllegalStateException, the
+# ConsumerProtocol decoders SchemaException). Between a correct coordinator and correct
+# consumers none is ever raised.
+INTERNAL_ERRORS = frozenset({"IllegalStateException", "SchemaException"})
+
+
+def consumer_internal_error(consumer: ConsumerState) -> list[str]:
+    """The consumer failed with an error Kafka raises only when its own assumptions break."""
+    failure = consumer.failure
+    if failure is None or failure.kind not in INTERNAL_ERRORS:
+        return []
+    return [f"failed with {failure.kind} on {failure.api or 'a local step'}"]
 
 
 def exclusive_consumption(state: WorldState) -> list[str]:
@@ -1015,6 +1035,22 @@ WORLD_PROPERTIES: tuple[WorldProperty, ...] = (
         "generation each last joined (eager and cooperative alike); a static member that "
         "stalled past a rebalance is a zombie until it rejoins.",
         (WorldPart((STATE,), lambda world, state: exclusive_consumption(state), cached=False),),
+    ),
+    WorldInvariant(
+        "NoConsumerInternalError",
+        "No consumer fails with an error Kafka raises only when its own assumptions break "
+        "(IllegalStateException, SchemaException), unless the world lets a foreign coordinator "
+        "answer: a correct coordinator and correctly configured consumers never provoke one.",
+        (
+            WorldPart(
+                (CLIENT,),
+                lambda world, client: [
+                    f"{client_name(client.index)} {problem}"
+                    for problem in consumer_internal_error(client.slot.consumer)
+                ],
+            ),
+        ),
+        enabled=lambda parameters: parameters.foreign_answers == 0,
     ),
     WorldInvariant(
         "AssignmentAgreement",

@@ -2,10 +2,19 @@
 hand-written fault `protocol-not-supported-by-all` (mutation/faults.py: the protocol vote
 counts protocols some member does not support) passed every reference preset, since none had
 members whose lists differ; on upgrade-2 the Refinement property sees a generation run a
-protocol one member lacks."""
+protocol one member lacks.
+
+Its two generations also show which protocol each member follows: Kafka's consumer follows the
+highest protocol every one of its assignors supports (EAGER for cooperative-sticky with range),
+and one that followed its first assignor's COOPERATIVE would, as leader, run range under the
+cooperative rules and fail with IllegalStateException, which NoConsumerInternalError reports.
+"""
 
 from groupspec.checker.bfs import search
 from groupspec.models.preset_models import load_model
+from groupspec.spec.assignment import RebalanceProtocol
+from groupspec.spec.assignors.base import Assignor
+from groupspec.spec.consumer import machine
 from groupspec.spec.state import Group
 
 
@@ -27,3 +36,17 @@ def test_a_vote_among_protocols_some_member_lacks_is_caught(monkeypatch):
     problem = result.problems[0].problem
     assert problem.property_name == "Refinement"
     assert "which not every member supports" in problem.detail
+
+
+def _first_assignors_best(assignors: tuple[Assignor, ...]) -> RebalanceProtocol:
+    """The cosmic-ray survivor's protocol selection: the first assignor's highest protocol."""
+    return max(assignors[0].supported_protocols)
+
+
+def test_a_consumer_following_only_its_first_assignors_protocol_is_caught(monkeypatch):
+    monkeypatch.setattr(machine, "select_rebalance_protocol", _first_assignors_best)
+    result = search(load_model("upgrade-2", {}).model)
+    assert result.problems, "an upgraded member followed COOPERATIVE with range, unseen"
+    problem = result.problems[0].problem
+    assert problem.property_name == "NoConsumerInternalError"
+    assert "IllegalStateException on JoinGroup" in problem.detail
