@@ -215,7 +215,9 @@ def on_regex_resolved(
     step: Step, state: ConsumerGroupsState, event: RegexResolutionCompleted
 ) -> ConsumerGroupsState:
     """handleRegularExpressionsResult: each expression still subscribed takes the topics it
-    matches; the group epoch is bumped if any expression's topics changed."""
+    matches; the group epoch is bumped if any expression's topics changed, or if the group's
+    metadata hash (what it subscribes to now) differs from the one its last epoch bump recorded:
+    an expression tombstoned since then no longer counts."""
     group = state.group(event.group_id)
     if group is None or group.regex_resolution is None:
         raise EventNotEnabledError(f"{event}: no resolution under way")
@@ -234,6 +236,8 @@ def on_regex_resolved(
         else:
             step.fire(CG_REGEX_RESOLVED_UNCHANGED)
         group = group.with_resolved_regex(ResolvedRegex(regex, topics, step.now_ms))
+    if group.computed_metadata_hash(step.config) != group.metadata_hash:
+        bump = True
     if bump:
-        group = replace(group, group_epoch=group.group_epoch + 1)
+        group = group.with_group_epoch(group.group_epoch + 1, step.config)
     return state.with_group(group)
