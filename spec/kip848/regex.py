@@ -12,8 +12,10 @@ or finds one unresolved or the last resolution older than the refresh interval, 
 resolution of every expression the group has (none while one is under way, none within 10 s of
 the last). When it finishes (`RegexResolutionCompleted`, at any later time) each expression
 still subscribed takes the topics whose whole name it matches, and the group epoch is bumped if
-any changed, so the next heartbeat computes a new target. A member subscribing with an
-expression that is not resolved yet does not bump the epoch: the resolution will.
+any changed or if the group's metadata hash differs from the one its last epoch bump recorded
+(`ConsumerGroup.metadata_hash`), so the next heartbeat computes a new target. A member
+subscribing with an expression that is not resolved yet does not bump the epoch: the resolution
+will.
 
 The expression language is RE2/J's (Kafka compiles with `com.google.re2j.Pattern`); the spec
 reads a pattern with Python's parser and refuses what RE2 has no form for (look-arounds,
