@@ -260,13 +260,6 @@ def test_a_member_narrowed_to_an_unresolved_expression_keeps_the_invariants():
     assert refinement_problems(switched, resolved) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spec divergence the regex world found: on_regex_resolved bumps the group epoch only "
-    "when an expression's topics changed, where Kafka's handleRegularExpressionsResult also "
-    "bumps when the group's subscription metadata (4.0) changed; a switch to an expression that "
-    "resolves to nothing leaves the old target standing (docs/kip-848.md, 'What the world found')",
-)
 def test_a_resolution_that_drops_every_subscribed_topic_moves_the_epoch_on():
     # a holds every partition through "t.*", then switches to "x.*", which matches no topic:
     # the switch tombstones "t.*" (no new epoch: "x.*" is unresolved) and starts a resolution.
@@ -278,6 +271,10 @@ def test_a_resolution_that_drops_every_subscribed_topic_moves_the_epoch_on():
     resolved = only(send(switching, RESOLVED, 3_000)).state
     after = resolved.group("g")
     assert after is not None
-    # The group subscribes to no topic any more: Kafka computes new subscription metadata and
-    # bumps the epoch, so the next heartbeat computes a target without t0 and t1.
+    # The group subscribes to no topic any more: its metadata hash differs from the one its last
+    # epoch bump recorded (t0 and t1), so Kafka bumps the epoch (handleRegularExpressionsResult,
+    # 4.0.0's subscription metadata, 4.1.0+'s metadata hash) and the next heartbeat computes a
+    # target without t0 and t1.
     assert after.group_epoch == epoch + 1
+    assert after.metadata_hash == ()
+    assert refinement_problems(switching, resolved) == []

@@ -141,7 +141,7 @@ def _join(rt: Runtime, ref: Ref, request: JoinGroupRequest, group: Group) -> Non
     subscription_changed = subscribed != member.subscribed_topic_names
     if subscription_changed:
         group.set_subscription(member, subscribed, member.subscribed_topic_regex)
-        group.group_epoch += 1
+        group.bump_group_epoch(rt.config)
     if group.assignment_epoch < group.group_epoch:
         _maybe_update_target(rt, group)
     if subscription_changed or not member.is_reconciled_to(group.assignment_epoch):

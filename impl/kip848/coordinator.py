@@ -229,7 +229,7 @@ class ConsumerGroupCoordinator:
             return
         for group in rt.groups.values():
             if any(m.subscribed_topics & changed for m in group.members.values()):
-                group.group_epoch += 1
+                group.bump_group_epoch(rt.config)
                 if self._writer is not None:
                     self._writer.write(rt, group.group_id)
 

@@ -19,7 +19,7 @@ def fence_member(rt: Runtime, group: Group, member_id: str) -> None:
     group.rebalance_deadlines.pop(member_id, None)
     group.classic_deadlines.pop((CLASSIC_JOIN, member_id), None)
     group.classic_deadlines.pop((CLASSIC_SYNC, member_id), None)
-    group.group_epoch += 1
+    group.bump_group_epoch(rt.config)
     if not group.members:
         group.assignment_timestamp_ms = NO_ASSIGNMENT_TIMESTAMP
         group.set_assignment_epoch(group.group_epoch)

@@ -268,7 +268,7 @@ def _heartbeat(rt: Runtime, ref: Ref, request: ConsumerGroupHeartbeatRequest) ->
         group.set_subscription(member, topics, new_regex)
     subscription_changed = names_changed or regex_update is not RegexUpdate.NO_CHANGE
     if names_changed or regex_update is RegexUpdate.UPDATED_AND_RESOLVED:
-        group.group_epoch += 1
+        group.bump_group_epoch(rt.config)
 
     # 2. Recompute the target when the group epoch is ahead of it.
     if group.assignment_epoch < group.group_epoch:

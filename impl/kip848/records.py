@@ -74,7 +74,10 @@ def group_records(
     records: dict[RecordKey, Any] = {}
     if group is not None:
         group_id = group.group_id
-        records[(GROUP_EPOCH, group_id)] = group.group_epoch
+        records[(GROUP_EPOCH, group_id)] = [
+            group.group_epoch,
+            [[name, partitions] for name, partitions in group.metadata_hash],
+        ]
         records[(TARGET_EPOCH, group_id)] = [group.assignment_epoch, group.assignment_timestamp_ms]
         for member_id, member in group.members.items():
             records[(MEMBER_METADATA, group_id, member_id)] = [
@@ -177,11 +180,13 @@ def replay(rt: Runtime, compacted: dict[str, dict[RecordKey, Any]]) -> None:
         }
         if offsets:
             rt.offsets[group_id] = offsets
-        epoch = keys.get((GROUP_EPOCH, group_id))
-        if epoch is None:
+        epoch_value = keys.get((GROUP_EPOCH, group_id))
+        if epoch_value is None:
             continue
+        epoch, metadata_hash = epoch_value
         group = Group(group_id)
         group.group_epoch = int(epoch)
+        group.metadata_hash = tuple((str(name), int(count)) for name, count in metadata_hash)
         assignment_epoch, timestamp = keys.get((TARGET_EPOCH, group_id), (epoch, 0))
         group.assignment_epoch = int(assignment_epoch)
         group.assignment_timestamp_ms = int(timestamp)

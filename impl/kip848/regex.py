@@ -124,7 +124,8 @@ def matching_topics(config: ConsumerGroupConfig, regex: str) -> frozenset[str]:
 
 def on_regex_resolved(rt: Runtime, group: Group) -> None:
     """The group's resolution under way completes: each expression still subscribed takes the
-    topics it matches now; the group epoch is bumped if any expression's topics changed."""
+    topics it matches now; the group epoch is bumped if any expression's topics changed or the
+    group's metadata hash differs from the one its last epoch bump recorded."""
     regexes = group.regex_resolution
     if regexes is None:
         return
@@ -139,8 +140,8 @@ def on_regex_resolved(rt: Runtime, group: Group) -> None:
         if (before.topics if before is not None else frozenset()) != topics:
             changed.add(regex)
         group.resolved_regexes[regex] = ResolvedRegex(topics, rt.now)
-    if changed:
-        group.group_epoch += 1
-        for member in group.members.values():
-            if member.subscribed_topic_regex in changed:
-                group.refresh_subscription(member)
+    for member in group.members.values():
+        if member.subscribed_topic_regex in changed:
+            group.refresh_subscription(member)
+    if changed or group.computed_metadata_hash(rt.config) != group.metadata_hash:
+        group.bump_group_epoch(rt.config)

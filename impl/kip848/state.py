@@ -14,9 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from groupspec.vocabulary.consumer_groups import ConsumerGroupState
 from groupspec.vocabulary.requests import JoinGroupProtocol, TopicPartition
+
+if TYPE_CHECKING:
+    from .config import ConsumerGroupConfig
 
 Partitions = frozenset[TopicPartition]
 NO_PARTITIONS: Partitions = frozenset()
@@ -115,6 +119,7 @@ class Group:
         "group_epoch",
         "group_id",
         "members",
+        "metadata_hash",
         "owners",
         "rebalance_deadlines",
         "rebalance_entries",
@@ -160,6 +165,9 @@ class Group:
         self.regex_entry: tuple[int, int, int, str, str] | None = None
         # The runtime's topics version when the last resolution started.
         self.regex_topics_version = 0
+        # The metadata hash as of the last group epoch bump (the spec's ConsumerGroup.metadata_hash:
+        # the subscribed topics that exist, with their partition counts).
+        self.metadata_hash: tuple[tuple[str, int], ...] = ()
 
     @property
     def state(self) -> ConsumerGroupState:
@@ -223,6 +231,23 @@ class Group:
             member.subscribed_topic_regex = regex
         member.subscribed_topic_names = names
         self.refresh_subscription(member)
+
+    def computed_metadata_hash(self, config: ConsumerGroupConfig) -> tuple[tuple[str, int], ...]:
+        """The metadata hash of what the group subscribes to now: the subscribed topics that
+        exist, with their partition counts."""
+        names = set().union(*(m.subscribed_topics for m in self.members.values()))
+        found = []
+        for name in sorted(names):
+            topic = config.topic_named(name)
+            if topic is not None:
+                found.append((name, topic.partitions))
+        return tuple(found)
+
+    def bump_group_epoch(self, config: ConsumerGroupConfig) -> None:
+        """Move the group epoch on, recording the metadata hash of what the group subscribes to
+        now (the group epoch record carries it)."""
+        self.group_epoch += 1
+        self.metadata_hash = self.computed_metadata_hash(config)
 
     def refresh_subscription(self, member: Member) -> None:
         """Recompute what `member` subscribes to in all, from its names and its expression's

@@ -192,7 +192,7 @@ def _join(
         step.fire(CG_HEARTBEAT_SUBSCRIPTION_CHANGED)
         group_epoch += 1
     owners = group
-    group = replace(group.with_member(updated), group_epoch=group_epoch)
+    group = group.with_member(updated).with_group_epoch(group_epoch, step.config)
     if downgrading:
         return _downgrade_on_replacement(
             step, state, ref, request, group, updated, subscription, subscription_changed, owners

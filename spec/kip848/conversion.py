@@ -98,7 +98,10 @@ def upgrade(step: MixedStep, classic: Group) -> ConsumerGroup:
         group = group.with_session_deadline(
             member.member_id, step.now_ms + member.classic.session_timeout_ms
         )
-    return group.with_target({m.member_id: m.assigned for m in members})
+    group = group.with_target({m.member_id: m.assigned for m in members})
+    # ConsumerGroup.fromClassicGroup sets the metadata hash of what the converted members
+    # subscribe to (Kafka 4.3.0); the group epoch record carries it.
+    return replace(group, metadata_hash=group.computed_metadata_hash(step.config))
 
 
 def answer_parked(step: MixedStep, classic: Group) -> Group:

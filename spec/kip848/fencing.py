@@ -22,7 +22,7 @@ def fence_member(step: Step, group: ConsumerGroup, member_id: str) -> ConsumerGr
     """
     step.fire(CG_HEARTBEAT_MEMBER_FENCED)
     fenced = without_unsubscribed_regexes(step, group.without_member(member_id))
-    fenced = replace(fenced, group_epoch=group.group_epoch + 1)
+    fenced = fenced.with_group_epoch(group.group_epoch + 1, step.config)
     if not fenced.members_by_id:
         step.fire(CG_HEARTBEAT_LAST_MEMBER_FENCED)
         fenced = replace(

@@ -227,7 +227,7 @@ def _heartbeat(
         step.fire(CG_HEARTBEAT_SUBSCRIPTION_CHANGED)
     if names_changed or regex_update is RegexUpdate.UPDATED_AND_RESOLVED:
         group_epoch += 1
-    group = replace(group.with_member(updated), group_epoch=group_epoch)
+    group = group.with_member(updated).with_group_epoch(group_epoch, config)
 
     # 2. Recompute the target assignment when the group epoch is ahead of it.
     group = _maybe_update_target(step, group, updated)

@@ -215,18 +215,6 @@ def current_assignment_value(member: ConsumerGroupMember) -> CurrentAssignmentVa
     )
 
 
-def metadata_hash(config: ConsumerGroupConfig, group: ConsumerGroup) -> tuple[tuple[str, int], ...]:
-    """The stand-in for the group's metadata hash: its subscribed topics that exist, with their
-    partition counts."""
-    names = {name for m in group.iter_members() for name in group.subscribed_topics_of(m)}
-    found = []
-    for name in sorted(names):
-        topic = config.topic_named(name)
-        if topic is not None:
-            found.append((name, topic.partitions))
-    return tuple(found)
-
-
 # -- the records of one step --------------------------------------------------------------------
 
 
@@ -276,7 +264,7 @@ def records_between(
     records += _regex_records(before, after)
     old_epoch = before.group_epoch if before is not None else INITIAL_GROUP_EPOCH
     if after.group_epoch != old_epoch:
-        value = GroupMetadataValue(after.group_epoch, metadata_hash(config, after))
+        value = GroupMetadataValue(after.group_epoch, after.metadata_hash)
         records.append(Record(GroupMetadataKey(gid), value))
     for member_id, partitions in sorted(new_target.items()):
         if old_target.get(member_id) != partitions:

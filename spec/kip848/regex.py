@@ -12,8 +12,10 @@ or finds one unresolved or the last resolution older than the refresh interval, 
 resolution of every expression the group has (none while one is under way, none within 10 s of
 the last). When it finishes (`RegexResolutionCompleted`, at any later time) each expression
 still subscribed takes the topics whose whole name it matches, and the group epoch is bumped if
-any changed, so the next heartbeat computes a new target. A member subscribing with an
-expression that is not resolved yet does not bump the epoch: the resolution will.
+any changed or if the group's metadata hash differs from the one its last epoch bump recorded
+(`ConsumerGroup.metadata_hash`), so the next heartbeat computes a new target. A member
+subscribing with an expression that is not resolved yet does not bump the epoch: the resolution
+will.
 
 The expression language is RE2/J's (Kafka compiles with `com.google.re2j.Pattern`); the spec
 reads a pattern with Python's parser and refuses what RE2 has no form for (look-arounds,
@@ -215,7 +217,9 @@ def on_regex_resolved(
     step: Step, state: ConsumerGroupsState, event: RegexResolutionCompleted
 ) -> ConsumerGroupsState:
     """handleRegularExpressionsResult: each expression still subscribed takes the topics it
-    matches; the group epoch is bumped if any expression's topics changed."""
+    matches; the group epoch is bumped if any expression's topics changed, or if the group's
+    metadata hash (what it subscribes to now) differs from the one its last epoch bump recorded:
+    an expression tombstoned since then no longer counts."""
     group = state.group(event.group_id)
     if group is None or group.regex_resolution is None:
         raise EventNotEnabledError(f"{event}: no resolution under way")
@@ -234,6 +238,8 @@ def on_regex_resolved(
         else:
             step.fire(CG_REGEX_RESOLVED_UNCHANGED)
         group = group.with_resolved_regex(ResolvedRegex(regex, topics, step.now_ms))
+    if group.computed_metadata_hash(step.config) != group.metadata_hash:
+        bump = True
     if bump:
-        group = replace(group, group_epoch=group.group_epoch + 1)
+        group = group.with_group_epoch(group.group_epoch + 1, step.config)
     return state.with_group(group)

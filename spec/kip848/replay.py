@@ -88,7 +88,7 @@ def _replay_one(groups: dict[str, ConsumerGroup], record: Record) -> Rule:
         return _tombstone(groups, group, key)
     group = group or ConsumerGroup(gid)
     if isinstance(key, GroupMetadataKey) and isinstance(value, GroupMetadataValue):
-        groups[gid] = replace(group, group_epoch=value.epoch)
+        groups[gid] = replace(group, group_epoch=value.epoch, metadata_hash=value.metadata_hash)
         return CG_REPLAY_GROUP_EPOCH
     if isinstance(key, MemberMetadataKey) and isinstance(value, MemberMetadataValue):
         member = group.member(key.member_id) or ConsumerGroupMember(key.member_id)

@@ -21,6 +21,7 @@ from groupspec.vocabulary.consumer_groups import ConsumerGroupState
 from groupspec.vocabulary.requests import JoinGroupProtocol, TopicPartition
 
 if TYPE_CHECKING:
+    from .config import ConsumerGroupConfig
     from .records import Record
 
 T = TypeVar("T")
@@ -153,6 +154,10 @@ class ConsumerGroup:
     # The regular expressions a resolution under way will resolve (Kafka's executor task for the
     # group), or None when none is: in memory only, a failover forgets it.
     regex_resolution: tuple[str, ...] | None = None
+    # The group's metadata hash as of its last epoch bump (Kafka 4.1.0+ `ModernGroup.metadataHash`,
+    # carried by the group's epoch record; 4.0.0 kept the subscription metadata itself): see
+    # `computed_metadata_hash`. handleRegularExpressionsResult bumps the epoch when it differs.
+    metadata_hash: tuple[tuple[str, int], ...] = ()
 
     # Reading
     @property
@@ -199,6 +204,19 @@ class ConsumerGroup:
         resolved = self.resolved_regex(member.subscribed_topic_regex)
         topics = resolved.topics if resolved is not None and member.subscribed_topic_regex else ()
         return member.subscribed_topic_names | frozenset(topics)
+
+    def computed_metadata_hash(self, config: ConsumerGroupConfig) -> tuple[tuple[str, int], ...]:
+        """ModernGroup.computeMetadataHash's stand-in: the topics the group subscribes to now that
+        exist, with their partition counts. Kafka hashes each such topic's id, name, partition
+        count and racks; this changes exactly when that hash does (up to hash collisions) in a
+        cluster whose racks do not change."""
+        names = {name for m in self.iter_members() for name in self.subscribed_topics_of(m)}
+        found = []
+        for name in sorted(names):
+            topic = config.topic_named(name)
+            if topic is not None:
+                found.append((name, topic.partitions))
+        return tuple(found)
 
     def owner_of(self, partition: TopicPartition) -> str | None:
         """Which member owns `partition` (assigned or pending revocation): Kafka's
@@ -247,6 +265,13 @@ class ConsumerGroup:
         """The group with `resolved` as its regular expression's resolution."""
         kept = [r for r in self.resolved_regexes if r.regex != resolved.regex]
         return replace(self, resolved_regexes=tuple(sorted([*kept, resolved])))
+
+    def with_group_epoch(self, epoch: int, config: ConsumerGroupConfig) -> ConsumerGroup:
+        """The group at group epoch `epoch`; a new epoch records the group's metadata hash as it
+        is now, as Kafka's group epoch record carries it (the same epoch keeps the hash)."""
+        if epoch == self.group_epoch:
+            return self
+        return replace(self, group_epoch=epoch, metadata_hash=self.computed_metadata_hash(config))
 
     def without_resolved_regex(self, regex: str) -> ConsumerGroup:
         """The group without `regex`'s resolution."""
