@@ -57,9 +57,9 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
+from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.group_state import STABLE
 from groupspec.vocabulary.requests import Received, RequestRef, TopicPartition
-from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.responses import JoinGroupResponse, Response, ResponseBody
 
 from .group_world import describe_request
