@@ -1,6 +1,7 @@
-"""The mixed world's optional steps (models/mixed_world.py, models/mixed_misbehaving.py): the
-misbehaving classic client, the classic consumer's close, and the parameters that switch them
-on (group.consumer.max.size, a static classic consumer). Each is off by default."""
+"""The mixed world's optional steps (models/mixed_world.py, models/mixed_misbehaving.py,
+models/mixed_second_member.py): the misbehaving classic client, the second classic client, the
+classic consumer's close, and the parameters that switch them on (group.consumer.max.size,
+group.max.size, a static classic consumer). Each is off by default."""
 
 from __future__ import annotations
 
