@@ -17,6 +17,7 @@ from groupspec.spec.kip848.config import (
 from groupspec.vocabulary.errors import InvalidConfigError
 
 from .mixed_faults import MIXED_FAULTS
+from .mixed_second_member import SECOND_KINDS
 from .parameters import check_ranges, documented
 
 MAX_TOPICS = 2
@@ -37,7 +38,9 @@ class MixedParameters:
     member of a classic consumer that closed (`classic_closes`). Off by default:
     `consumer_max_size` (group.consumer.max.size), `classic_static` (the classic consumer's own
     instance id), `classic_closes` and `close_when_idle`, and `misbehaving_client` (refused
-    classic requests to the consumer group, models/mixed_misbehaving.py).
+    classic requests to the consumer group, models/mixed_misbehaving.py), `second_classic` (a
+    second classic client that joins once and stops, models/mixed_second_member.py) and
+    `classic_max_size` (group.max.size).
     """
 
     partitions: tuple[int, ...] = documented(
@@ -106,6 +109,26 @@ class MixedParameters:
         "a client sending the consumer group classic requests no Kafka consumer sends "
         "(models/mixed_misbehaving.py): each refused, changing nothing",
     )
+    second_classic: str = documented(
+        "",
+        "a second classic client that joins once (JoinGroup, then again with the member id it "
+        "was given) and then stops: a classic consumer ('consumer') or a Kafka Connect worker "
+        "('connect'), models/mixed_second_member.py (empty: none)",
+        choices=("", *SECOND_KINDS),
+    )
+    second_joins_classic: bool = documented(
+        False,
+        "the second classic client sends only while the group is a classic group with members "
+        "(a second instance of an application already running, before any upgrade): a smaller "
+        "world, where no consumer group holds a third member",
+    )
+    classic_max_size: int = documented(
+        0,
+        "group.max.size, the most members a classic group holds, which also bounds a downgrade "
+        "(0: Kafka's default, no limit the world reaches)",
+        minimum=0,
+        maximum=2,
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -142,7 +165,9 @@ class MixedParameters:
         return config
 
     def classic_coordinator_config(self) -> CoordinatorConfig:
-        """The classic settings: Kafka's defaults."""
+        """The classic settings: Kafka's defaults, but group.max.size with `classic_max_size`."""
+        if self.classic_max_size:
+            return CoordinatorConfig(group_max_size=self.classic_max_size)
         return CoordinatorConfig()
 
     @property

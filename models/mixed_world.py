@@ -19,7 +19,8 @@ replaces the consumer-protocol static member, downgrading the group (KAFKA-19546
 Optional steps (parameters off by default): the classic consumer's close while a classic member
 of the consumer group (`classic_closes`; its member's timers may then fire), and a misbehaving
 client's refused classic requests to the consumer group (`misbehaving_client`,
-models/mixed_misbehaving.py).
+models/mixed_misbehaving.py), and a second classic client, a classic consumer or a Connect
+worker, that joins once and stops (`second_classic`, models/mixed_second_member.py).
 
 Properties: the mixed invariants of spec/kip848/mixed_invariants.py on the coordinator's state
 (a group id of one kind; single ownership in classic groups, and every consumer-protocol
@@ -56,15 +57,17 @@ from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
+from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.group_state import STABLE
 from groupspec.vocabulary.requests import Received, RequestRef, TopicPartition
-from groupspec.vocabulary.responses import Response, ResponseBody
+from groupspec.vocabulary.responses import JoinGroupResponse, Response, ResponseBody
 
 from .group_world import describe_request
 from .kip848_world import has_left_statically
 from .mixed_faults import NO_MIXED_FAULT, FaultyMixedCoordinator, mixed_fault
 from .mixed_misbehaving import as_event, misbehaving_classic_requests
 from .mixed_params import MixedParameters
+from .mixed_second_member import SECOND_CONNECTION, second_join
 from .world_state import canonical_repr, part_digest, text_digest
 
 GROUP_ID = "g"
@@ -86,6 +89,8 @@ class MixedWorldState:
     leaves: int = 0
     subscribes: int = 1
     closes: int = 0
+    second_joins: int = 0
+    second_member: str = ""
 
     def canonical_bytes(self) -> bytes:
         """A canonical encoding (frozensets written sorted, `canonical_repr`): each part's
@@ -103,6 +108,11 @@ class MixedWorldState:
                 # The classic consumer's close budget, only when it has one (so that the states
                 # of worlds without it keep their encoding).
                 text_digest(canonical_repr(self.closes)) if self.closes else b"",
+                # The second classic client's budget and member id, likewise only when it has
+                # something left to send.
+                text_digest(canonical_repr((self.second_joins, self.second_member)))
+                if self.second_joins
+                else b"",
             )
         )
 
@@ -166,6 +176,7 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 leaves=self.parameters.leaves,
                 subscribes=1 + self.parameters.rejoins,
                 closes=self.parameters.classic_closes,
+                second_joins=2 if self.parameters.second_classic else 0,
             )
         ]
 
@@ -187,6 +198,8 @@ class MixedWorld(PlainModel[MixedWorldState]):
         steps += self._timer_steps(state)
         if self.parameters.misbehaving_client:
             steps += self._misbehaving_steps(state)
+        if state.second_joins and self._second_may_join(state):
+            steps += self._second_steps(state)
         return steps
 
     # -- the classic consumer ------------------------------------------------------------------
@@ -332,6 +345,37 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 found.append(Transition(label, "misbehaving", after, outcome.rules, findings))
         return found
 
+    def _second_may_join(self, state: MixedWorldState) -> bool:
+        """Whether the second classic client may send now: any time, or with
+        `second_joins_classic` only while the group is a classic group with members."""
+        if not self.parameters.second_joins_classic:
+            return True
+        group = state.coordinator.classic.group(GROUP_ID)
+        return group is not None and bool(group.members)
+
+    def _second_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
+        """The second classic client's next JoinGroup (models/mixed_second_member.py), handled
+        in one step: its first, naming no member id, learns the id from MEMBER_ID_REQUIRED (or
+        ends the client's joins when refused); its second names that id and is its last."""
+        request = second_join(
+            self.parameters.second_classic, GROUP_ID, self.parameters.topics, state.second_member
+        )
+        event = Received(RequestRef(SECOND_CONNECTION, 1), request)
+        found = []
+        for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
+            learned = "" if state.second_member else _member_id_required(outcome)
+            after = replace(
+                state,
+                coordinator=outcome.state,
+                classic_responses=(*state.classic_responses, *_classic_answers(outcome)),
+                second_joins=1 if learned else 0,
+                second_member=learned,
+            )
+            findings = self._conversion_findings(state.coordinator, outcome.state)
+            label = f"second classic client sends {describe_request(request)}"
+            found.append(Transition(label, "second_join", after, outcome.rules, findings))
+        return found
+
     def _timer_steps(self, state: MixedWorldState) -> list[Transition[MixedWorldState]]:
         coordinator = state.coordinator
         events: list[Any] = [event for event, _ in armed_timers(coordinator.consumer)]
@@ -442,6 +486,19 @@ def _classic_answers(outcome: MixedOutcome) -> tuple[tuple[int, ResponseBody], .
         for reply in outcome.responses
         if isinstance(reply, Response) and reply.ref.connection == CLASSIC
     )
+
+
+def _member_id_required(outcome: MixedOutcome) -> str:
+    """The member id a MEMBER_ID_REQUIRED answer to the second classic client hands it, or ""."""
+    for reply in outcome.responses:
+        body = reply.body
+        if (
+            reply.ref.connection == SECOND_CONNECTION
+            and isinstance(body, JoinGroupResponse)
+            and body.error_code is ErrorCode.MEMBER_ID_REQUIRED
+        ):
+            return body.member_id
+    return ""
 
 
 def _on_coordinator(check: Any) -> Any:
@@ -579,4 +636,5 @@ def world_actions() -> Sequence[str]:
         "timer",
         "classic_close",
         "misbehaving",
+        "second_join",
     )

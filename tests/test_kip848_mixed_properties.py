@@ -47,6 +47,11 @@ PRESET_RULES = {
         "cg_classic.static_member_replaced",
         "cg_convert.downgrade_on_replacement_rebalance",
     },
+    # The second classic client's presets: the three upgrades a second member refuses or
+    # interrupts (docs/coverage.md).
+    "kip848-mixed-second-1": {"cg_convert.upgrade_too_large"},
+    "kip848-mixed-connect-1": {"cg_convert.upgrade_not_consumer_protocol"},
+    "kip848-mixed-parked-1": {"cg_convert.upgrade_parked_answered"},
 }
 
 
@@ -251,3 +256,23 @@ def test_the_mixed_world_finds_the_double_ownership_after_a_second_upgrade():
     assert (result.verdict, result.failed) == ("fail", ("NoRunAgainstOwner",))
     (problem,) = result.search.problems
     assert (len(problem.path) - 1, result.search.distinct_states) == (24, 10_015)
+
+
+def test_a_second_classic_member_in_a_rolling_downgrade_meets_kafka_20641_first():
+    """The figures docs/coverage.md quotes for the replacement path of a downgrade refused by
+    group.max.size: the second classic consumer's join makes the closing KIP-848 consumer revoke,
+    and its -2 leave arrives in UNREVOKED_PARTITIONS (KAFKA-20641) after 13 steps."""
+    loaded = load_model(
+        "kip848-mixed-second-1",
+        {
+            "second_joins_classic": "false",
+            "consumer_max_size": "2",
+            "rolling_downgrade": "true",
+            "leaves": "1",
+            "classic_max_size": "1",
+        },
+    )
+    result = check(loaded.model)
+    assert (result.verdict, result.failed) == ("fail", ("ConsumerGroupInvariants",))
+    (problem,) = result.search.problems
+    assert len(problem.path) - 1 == 13

@@ -1,6 +1,7 @@
-"""The mixed world's optional steps (models/mixed_world.py, models/mixed_misbehaving.py): the
-misbehaving classic client, the classic consumer's close, and the parameters that switch them
-on (group.consumer.max.size, a static classic consumer). Each is off by default."""
+"""The mixed world's optional steps (models/mixed_world.py, models/mixed_misbehaving.py,
+models/mixed_second_member.py): the misbehaving classic client, the second classic client, the
+classic consumer's close, and the parameters that switch them on (group.consumer.max.size,
+group.max.size, a static classic consumer). Each is off by default."""
 
 from __future__ import annotations
 
@@ -157,3 +158,63 @@ def test_a_static_classic_consumer_has_its_own_instance_id():
 def test_a_static_classic_consumer_is_refused_in_a_rolling_downgrade():
     with pytest.raises(InvalidConfigError, match="classic_static and rolling_downgrade"):
         MixedParameters(classic_static=True, rolling_downgrade=True)
+
+
+def second_steps(parameters: MixedParameters, limit: int) -> list:
+    world = MixedWorld(parameters)
+    return [
+        (state, step)
+        for state, steps in explored(world, limit)
+        for step in steps
+        if step.action == "second_join"
+    ]
+
+
+def test_the_second_classic_client_is_off_by_default():
+    assert second_steps(MixedParameters(partitions=(1,), leaves=0), 300) == []
+
+
+def test_the_second_classic_client_joins_with_the_id_it_was_given_and_then_stops():
+    steps = second_steps(MixedParameters(partitions=(1,), leaves=0, second_classic="consumer"), 400)
+    firsts = [(s, t) for s, t in steps if not s.second_member]
+    seconds = [(s, t) for s, t in steps if s.second_member]
+    assert firsts and seconds
+    for _, step in firsts:
+        # Its first JoinGroup names no member id: it learns one (MEMBER_ID_REQUIRED) and has one
+        # join left, or, refused, sends nothing more.
+        learned = step.state.second_member
+        assert step.state.second_joins == (1 if learned else 0)
+        if learned:
+            assert learned.startswith("second-")
+    for state, step in seconds:
+        assert f"member={state.second_member}" in step.label
+        assert (step.state.second_joins, step.state.second_member) == (0, "")
+
+
+def test_a_connect_worker_joining_first_makes_a_group_no_kip848_join_upgrades():
+    steps = second_steps(MixedParameters(partitions=(1,), leaves=0, second_classic="connect"), 400)
+    protocol_types = {
+        group.protocol_type
+        for _, step in steps
+        if (group := step.state.coordinator.classic.group(GROUP_ID)) is not None and group.members
+    }
+    assert "connect" in protocol_types
+
+
+def test_the_second_client_joins_only_a_classic_group_with_members_when_told():
+    parameters = MixedParameters(
+        partitions=(1,), leaves=0, second_classic="consumer", second_joins_classic=True
+    )
+    steps = second_steps(parameters, 600)
+    assert steps
+    for state, _ in steps:
+        assert state.coordinator.consumer.group(GROUP_ID) is None
+        group = state.coordinator.classic.group(GROUP_ID)
+        assert group is not None and group.members
+
+
+def test_group_max_size_is_the_classic_coordinators():
+    assert (
+        MixedWorld(MixedParameters(classic_max_size=1)).coordinator.classic.config.group_max_size
+        == 1
+    )
