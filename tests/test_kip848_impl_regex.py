@@ -16,7 +16,7 @@ from groupspec.impl.kip848 import (
     RegexResolutionCompleted,
     Topic,
 )
-from groupspec.impl.kip848.records import MEMBER_METADATA, ConsumerGroupRecord
+from groupspec.impl.kip848.records import GROUP_EPOCH, MEMBER_METADATA, ConsumerGroupRecord
 from groupspec.impl.kip848.regex import REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeRequest,
@@ -153,3 +153,21 @@ def test_describe_echoes_the_members_expression():
     h.send(regex_join("a", "orders"))
     (described,) = h.send(ConsumerGroupDescribeRequest(("g",))).groups
     assert [m.subscribed_topic_regex for m in described.members] == ["orders"]
+
+
+def test_a_group_epoch_record_written_before_it_carried_the_metadata_hash_loads():
+    h = Harness()
+    joined = h.send(regex_join("a", "pay.*"))
+    h.coordinator.advance()
+    h.send(beat("a", joined.member_epoch))
+    before = h.coordinator.group("g")
+    assert before is not None and before.metadata_hash
+    old = [
+        ConsumerGroupRecord(r.group_id, r.key, r.value[0])
+        if r.key[0] == GROUP_EPOCH and r.value is not None
+        else r
+        for r in h.log
+    ]
+    after = Harness(old).coordinator.group("g")
+    assert after is not None and after.group_epoch == before.group_epoch
+    assert after.metadata_hash == ()

@@ -183,7 +183,9 @@ def replay(rt: Runtime, compacted: dict[str, dict[RecordKey, Any]]) -> None:
         epoch_value = keys.get((GROUP_EPOCH, group_id))
         if epoch_value is None:
             continue
-        epoch, metadata_hash = epoch_value
+        # A file written before the record carried the metadata hash holds a bare epoch: its
+        # hash is unknown, as a Kafka 4.0 record's is to 4.1+ (metadataHash 0).
+        epoch, metadata_hash = (epoch_value, ()) if isinstance(epoch_value, int) else epoch_value
         group = Group(group_id)
         group.group_epoch = int(epoch)
         group.metadata_hash = tuple((str(name), int(count)) for name, count in metadata_hash)
