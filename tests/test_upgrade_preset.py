@@ -29,13 +29,19 @@ def test_the_members_offer_different_protocol_lists_and_the_group_runs_range():
     assert not search(model).problems
 
 
+def _first_violation(unseen: str) -> tuple[str, str]:
+    """The property upgrade-2's check finds violated first, and its detail."""
+    result = search(load_model("upgrade-2", {}).model)
+    assert result.problems, unseen
+    problem = result.problems[0].problem
+    return problem.property_name, problem.detail
+
+
 def test_a_vote_among_protocols_some_member_lacks_is_caught(monkeypatch):
     monkeypatch.setattr(Group, "candidate_protocols", _every_protocol_offered)
-    result = search(load_model("upgrade-2", {}).model)
-    assert result.problems, "a generation ran a protocol one member does not support, unseen"
-    problem = result.problems[0].problem
-    assert problem.property_name == "Refinement"
-    assert "which not every member supports" in problem.detail
+    name, detail = _first_violation("a generation ran a protocol one member does not support")
+    assert name == "Refinement"
+    assert "which not every member supports" in detail
 
 
 def _first_assignors_best(assignors: tuple[Assignor, ...]) -> RebalanceProtocol:
@@ -45,8 +51,6 @@ def _first_assignors_best(assignors: tuple[Assignor, ...]) -> RebalanceProtocol:
 
 def test_a_consumer_following_only_its_first_assignors_protocol_is_caught(monkeypatch):
     monkeypatch.setattr(machine, "select_rebalance_protocol", _first_assignors_best)
-    result = search(load_model("upgrade-2", {}).model)
-    assert result.problems, "an upgraded member followed COOPERATIVE with range, unseen"
-    problem = result.problems[0].problem
-    assert problem.property_name == "NoConsumerInternalError"
-    assert "IllegalStateException on JoinGroup" in problem.detail
+    name, detail = _first_violation("an upgraded member followed COOPERATIVE with range")
+    assert name == "NoConsumerInternalError"
+    assert "IllegalStateException on JoinGroup" in detail
