@@ -53,6 +53,7 @@ from groupspec.spec.kip848.consumer.commits import Commit
 from groupspec.spec.kip848.consumer.librdkafka import RdKafkaConsumer
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
 from groupspec.spec.kip848.consumer.offset_fetches import OffsetFetch
+from groupspec.spec.kip848.profiles import MAX_HEARTBEAT_VERSION
 from groupspec.spec.kip848.events import (
     CoordinatorLoaded,
     CoordinatorLoadStarted,
@@ -634,7 +635,10 @@ class Kip848World(PlainModel[Kip848WorldState]):
         of MisbehavingRefused."""
         group = state.coordinator.group(GROUP_ID)
         found: list[Transition[Kip848WorldState]] = []
-        for what, request, error in misbehaving_requests(GROUP_ID, group, self.parameters.topics):
+        version = MAX_HEARTBEAT_VERSION[self.parameters.kafka_version]
+        for what, request, error in misbehaving_requests(
+            GROUP_ID, group, self.parameters.topics, version
+        ):
             event = RequestArrived(RequestRef(MISBEHAVING_CLIENT, 0), request)
             for outcome in self.coordinator.step(state.coordinator, event, now_ms=state.now_ms):
                 found.append(
