@@ -53,7 +53,6 @@ from groupspec.spec.kip848.consumer.commits import Commit
 from groupspec.spec.kip848.consumer.librdkafka import RdKafkaConsumer
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
 from groupspec.spec.kip848.consumer.offset_fetches import OffsetFetch
-from groupspec.spec.kip848.profiles import MAX_HEARTBEAT_VERSION
 from groupspec.spec.kip848.events import (
     CoordinatorLoaded,
     CoordinatorLoadStarted,
@@ -61,6 +60,7 @@ from groupspec.spec.kip848.events import (
 )
 from groupspec.spec.kip848.failover import as_served
 from groupspec.spec.kip848.offsets import commit_allowed
+from groupspec.spec.kip848.profiles import MAX_HEARTBEAT_VERSION
 from groupspec.spec.kip848.refinement import refinement_problems
 from groupspec.spec.kip848.state import CoordinatorPhase
 from groupspec.spec.kip848.timers import armed_timers
