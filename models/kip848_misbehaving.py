@@ -4,8 +4,11 @@ No Kafka consumer sends these requests, but a consumer-protocol coordinator meet
 heartbeat a hand-written client forgot to fill in (a join without a subscription), an
 application configured with a server assignor the broker does not offer (`group.remote.assignor`
 naming a custom assignor), an admin tool describing the empty group id, a client library that
-commits with OffsetCommit v8 (before the member epoch), and a member's commit to a group that the
-coordinator does not hold (one deleted under it, or not created yet), with v9 and with v8.
+commits with OffsetCommit v8 (before the member epoch), a member's commit to a group that the
+coordinator does not hold (one deleted under it, or not created yet), with v9 and with v8, and,
+against a coordinator that serves an older ConsumerGroupHeartbeat than the newest (Kafka 3.9
+knows v0 only), a join at the newest version from a client that ignored the broker's
+ApiVersions answer.
 GroupCoordinatorService and OffsetMetadataManager refuse each with an error of its own
 (docs/protocol.md §12.2, §12.11, §12.17), and the group must stay as it was.
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 from groupspec.spec.kip848.events import Kip848Request
 from groupspec.spec.kip848.state import ConsumerGroup
 from groupspec.vocabulary.consumer_groups import (
+    HIGHEST_HEARTBEAT_VERSION,
     JOIN_GROUP_MEMBER_EPOCH,
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
@@ -34,35 +38,48 @@ MISBEHAVING_CLIENT = "misbehaving"
 MISBEHAVING_MEMBER_ID = "misbehaving-member"
 # The member id of a consumer whose group the coordinator no longer holds.
 GONE_MEMBER_ID = "c1"
+# The first ConsumerGroupHeartbeat version where the client generates its member id.
+CLIENT_MEMBER_ID_VERSION = 1
 # The last OffsetCommit version before the generation id carries the member epoch (v9).
 OLD_COMMIT_VERSION = 8
 REBALANCE_TIMEOUT_MS = 300_000
 
 
 def misbehaving_requests(
-    group_id: str, group: ConsumerGroup | None, topics: tuple[str, ...]
+    group_id: str,
+    group: ConsumerGroup | None,
+    topics: tuple[str, ...],
+    heartbeat_version: int = HIGHEST_HEARTBEAT_VERSION,
 ) -> tuple[tuple[str, Kip848Request, ErrorCode], ...]:
-    """What the misbehaving client may send to `group_id` now, given the group as it is: each
-    request with a short name and the error the coordinator must refuse it with."""
+    """What the misbehaving client may send to `group_id` now, given the group as it is and the
+    newest ConsumerGroupHeartbeat version the coordinator serves: each request with a short
+    name and the error the coordinator must refuse it with."""
 
     def join(
-        subscription: tuple[str, ...] | None, assignor: str | None
+        subscription: tuple[str, ...] | None, assignor: str | None, version: int
     ) -> ConsumerGroupHeartbeatRequest:
+        # Before v1 the coordinator gives the member its id: the join names none.
+        member_id = MISBEHAVING_MEMBER_ID if version >= CLIENT_MEMBER_ID_VERSION else ""
         return ConsumerGroupHeartbeatRequest(
             group_id,
-            MISBEHAVING_MEMBER_ID,
+            member_id,
             JOIN_GROUP_MEMBER_EPOCH,
             rebalance_timeout_ms=REBALANCE_TIMEOUT_MS,
             subscribed_topic_names=subscription,
             server_assignor=assignor,
             topic_partitions=(),
+            api_version=version,
         )
 
     requests: list[tuple[str, Kip848Request, ErrorCode]] = [
-        ("join_without_subscription", join(None, None), ErrorCode.INVALID_REQUEST),
+        (
+            "join_without_subscription",
+            join(None, None, heartbeat_version),
+            ErrorCode.INVALID_REQUEST,
+        ),
         (
             "join_foreign_assignor",
-            join(topics, FOREIGN_ASSIGNOR),
+            join(topics, FOREIGN_ASSIGNOR, heartbeat_version),
             ErrorCode.UNSUPPORTED_ASSIGNOR,
         ),
         (
@@ -71,6 +88,15 @@ def misbehaving_requests(
             ErrorCode.INVALID_GROUP_ID,
         ),
     ]
+    if heartbeat_version < HIGHEST_HEARTBEAT_VERSION:
+        # A client that ignored ApiVersions joins at the newest version: a well-formed v1 join.
+        requests.append(
+            (
+                "join_unsupported_version",
+                join(topics, None, HIGHEST_HEARTBEAT_VERSION),
+                ErrorCode.UNSUPPORTED_VERSION,
+            )
+        )
     if group is None:
         # A member of a group the coordinator does not hold commits at the epoch it had.
         requests += [

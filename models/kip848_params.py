@@ -169,7 +169,8 @@ class Kip848Parameters:
         "a client that breaks the consumer protocol sends, at any moment, a request no Kafka "
         "consumer sends (a join without a subscription or with an assignor the broker lacks, a "
         "describe of the empty group id, an OffsetCommit v8, a commit to a group the coordinator "
-        "does not hold), each refused and changing nothing",
+        "does not hold; against Kafka 3.9 also a ConsumerGroupHeartbeat v1 join, ignoring "
+        "ApiVersions), each refused and changing nothing",
     )
     regex_subscriptions: bool = documented(
         False,

@@ -60,6 +60,7 @@ from groupspec.spec.kip848.events import (
 )
 from groupspec.spec.kip848.failover import as_served
 from groupspec.spec.kip848.offsets import commit_allowed
+from groupspec.spec.kip848.profiles import MAX_HEARTBEAT_VERSION
 from groupspec.spec.kip848.refinement import refinement_problems
 from groupspec.spec.kip848.state import CoordinatorPhase
 from groupspec.spec.kip848.timers import armed_timers
@@ -634,7 +635,10 @@ class Kip848World(PlainModel[Kip848WorldState]):
         of MisbehavingRefused."""
         group = state.coordinator.group(GROUP_ID)
         found: list[Transition[Kip848WorldState]] = []
-        for what, request, error in misbehaving_requests(GROUP_ID, group, self.parameters.topics):
+        version = MAX_HEARTBEAT_VERSION[self.parameters.kafka_version]
+        for what, request, error in misbehaving_requests(
+            GROUP_ID, group, self.parameters.topics, version
+        ):
             event = RequestArrived(RequestRef(MISBEHAVING_CLIENT, 0), request)
             for outcome in self.coordinator.step(state.coordinator, event, now_ms=state.now_ms):
                 found.append(

@@ -63,6 +63,9 @@ NO_VECTORS = {
     "coordinator at time 0, with no profile but the default",
     "kip848-interval-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
     "kip848-kafka39-leave-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
+    "kip848-kafka39-misbehaving-1": "OffsetCommit of the misbehaving client, as "
+    "kip848-misbehaving-1; and the Kafka 3.9 profile: the vector format steps the coordinator "
+    "with no profile but the default",
     "kip848-kafka39-disabled-2": "ListGroups and OffsetFetch of an admin client, as "
     "kip848-admin-1, against a broker without the consumer protocol",
 }

@@ -127,3 +127,24 @@ def test_a_commit_meets_the_group_the_admin_deleted():
     assert fired["misbehaving_commit_v8_to_unknown_group"] == (
         "cg_offset_commit.unknown_group_old_version",
     )
+
+
+def test_a_kafka_39_coordinator_refuses_the_v1_join_and_the_other_joins_are_v0():
+    world = Kip848World(replace(MISBEHAVING, kafka_version="3.9", coordinator_member_ids=True))
+    fired: dict[str, set[str]] = {}
+    for state in _reachable(world):
+        for step in world.transitions(state):
+            if isinstance(step, Cut) or step.action != "misbehaving":
+                continue
+            assert step.state == state and step.findings == (), step.label
+            fired.setdefault(step.label, set()).update(step.rules)
+    assert fired["misbehaving_join_unsupported_version"] == {"cg_heartbeat.unsupported_version"}
+    assert {label: fired[label] for label in RULES} == {
+        label: {rule} for label, rule in RULES.items()
+    }
+    requests = dict(
+        (what, request) for what, request, _ in misbehaving_requests("g", None, ("t0",), 0)
+    )
+    assert requests["join_unsupported_version"].api_version == 1
+    assert requests["join_without_subscription"].api_version == 0
+    assert requests["join_foreign_assignor"].member_id == ""
