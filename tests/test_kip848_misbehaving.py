@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from kip848_world_search import reachable_steps
 
 from groupspec.checker.check import check
 from groupspec.checker.model import Cut
 from groupspec.models.kip848_misbehaving import OLD_COMMIT_VERSION, misbehaving_requests
 from groupspec.models.kip848_params import Kip848Parameters
-from groupspec.models.kip848_world import Kip848World, Kip848WorldState
+from groupspec.models.kip848_world import Kip848World
 from groupspec.models.preset_models import load_model
 from groupspec.spec.kip848 import ConsumerGroupCoordinatorSpec
 from groupspec.vocabulary.consumer_groups import ConsumerGroupHeartbeatRequest
@@ -32,29 +33,21 @@ RULES = {
 }
 
 
-def _reachable(world: Kip848World) -> list[Kip848WorldState]:
-    seen = {state: None for state in world.initial_states()}
-    frontier = list(seen)
-    while frontier:
-        following = []
-        for state in frontier:
-            for step in world.transitions(state):
-                if not isinstance(step, Cut) and step.state not in seen:
-                    seen[step.state] = None
-                    following.append(step.state)
-        frontier = following
-    return list(seen)
+def _refused_misbehaving_steps(world: Kip848World) -> dict[str, set[str]]:
+    """The rules each misbehaving step fires in the world, once checked to be refused and to
+    change nothing."""
+    fired: dict[str, set[str]] = {}
+    for state, step in reachable_steps(world):
+        if step.action != "misbehaving":
+            continue
+        assert step.state == state and step.findings == (), step.label
+        fired.setdefault(step.label, set()).update(step.rules)
+    return fired
 
 
 def test_every_misbehaving_request_is_refused_and_changes_nothing():
     world = Kip848World(MISBEHAVING)
-    fired: dict[str, set[str]] = {}
-    for state in _reachable(world):
-        for step in world.transitions(state):
-            if isinstance(step, Cut) or step.action != "misbehaving":
-                continue
-            assert step.state == state and step.findings == (), step.label
-            fired.setdefault(step.label, set()).update(step.rules)
+    fired = _refused_misbehaving_steps(world)
     assert set(fired) == set(RULES)
     for label, rule in RULES.items():
         assert fired[label] == {rule}, label
@@ -115,7 +108,7 @@ def test_a_commit_meets_the_group_the_admin_deleted():
     assert isinstance(world, Kip848World)
     deleted = next(
         state
-        for state in _reachable(world)
+        for state, _ in reachable_steps(world)
         if state.deletes == 0 and state.coordinator.group("g") is None
     )
     fired = {
@@ -131,13 +124,7 @@ def test_a_commit_meets_the_group_the_admin_deleted():
 
 def test_a_kafka_39_coordinator_refuses_the_v1_join_and_the_other_joins_are_v0():
     world = Kip848World(replace(MISBEHAVING, kafka_version="3.9", coordinator_member_ids=True))
-    fired: dict[str, set[str]] = {}
-    for state in _reachable(world):
-        for step in world.transitions(state):
-            if isinstance(step, Cut) or step.action != "misbehaving":
-                continue
-            assert step.state == state and step.findings == (), step.label
-            fired.setdefault(step.label, set()).update(step.rules)
+    fired = _refused_misbehaving_steps(world)
     assert fired["misbehaving_join_unsupported_version"] == {"cg_heartbeat.unsupported_version"}
     assert {label: fired[label] for label in RULES} == {
         label: {rule} for label, rule in RULES.items()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from kip848_world_search import reachable_steps
 
 from groupspec.checker.check import check
 from groupspec.checker.model import Cut, Transition
@@ -35,21 +36,7 @@ INTERVAL = Kip848Parameters(
 
 def _reachable(world: Kip848World) -> list[tuple[Kip848WorldState, Transition[Kip848WorldState]]]:
     """Every step of every reachable state, breadth first: (before, step)."""
-    seen: set[Kip848WorldState] = set()
-    frontier = list(world.initial_states())
-    found = []
-    while frontier:
-        following = []
-        for state in frontier:
-            for step in world.transitions(state):
-                if isinstance(step, Cut):
-                    continue
-                found.append((state, step))
-                if step.state not in seen:
-                    seen.add(step.state)
-                    following.append(step.state)
-        frontier = following
-    return found
+    return list(reachable_steps(world))
 
 
 def _first(world: Kip848World, label: str) -> tuple[Kip848WorldState, Transition[Kip848WorldState]]:
