@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from groupspec.spec.config import INT32_MAX
 from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
 from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_3, KIP848_PROFILES
+from groupspec.spec.kip848.proposed_fixes import PROPOSED_FIXES
 
 from .kip848_clock import ASSIGNMENT_INTERVAL_MS
 from .kip848_faults import KIP848_FAULTS
@@ -214,6 +215,12 @@ class Kip848Parameters:
         "group.consumer.assignment.interval.ms of 1 s and a clock: a step lets the interval since "
         "the last target computation elapse (else the world has no clock and the interval is 0)",
     )
+    proposed_fix: str = documented(
+        "",
+        "a fix proposed to Kafka and in no release, applied to the coordinator "
+        "(spec/kip848/proposed_fixes.py; empty: the coordinator as released)",
+        choices=("", *PROPOSED_FIXES),
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -234,6 +241,7 @@ class Kip848Parameters:
             assignment_interval_ms=ASSIGNMENT_INTERVAL_MS if self.assignment_interval else 0,
             kafka_version=self.kafka_version,
             consumer_protocol_enabled=not self.consumer_protocol_disabled,
+            proposed_fixes=(self.proposed_fix,) if self.proposed_fix else (),
             topics=tuple(
                 TopicMetadata(name, f"{name}-id", count)
                 for name, count in zip(self.topics, self.partitions, strict=True)

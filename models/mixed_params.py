@@ -14,6 +14,7 @@ from groupspec.spec.kip848.config import (
     ConsumerGroupConfig,
     TopicMetadata,
 )
+from groupspec.spec.kip848.proposed_fixes import PROPOSED_FIXES
 from groupspec.vocabulary.errors import InvalidConfigError
 
 from .mixed_faults import MIXED_FAULTS
@@ -129,6 +130,12 @@ class MixedParameters:
         minimum=0,
         maximum=2,
     )
+    proposed_fix: str = documented(
+        "",
+        "a fix proposed to Kafka and in no release, applied to the coordinator "
+        "(spec/kip848/proposed_fixes.py; empty: the coordinator as released)",
+        choices=("", *PROPOSED_FIXES),
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -159,6 +166,7 @@ class MixedParameters:
                 for name, count in zip(self.topics, self.partitions, strict=True)
             ),
             migration_policy=self.migration_policy,
+            proposed_fixes=(self.proposed_fix,) if self.proposed_fix else (),
         )
         if self.consumer_max_size:
             config = replace(config, max_size=self.consumer_max_size)

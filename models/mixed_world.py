@@ -59,7 +59,7 @@ from groupspec.vocabulary.consumer_groups import (
 )
 from groupspec.vocabulary.errors import ErrorCode
 from groupspec.vocabulary.group_state import STABLE
-from groupspec.vocabulary.requests import Received, RequestRef, TopicPartition
+from groupspec.vocabulary.requests import LeaveGroupRequest, Received, RequestRef, TopicPartition
 from groupspec.vocabulary.responses import JoinGroupResponse, Response, ResponseBody
 
 from .group_world import describe_request
@@ -326,7 +326,7 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 classic_responses=(*state.classic_responses, *classic_answers),
                 responses=(*state.responses, *answers),
             )
-            findings = self._conversion_findings(state.coordinator, outcome.state)
+            findings = self._conversion_findings(state.coordinator, outcome.state, event)
             found.append(Transition(f"{action}({who})", action, after, outcome.rules, findings))
         return found
 
@@ -338,9 +338,10 @@ class MixedWorld(PlainModel[MixedWorldState]):
             state.coordinator, GROUP_ID, self.parameters.topics[0]
         )
         for request in requests:
-            for outcome in self.coordinator.step(state.coordinator, as_event(request), now_ms=0):
+            event = as_event(request)
+            for outcome in self.coordinator.step(state.coordinator, event, now_ms=0):
                 after = replace(state, coordinator=outcome.state)
-                findings = self._conversion_findings(state.coordinator, outcome.state)
+                findings = self._conversion_findings(state.coordinator, outcome.state, event)
                 label = f"misbehaving client sends {describe_request(request)}"
                 found.append(Transition(label, "misbehaving", after, outcome.rules, findings))
         return found
@@ -371,7 +372,7 @@ class MixedWorld(PlainModel[MixedWorldState]):
                 second_joins=1 if learned else 0,
                 second_member=learned,
             )
-            findings = self._conversion_findings(state.coordinator, outcome.state)
+            findings = self._conversion_findings(state.coordinator, outcome.state, event)
             label = f"second classic client sends {describe_request(request)}"
             found.append(Transition(label, "second_join", after, outcome.rules, findings))
         return found
@@ -401,19 +402,21 @@ class MixedWorld(PlainModel[MixedWorldState]):
                     classic_responses=(*state.classic_responses, *_classic_answers(outcome)),
                 )
                 label = f"timer {type(event).__name__}"
-                findings = self._conversion_findings(coordinator, outcome.state)
+                findings = self._conversion_findings(coordinator, outcome.state, event)
                 found.append(Transition(label, "timer", after, outcome.rules, findings))
         return found
 
     def _conversion_findings(
-        self, before: MixedState, after: MixedState
+        self, before: MixedState, after: MixedState, event: object
     ) -> tuple[tuple[str, str], ...]:
-        """ConversionPreserves' findings on a coordinator step (none when not declared)."""
+        """ConversionPreserves' findings on a coordinator step of input `event` (none when not
+        declared)."""
         if not any(p.name == "ConversionPreserves" for p in self.properties):
             return ()
+        fenced = members_named(event)
         return tuple(
             ("ConversionPreserves", problem)
-            for problem in conversion_violations(before, after, GROUP_ID)
+            for problem in conversion_violations(before, after, GROUP_ID, fenced)
         )
 
     def _held(self, state: MixedWorldState) -> set[str]:
@@ -638,3 +641,17 @@ def world_actions() -> Sequence[str]:
         "misbehaving",
         "second_join",
     )
+
+
+def members_named(event: object) -> frozenset[str]:
+    """The member ids a coordinator input names, which its step may fence: the member whose
+    timer fired, a ConsumerGroupHeartbeat's member (a leave), a LeaveGroup's members."""
+    member_id = getattr(event, "member_id", None)
+    if isinstance(member_id, str):
+        return frozenset({member_id})
+    request = getattr(event, "request", None)
+    if isinstance(request, ConsumerGroupHeartbeatRequest):
+        return frozenset({request.member_id})
+    if isinstance(request, LeaveGroupRequest):
+        return frozenset(member.member_id for member in request.members)
+    return frozenset()

@@ -13,8 +13,16 @@ from __future__ import annotations
 import pytest
 from kip848_helpers import beat, first, join, only, send, tps
 
-from groupspec.spec.kip848 import ConsumerGroupsState, MemberState
+from groupspec.spec.kip848 import (
+    ConsumerGroupConfig,
+    ConsumerGroupCoordinatorSpec,
+    ConsumerGroupsState,
+    MemberState,
+    RebalanceTimeoutExpired,
+)
 from groupspec.spec.kip848.invariants import check_state
+from groupspec.spec.kip848.proposed_fixes import KAFKA_20641
+from groupspec.vocabulary.errors import InvalidConfigError
 
 
 def _static_member_revoking() -> ConsumerGroupsState:
@@ -37,3 +45,27 @@ def test_the_static_member_is_revoking_before_it_leaves():
 def test_a_static_member_leaving_while_revoking_keeps_the_invariant():
     left = only(send(_static_member_revoking(), beat("s", -2, instance_id="i1"))).state
     assert check_state(left) == []
+
+
+# KAFKA-20641's proposed fix (apache/kafka#22473, open), applied by `proposed_fixes`.
+FIXED = ConsumerGroupCoordinatorSpec(
+    ConsumerGroupConfig(assignment_interval_ms=0, proposed_fixes=(KAFKA_20641,))
+)
+
+
+def test_the_proposed_fix_keeps_the_invariant_and_leaves_a_stale_rebalance_timeout():
+    left = only(send(_static_member_revoking(), beat("s", -2, instance_id="i1"), spec=FIXED))
+    assert check_state(left.state) == []
+    (group,) = left.state.iter_groups()
+    assert group.member("s").state is MemberState.STABLE
+    # The leave does not cancel the revocation's timer; when it fires, the member's epoch is -2
+    # and the timer is ignored instead of fencing the member that is away.
+    fired = only(send(left.state, RebalanceTimeoutExpired("g", "s"), now_ms=300_000))
+    assert "cg_timer.rebalance_timeout_stale" in fired.rules
+    (after,) = fired.state.iter_groups()
+    assert after.member("s") is not None and check_state(fired.state) == []
+
+
+def test_an_unknown_proposed_fix_is_refused():
+    with pytest.raises(InvalidConfigError, match="proposed_fixes"):
+        ConsumerGroupConfig(proposed_fixes=("KAFKA-1",))

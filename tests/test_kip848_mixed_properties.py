@@ -31,12 +31,14 @@ import groupspec.spec.kip848.classic_members as classic_members_module
 import groupspec.spec.kip848.conversion as conversion_module
 from groupspec.checker.check import check
 from groupspec.models.mixed_params import MixedParameters
-from groupspec.models.mixed_world import MixedWorld
+from groupspec.models.mixed_world import MixedWorld, members_named
 from groupspec.models.preset_models import load_model
+from groupspec.spec.kip848 import RequestArrived
 from groupspec.spec.kip848.mixed_invariants import check_mixed_state, conversion_violations
 from groupspec.spec.kip848.mixed_state import GroupKind, MixedState
 from groupspec.spec.kip848.state import NO_PARTITIONS, MemberState
 from groupspec.vocabulary.errors import ErrorCode
+from groupspec.vocabulary.requests import RequestRef
 
 # Each mixed preset with the rules it must reach: kip848-mixed-2 both conversions; the rolling
 # downgrade the classic restart replacing the consumer-protocol static member, and the new
@@ -52,6 +54,13 @@ PRESET_RULES = {
     "kip848-mixed-second-1": {"cg_convert.upgrade_too_large"},
     "kip848-mixed-connect-1": {"cg_convert.upgrade_not_consumer_protocol"},
     "kip848-mixed-parked-1": {"cg_convert.upgrade_parked_answered"},
+    # KAFKA-20641's proposed fix: the static leave while revoking, its stale rebalance timeout,
+    # and the replacement that cannot downgrade two classic members into group.max.size 1.
+    "kip848-downgrade-fix-1": {
+        "cg_heartbeat.static_member_left_revoking",
+        "cg_timer.rebalance_timeout_stale",
+        "cg_convert.downgrade_too_large",
+    },
 }
 
 
@@ -183,6 +192,40 @@ def test_conversion_preserves_catches_the_same_forgetful_upgrade(monkeypatch):
     assert conversion_violations(before, outcome.state, "g") != []
 
 
+def test_conversion_preserves_catches_a_downgrade_that_drops_a_member_nobody_fenced(monkeypatch):
+    original = conversion_module.downgrade
+
+    def lossy(step, group, remaining):  # type: ignore[no-untyped-def]
+        return original(step, group, remaining[:1])
+
+    monkeypatch.setattr(conversion_module, "downgrade", lossy)
+    state, _ = classic_members_joined(2)
+    before = send(state, cg_join("cg1"), 9_000)[0].state
+    request = leave("cg1")
+    outcome = send(before, request, 10_000)[0]
+    assert outcome.state.kind_of("g") is GroupKind.CLASSIC
+    fenced = members_named(RequestArrived(RequestRef("client", 0), request))
+    assert fenced == {"cg1"}
+    (problem,) = conversion_violations(before, outcome.state, "g", fenced)
+    assert problem.startswith("downgrade kept members")
+
+
+def test_a_downgrade_may_leave_out_only_the_members_its_step_fenced():
+    # consumerGroupFenceMembers converts the group without the members it fences (a classic
+    # member's expired session with only classic members left, as in kip848-downgrade-fix-1):
+    # the members the step's input names may be missing from the classic group, no other.
+    state, ids = classic_members_joined(2)
+    before = send(state, cg_join("cg1"), 9_000)[0].state
+    after = send(before, leave("cg1"), 10_000)[0].state
+    assert conversion_violations(before, after, "g", frozenset({"cg1"})) == []
+    (group,) = after.classic.groups
+    without_first = replace(after.classic, groups=(replace(group, members=group.members[1:]),))
+    dropped = replace(after, classic=without_first)
+    assert group.members[0].member_id == ids[0]
+    assert conversion_violations(before, dropped, "g", frozenset({"cg1", ids[0]})) == []
+    assert conversion_violations(before, dropped, "g", frozenset({"cg1"})) != []
+
+
 def test_classic_single_owner_catches_a_downgrade_that_hands_out_every_target(monkeypatch):
     original = conversion_module.downgrade
 
@@ -275,4 +318,16 @@ def test_a_second_classic_member_in_a_rolling_downgrade_meets_kafka_20641_first(
     result = check(loaded.model)
     assert (result.verdict, result.failed) == ("fail", ("ConsumerGroupInvariants",))
     (problem,) = result.search.problems
+    assert len(problem.path) - 1 == 13
+
+
+def test_the_proposed_fix_preset_without_the_fix_meets_kafka_20641_in_thirteen_steps():
+    """docs/kip-848.md, "Proposed fixes": the world kip848-downgrade-fix-1 explores, against
+    Kafka as released, breaks UnrevokedHasRevocations in 13 steps; with the fix it passes (the
+    preset's own test above)."""
+    loaded = load_model("kip848-downgrade-fix-1", {"proposed_fix": ""})
+    result = check(loaded.model)
+    assert (result.verdict, result.failed) == ("fail", ("ConsumerGroupInvariants",))
+    (problem,) = result.search.problems
+    assert "UnrevokedHasRevocations" in problem.problem.detail
     assert len(problem.path) - 1 == 13

@@ -30,6 +30,7 @@ from groupspec.spec.kip848.events import (
 from groupspec.spec.kip848.failover import with_records
 from groupspec.spec.kip848.invariants import check_state
 from groupspec.spec.kip848.mixed_rules import MIXED_RULES
+from groupspec.spec.kip848.proposed_fixes import KAFKA_20641
 from groupspec.spec.kip848.records import (
     GroupMetadataKey,
     MemberMetadataKey,
@@ -204,6 +205,26 @@ def static_member_temporarily_left() -> Outcome:
     outcome = only(send(static_member(), beat("s", -2, instance_id="i1")))
     member = group_of(outcome).member("s")
     assert member.member_epoch == -2 and member.assigned == tps(*ALL)
+    return outcome
+
+
+# The coordinator with KAFKA-20641's proposed fix (apache/kafka#22473).
+FIXED_20641 = ConsumerGroupCoordinatorSpec(
+    ConsumerGroupConfig(assignment_interval_ms=0, proposed_fixes=(KAFKA_20641,))
+)
+
+
+def static_member_left_revoking() -> Outcome:
+    state = first(send(static_member(), join("b")), s=tps("t0-0", "t1-0"), b=tps("t0-1")).state
+    state = only(send(state, beat("s", 2, *ALL, instance_id="i1"))).state
+    (revoking,) = state.iter_groups()
+    assert revoking.member("s").state is MemberState.UNREVOKED_PARTITIONS
+    outcome = only(send(state, beat("s", -2, instance_id="i1"), spec=FIXED_20641))
+    member = group_of(outcome).member("s")
+    assert (member.member_epoch, member.state) == (-2, MemberState.STABLE)
+    assert member.pending_revocation == frozenset()
+    # The rebalance timeout armed for the revocation stays: it will fire stale.
+    assert dict(group_of(outcome).rebalance_deadlines)["s"][0] == 2
     return outcome
 
 
@@ -564,6 +585,7 @@ SCENARIOS: dict[str, Callable[[], Outcome]] = {
     "cg_heartbeat.fenced_instance_id": fenced_instance_id,
     "cg_heartbeat.member_left": member_left,
     "cg_heartbeat.static_member_temporarily_left": static_member_temporarily_left,
+    "cg_heartbeat.static_member_left_revoking": static_member_left_revoking,
     "cg_heartbeat.member_fenced": member_fenced,
     "cg_heartbeat.last_member_fenced": last_member_fenced,
     "cg_heartbeat.subscription_changed": subscription_changed,

@@ -10,6 +10,7 @@ from groupspec.vocabulary.errors import InvalidConfigError
 
 from ..config import INT32_MAX
 from .profiles import KAFKA_4_3, KIP848_PROFILES
+from .proposed_fixes import PROPOSED_FIXES
 
 UNIFORM_ASSIGNOR = "uniform"
 RANGE_ASSIGNOR = "range"
@@ -54,6 +55,9 @@ class ConsumerGroupConfig:
     # group.consumer.regex.refresh.interval.ms: how old a group's regular-expression resolution
     # may grow before a heartbeat starts a new one (Kafka's default, 10 minutes).
     regex_refresh_interval_ms: int = 600_000
+    # Fixes proposed to Kafka and in no release, applied on top of the profile
+    # (spec/kip848/proposed_fixes.py); none by default: the coordinator as released.
+    proposed_fixes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kafka_version not in KIP848_PROFILES:
@@ -87,6 +91,11 @@ class ConsumerGroupConfig:
         for topic in self.topics:
             if topic.partitions <= 0:
                 raise InvalidConfigError(f"topic {topic.name} must have partitions, got {topic}")
+        unknown = [fix for fix in self.proposed_fixes if fix not in PROPOSED_FIXES]
+        if unknown:
+            raise InvalidConfigError(
+                f"proposed_fixes must be among {list(PROPOSED_FIXES)}, got {unknown}"
+            )
         if self.migration_policy not in MIGRATION_POLICIES:
             raise InvalidConfigError(
                 f"migration_policy must be one of {list(MIGRATION_POLICIES)}, "

@@ -31,6 +31,7 @@ from .assignors import candidate_targets, subscribed_partitions
 from .config import ConsumerGroupConfig
 from .fencing import fence_member
 from .profiles import MAX_HEARTBEAT_VERSION, has_assignment_epochs, has_assignment_interval
+from .proposed_fixes import KAFKA_20641
 from .reconciliation import MemberFencedError, Owned, OwnedTopic, reconcile, within
 from .regex import InvalidRegex, RegexUpdate, update_regexes
 from .rules import (
@@ -51,6 +52,7 @@ from .rules import (
     CG_HEARTBEAT_RESPONSE_WITH_ASSIGNMENT,
     CG_HEARTBEAT_RESPONSE_WITHOUT_ASSIGNMENT,
     CG_HEARTBEAT_SESSION_TIMEOUT_ARMED,
+    CG_HEARTBEAT_STATIC_MEMBER_LEFT_REVOKING,
     CG_HEARTBEAT_STATIC_MEMBER_REPLACED,
     CG_HEARTBEAT_STATIC_MEMBER_TEMPORARILY_LEFT,
     CG_HEARTBEAT_SUBSCRIPTION_CHANGED,
@@ -480,9 +482,18 @@ def _leave(
             step.fire(CG_HEARTBEAT_STATIC_MEMBER_TEMPORARILY_LEFT)
             # Kafka keeps the member's state (KAFKA-20641): one in UnrevokedPartitions stays
             # there with nothing pending, which the invariant UnrevokedHasRevocations reports.
+            # Its proposed fix makes it Stable; the rebalance timeout stays armed either way.
+            state_after = member.state
+            if (
+                KAFKA_20641 in step.config.proposed_fixes
+                and member.state is MemberState.UNREVOKED_PARTITIONS
+            ):
+                step.fire(CG_HEARTBEAT_STATIC_MEMBER_LEFT_REVOKING)
+                state_after = MemberState.STABLE
             away = replace(
                 member,
                 member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                state=state_after,
                 pending_revocation=NO_PARTITIONS,
                 assignment_epochs=tuple(
                     entry for entry in member.assignment_epochs if entry[0] in member.assigned

@@ -73,13 +73,19 @@ def check_mixed_state(state: MixedState) -> list[tuple[str, str]]:
     return [(inv.name, problem) for inv in MIXED_INVARIANTS for problem in inv.check(state)]
 
 
-def conversion_violations(before: MixedState, after: MixedState, group_id: str) -> list[str]:
+def conversion_violations(
+    before: MixedState,
+    after: MixedState,
+    group_id: str,
+    fenced: frozenset[str] = frozenset(),
+) -> list[str]:
     """What a step from `before` to `after` broke of the conversion contract for `group_id`:
     an upgrade keeps each classic member (id, instance id) at its generation as its epoch with its
     stored assignment; a downgrade keeps each remaining classic member with the generation = the
     group epoch and its target as its assignment (a static classic member replacing the last
-    consumer-protocol member takes the replaced member's place and target). Other steps are not
-    judged here."""
+    consumer-protocol member takes the replaced member's place and target). `fenced` names the
+    members the step's input may remove (the member whose timer fired, a leave's members): a
+    downgrade that fences them keeps the others only. Other steps are not judged here."""
     was, now = before.kind_of(group_id), after.kind_of(group_id)
     if was is GroupKind.CLASSIC and now is GroupKind.CONSUMER:
         old = before.classic.group(group_id)
@@ -91,7 +97,9 @@ def conversion_violations(before: MixedState, after: MixedState, group_id: str) 
         new_group = after.classic.group(group_id)
         assert old_group is not None and new_group is not None
         # An Empty consumer group replaced by a classic join is no downgrade.
-        return _downgrade_violations(old_group, new_group) if old_group.members_by_id else []
+        if not old_group.members_by_id:
+            return []
+        return _downgrade_violations(old_group, new_group, fenced)
     return []
 
 
@@ -123,7 +131,7 @@ def _upgrade_violations(old: Group, new: ConsumerGroup) -> list[str]:
     return problems
 
 
-def _downgrade_violations(old: ConsumerGroup, new: Group) -> list[str]:
+def _downgrade_violations(old: ConsumerGroup, new: Group, fenced: frozenset[str]) -> list[str]:
     problems = []
     if new.generation_id != old.group_epoch:
         problems.append(
@@ -142,6 +150,8 @@ def _downgrade_violations(old: ConsumerGroup, new: Group) -> list[str]:
         for m in old.iter_members()
         if m.uses_classic_protocol and m.member_id not in replaced.values()
     } | set(replaced)
+    # consumerGroupFenceMembers converts the group without the members it fences.
+    classic_members -= fenced - {m.member_id for m in new.members}
     kept = {m.member_id for m in new.members}
     if kept != classic_members:
         problems.append(

@@ -123,6 +123,11 @@ CG_HEARTBEAT_STATIC_MEMBER_TEMPORARILY_LEFT = _rule(
     "§12.6",
     "A static leave with epoch -2: the member stays with epoch -2 and no pending revocation (its state is kept, KAFKA-20641) until its session expires or it is replaced.",
 )
+CG_HEARTBEAT_STATIC_MEMBER_LEFT_REVOKING = _rule(
+    "cg_heartbeat.static_member_left_revoking",
+    "§12.6",
+    "With KAFKA-20641's proposed fix (apache/kafka#22473, `proposed_fixes`): a static member leaving with -2 while in UnrevokedPartitions becomes Stable, its pending revocation dropped.",
+)
 CG_HEARTBEAT_MEMBER_FENCED = _rule(
     "cg_heartbeat.member_fenced",
     "§12.6",
@@ -576,6 +581,7 @@ KIP848_RULES: tuple[Rule, ...] = (
     CG_HEARTBEAT_FENCED_INSTANCE_ID,
     CG_HEARTBEAT_MEMBER_LEFT,
     CG_HEARTBEAT_STATIC_MEMBER_TEMPORARILY_LEFT,
+    CG_HEARTBEAT_STATIC_MEMBER_LEFT_REVOKING,
     CG_HEARTBEAT_MEMBER_FENCED,
     CG_HEARTBEAT_LAST_MEMBER_FENCED,
     CG_HEARTBEAT_SUBSCRIPTION_CHANGED,
