@@ -218,7 +218,12 @@ def test_the_errors_that_agree_are_the_java_consumers(code: ErrorCode):
 
 
 def test_every_librdkafka_rule_has_a_scenario_here():
-    source = Path(__file__).read_text(encoding="utf-8")
+    """Here, or for subscribing by pattern in tests/test_kip848_librdkafka_subscriptions.py."""
+    here = Path(__file__)
+    source = "".join(
+        path.read_text(encoding="utf-8")
+        for path in (here, here.with_name("test_kip848_librdkafka_subscriptions.py"))
+    )
     assert RDKAFKA_RULES and all(rule in source for rule in RDKAFKA_RULES)
 
 

@@ -156,9 +156,7 @@ def heartbeat(consumer: RdKafkaConsumer, config: ConsumerGroupConfig) -> ClientS
         topic_partitions=owned,
     )
     postponed = consumer.send_subscription and not carries
-    sent = replace(
-        machine.with_heartbeat_sent(consumer), sent=request, send_subscription=postponed
-    )
+    sent = replace(machine.with_heartbeat_sent(consumer), sent=request, send_subscription=postponed)
     if acknowledging:
         effects.fire(CG_RDKAFKA_HEARTBEAT_ACK_SENT)
         # A target kept meanwhile waits for the acknowledgement's answer (reconciling None).
