@@ -292,16 +292,17 @@ def _validate_regex(parameters: Kip848Parameters) -> None:
 
 def _validate_librdkafka_entries(parameters: Kip848Parameters) -> None:
     """librdkafka subscribes to a list whose `^` entries are patterns and the rest topic names:
-    c1's pattern must be one, each alternative a pattern RE2 compiles (librdkafka refuses what
-    its own engine does not compile before anything is sent; where the engines disagree is not
-    modelled) or a topic of the cluster."""
+    c1's pattern must be one that RE2 compiles (librdkafka refuses what its own engine does not
+    compile before anything is sent; where the engines disagree is not modelled), and with
+    `regex_changes` each alternative such a pattern or a topic of the cluster."""
     if not is_pattern(parameters.regex_pattern):
         raise ParameterError(
             "regex_pattern", "librdkafka takes an entry as a pattern only if it starts with ^"
         )
     if not compiles_as_re2(parameters.regex_pattern):
         raise ParameterError("regex_pattern", "librdkafka refuses a pattern RE2 cannot compile")
-    for entry in parameters.regex_alternatives:
+    # The alternatives matter only to a change (the defaults are the Java consumer's patterns).
+    for entry in parameters.regex_alternatives if parameters.regex_changes else ():
         if is_pattern(entry) and not compiles_as_re2(entry):
             raise ParameterError(
                 "regex_alternatives", f"{entry!r}: librdkafka refuses a pattern RE2 cannot compile"

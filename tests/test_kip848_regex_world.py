@@ -211,8 +211,11 @@ _RDKAFKA = {"regex_subscriptions": True, "client": "librdkafka", "regex_pattern"
         # compile or topics of the cluster (a bare name subscribes by name).
         ({"regex_subscriptions": True, "client": "librdkafka"}, "regex_pattern"),
         ({**_RDKAFKA, "regex_pattern": "^t(?=1)"}, "regex_pattern"),
-        ({**_RDKAFKA, "regex_alternatives": ("t0", "^t(?=1)")}, "regex_alternatives"),
-        ({**_RDKAFKA, "regex_alternatives": ("t9",)}, "regex_alternatives"),
+        (
+            {**_RDKAFKA, "regex_changes": 1, "regex_alternatives": ("t0", "^t(?=1)")},
+            "regex_alternatives",
+        ),
+        ({**_RDKAFKA, "regex_changes": 1, "regex_alternatives": ("t9",)}, "regex_alternatives"),
         ({**_RDKAFKA, "regex_changes": 1, "kafka_version": "3.9"}, "client"),
         ({"regex_subscriptions": True, "kafka_version": "3.9"}, "regex_subscriptions"),
         ({"regex_subscriptions": True, "regex_pattern": ""}, "regex_pattern"),
@@ -228,6 +231,8 @@ def test_regex_parameters_are_refused_where_they_mean_nothing(changes, key):
 def test_librdkafka_subscribes_by_pattern_and_switches_to_names_or_patterns():
     accepted = Kip848Parameters(**_RDKAFKA, regex_alternatives=("t0", "^t1"), regex_changes=2)  # type: ignore[arg-type]
     assert accepted.regex_alternatives == ("t0", "^t1")
+    # Without a change the alternatives (by default the Java consumer's patterns) are not used.
+    assert Kip848Parameters(**_RDKAFKA).regex_alternatives == ("t0", "t(?=1)")  # type: ignore[arg-type]
 
 
 def test_the_regex_parameters_default_off():
