@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 from groupspec.spec.config import INT32_MAX
 from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
+from groupspec.spec.kip848.consumer.librdkafka_subscriptions import is_pattern
 from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_3, KIP848_PROFILES
 from groupspec.spec.kip848.proposed_fixes import PROPOSED_FIXES
+from groupspec.spec.kip848.regex import compiles_as_re2
 
 from .kip848_clock import ASSIGNMENT_INTERVAL_MS
 from .kip848_faults import KIP848_FAULTS
@@ -175,11 +177,13 @@ class Kip848Parameters:
     )
     regex_subscriptions: bool = documented(
         False,
-        "consumer c1 subscribes with the pattern regex_pattern (subscribe(SubscriptionPattern)), "
-        "which the coordinator resolves in a step of its own",
+        "consumer c1 subscribes with the pattern regex_pattern (subscribe(SubscriptionPattern), "
+        "librdkafka's rd_kafka_subscribe), which the coordinator resolves in a step of its own",
     )
     regex_pattern: str = documented(
-        "t.*", "the RE2J pattern c1 subscribes with", note="with regex_subscriptions"
+        "t.*",
+        "the RE2J pattern c1 subscribes with",
+        note="with regex_subscriptions; librdkafka's starts with ^",
     )
     regex_changes: int = documented(
         0,
@@ -189,9 +193,10 @@ class Kip848Parameters:
     )
     regex_alternatives: tuple[str, ...] = documented(
         ("t0", "t(?=1)"),
-        "the patterns c1 may switch to (one RE2 refuses gets INVALID_REGULAR_EXPRESSION)",
+        "the patterns c1 may switch to (one RE2 refuses gets INVALID_REGULAR_EXPRESSION); with "
+        "librdkafka, entries of its subscription list: a ^ pattern or a topic name",
         length=(1, 3),
-        note="non-empty patterns",
+        note="non-empty patterns; librdkafka's compile or are topics of the cluster",
     )
     regex_refreshes: int = documented(
         0,
@@ -273,15 +278,13 @@ def validate(parameters: Kip848Parameters) -> None:
 
 
 def _validate_regex(parameters: Kip848Parameters) -> None:
-    """Refuse regex budgets without a pattern subscription, and a pattern subscription where
-    the heartbeat cannot carry one or its client was not read."""
+    """Refuse regex budgets without a pattern subscription, a pattern subscription where the
+    heartbeat cannot carry one, and subscriptions librdkafka would not take."""
     if not parameters.regex_subscriptions:
         for budget in ("regex_changes", "regex_refreshes"):
             if getattr(parameters, budget):
                 raise ParameterError(budget, "needs regex_subscriptions")
         return
-    if parameters.client != "java":
-        raise ParameterError("regex_subscriptions", "modelled for the Java consumer only (client)")
     if parameters.kafka_version == KAFKA_3_9:
         raise ParameterError(
             "regex_subscriptions",
@@ -291,3 +294,28 @@ def _validate_regex(parameters: Kip848Parameters) -> None:
         raise ParameterError("regex_pattern", "must not be empty")
     if "" in parameters.regex_alternatives:
         raise ParameterError("regex_alternatives", "must not be empty patterns")
+    if parameters.client == "librdkafka":
+        _validate_librdkafka_entries(parameters)
+
+
+def _validate_librdkafka_entries(parameters: Kip848Parameters) -> None:
+    """librdkafka subscribes to a list whose `^` entries are patterns and the rest topic names:
+    c1's pattern must be one that RE2 compiles (librdkafka refuses what its own engine does not
+    compile before anything is sent; where the engines disagree is not modelled), and with
+    `regex_changes` each alternative such a pattern or a topic of the cluster."""
+    if not is_pattern(parameters.regex_pattern):
+        raise ParameterError(
+            "regex_pattern", "librdkafka takes an entry as a pattern only if it starts with ^"
+        )
+    if not compiles_as_re2(parameters.regex_pattern):
+        raise ParameterError("regex_pattern", "librdkafka refuses a pattern RE2 cannot compile")
+    # The alternatives matter only to a change (the defaults are the Java consumer's patterns).
+    for entry in parameters.regex_alternatives if parameters.regex_changes else ():
+        if is_pattern(entry) and not compiles_as_re2(entry):
+            raise ParameterError(
+                "regex_alternatives", f"{entry!r}: librdkafka refuses a pattern RE2 cannot compile"
+            )
+        if not is_pattern(entry) and entry not in parameters.topics:
+            raise ParameterError(
+                "regex_alternatives", f"{entry!r} is neither a ^ pattern nor a topic of the cluster"
+            )

@@ -1,6 +1,9 @@
 """The KIP-848 world's regular-expression subscriptions (`Kip848Parameters.regex_subscriptions`,
 docs/protocol.md §12.18): consumer c1 subscribes with a pattern (spec/kip848/consumer/patterns.py)
-and, within `regex_changes`, with another; the coordinator resolves the group's patterns in a
+and, within `regex_changes`, with another; a librdkafka c1 subscribes with the list
+[regex_pattern] and, within `regex_changes`, again with one entry of `regex_alternatives`, a
+pattern or a topic name (spec/kip848/consumer/librdkafka_subscriptions.py), without
+unsubscribing. The coordinator resolves the group's patterns in a
 step of its own (`RegexResolutionCompleted`, at any time after a heartbeat started it); and,
 within `regex_refreshes`, its clock passes the refresh interval.
 
@@ -20,7 +23,8 @@ from groupspec.checker.model import Transition
 from groupspec.spec.events import EventNotEnabledError
 from groupspec.spec.kip848 import ConsumerGroupCoordinatorSpec
 from groupspec.spec.kip848.config import ConsumerGroupConfig
-from groupspec.spec.kip848.consumer import patterns
+from groupspec.spec.kip848.consumer import librdkafka_subscriptions, patterns
+from groupspec.spec.kip848.consumer.librdkafka import RdKafkaConsumer
 from groupspec.spec.kip848.consumer.machine import ClientStep, KafkaConsumer
 from groupspec.spec.kip848.regex import resolution_pending
 
@@ -34,7 +38,10 @@ CHANGES_BUDGET = "regex_changes"
 
 
 def subscribe(parameters: Kip848Parameters, consumer: KafkaConsumer) -> ClientStep | None:
-    """c1's subscribe(SubscriptionPattern) then poll(), when it is Unsubscribed."""
+    """c1's subscribe(SubscriptionPattern) then poll() (librdkafka's: rd_kafka_subscribe of the
+    pattern alone), when it is Unsubscribed."""
+    if isinstance(consumer, RdKafkaConsumer):
+        return librdkafka_subscriptions.subscribe(consumer, (parameters.regex_pattern,))
     return patterns.subscribe_pattern(consumer, parameters.regex_pattern)
 
 
@@ -42,7 +49,17 @@ def pattern_changes(
     parameters: Kip848Parameters, consumer: KafkaConsumer
 ) -> list[tuple[str, str, ClientStep | None]]:
     """Each subscribe(another pattern) the consumer may make now, as the world's budgeted steps
-    (action, budget, step); a consumer subscribing by names makes none."""
+    (action, budget, step); a Java consumer subscribing by names makes none, a librdkafka one
+    subscribes again to any alternative, pattern or name."""
+    if isinstance(consumer, RdKafkaConsumer):
+        return [
+            (
+                "change_pattern",
+                CHANGES_BUDGET,
+                librdkafka_subscriptions.resubscribe(consumer, (entry,)),
+            )
+            for entry in parameters.regex_alternatives
+        ]
     return [
         ("change_pattern", CHANGES_BUDGET, patterns.change_pattern(consumer, pattern))
         for pattern in parameters.regex_alternatives

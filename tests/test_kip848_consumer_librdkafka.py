@@ -18,7 +18,7 @@ from groupspec.models.kip848_params import Kip848Parameters
 from groupspec.models.kip848_world import Kip848World
 from groupspec.models.parameters import ParameterError
 from groupspec.models.preset_models import load_model
-from groupspec.spec.kip848.consumer import librdkafka, machine
+from groupspec.spec.kip848.consumer import librdkafka, librdkafka_subscriptions, machine
 from groupspec.spec.kip848.consumer.librdkafka import RdKafkaConsumer
 from groupspec.spec.kip848.consumer.machine import ClientStep, ConsumerState, KafkaConsumer
 from groupspec.spec.kip848.consumer.rules import KIP848_CONSUMER_RULE_IDS
@@ -218,7 +218,12 @@ def test_the_errors_that_agree_are_the_java_consumers(code: ErrorCode):
 
 
 def test_every_librdkafka_rule_has_a_scenario_here():
-    source = Path(__file__).read_text(encoding="utf-8")
+    """Here, or for subscribing by pattern in tests/test_kip848_librdkafka_subscriptions.py."""
+    here = Path(__file__)
+    source = "".join(
+        path.read_text(encoding="utf-8")
+        for path in (here, here.with_name("test_kip848_librdkafka_subscriptions.py"))
+    )
     assert RDKAFKA_RULES and all(rule in source for rule in RDKAFKA_RULES)
 
 
@@ -236,7 +241,19 @@ _RESPONSES = st.sampled_from(
 )
 _ACTIONS = st.lists(
     st.one_of(
-        st.sampled_from(["heartbeat", "revoke", "assign", "leave", "release", "lost", "failed"]),
+        st.sampled_from(
+            [
+                "heartbeat",
+                "revoke",
+                "assign",
+                "leave",
+                "release",
+                "lost",
+                "failed",
+                "names",
+                "regex",
+            ]
+        ),
         _RESPONSES,
     ),
     max_size=25,
@@ -249,7 +266,8 @@ def test_librdkafka_steps_keep_its_invariants(actions: list[object]):
     """Any sequence of steps: every move is one MemberState allows (move would raise), the
     application never holds what it did not get through a callback, revocation and assignment
     only run for a reconciliation started, a response only comes to a request in flight, and
-    what the member reports is what the application holds."""
+    what the member reports is what the application holds; a subscription changed between
+    names and a pattern goes out as both fields, never in a revocation or assignment."""
     consumer = joined("i1")
     for action in actions:
         step: ClientStep | None
@@ -271,6 +289,9 @@ def test_librdkafka_steps_keep_its_invariants(actions: list[object]):
             step = machine.release_for_leave(consumer) or machine.release_lost(consumer)
         elif action == "failed":
             step = librdkafka.on_request_failed(consumer) if consumer.in_flight else None
+        elif action in ("names", "regex"):
+            entries = ("t0",) if action == "names" else ("^t.*",)
+            step = librdkafka_subscriptions.resubscribe(consumer, entries)
         else:
             step = None
         if step is None:
@@ -285,6 +306,15 @@ def test_librdkafka_steps_keep_its_invariants(actions: list[object]):
         if after.state is S.STABLE:
             assert after.current == after.owned or after.current is None
         assert not after.second_in_flight or after.in_flight
+        if step.request is not None and step.request.member_epoch >= 0:
+            # Names and regex go together, and a changed one never during a revocation or
+            # assignment unless the heartbeat is full.
+            request = step.request
+            assert (request.subscribed_topic_names is None) == (
+                request.subscribed_topic_regex is None
+            )
+            if consumer.reconciling is not None and request.rebalance_timeout_ms == -1:
+                assert request.subscribed_topic_names is None
         consumer = after
 
 

@@ -56,6 +56,7 @@ NO_VECTORS = {
     "the vector format carries only requests and timers, at one instant",
     "kip848-regex-2": "coordinator failovers (unload, load), as kip848-failover-1, and regex "
     "resolutions",
+    "kip848-librdkafka-regex-1": "regex resolutions (RegexResolutionCompleted), as kip848-regex-1",
     "kip848-commits-1": "OffsetCommit of consumer groups, as kip848-commits-2",
     "kip848-kafka40-1": "OffsetCommit of consumer groups, as kip848-commits-2; and the world's "
     "clock (assignment_interval): the vector format steps the coordinator at time 0",

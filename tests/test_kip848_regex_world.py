@@ -199,12 +199,24 @@ def test_without_the_refresh_no_second_resolution_starts():
     assert "cg_regex.resolved_unchanged" not in set(result.search.rule_counts)
 
 
+_RDKAFKA = {"regex_subscriptions": True, "client": "librdkafka", "regex_pattern": "^t.*"}
+
+
 @pytest.mark.parametrize(
     ("changes", "key"),
     [
         ({"regex_changes": 1}, "regex_changes"),
         ({"regex_refreshes": 1}, "regex_refreshes"),
-        ({"regex_subscriptions": True, "client": "librdkafka"}, "regex_subscriptions"),
+        # librdkafka takes only a ^ entry as a pattern; its alternatives are patterns that
+        # compile or topics of the cluster (a bare name subscribes by name).
+        ({"regex_subscriptions": True, "client": "librdkafka"}, "regex_pattern"),
+        ({**_RDKAFKA, "regex_pattern": "^t(?=1)"}, "regex_pattern"),
+        (
+            {**_RDKAFKA, "regex_changes": 1, "regex_alternatives": ("t0", "^t(?=1)")},
+            "regex_alternatives",
+        ),
+        ({**_RDKAFKA, "regex_changes": 1, "regex_alternatives": ("t9",)}, "regex_alternatives"),
+        ({**_RDKAFKA, "regex_changes": 1, "kafka_version": "3.9"}, "client"),
         ({"regex_subscriptions": True, "kafka_version": "3.9"}, "regex_subscriptions"),
         ({"regex_subscriptions": True, "regex_pattern": ""}, "regex_pattern"),
         ({"regex_subscriptions": True, "regex_alternatives": ("",)}, "regex_alternatives"),
@@ -214,6 +226,13 @@ def test_regex_parameters_are_refused_where_they_mean_nothing(changes, key):
     with pytest.raises(ParameterError) as refused:
         Kip848Parameters(**changes)
     assert refused.value.key == key
+
+
+def test_librdkafka_subscribes_by_pattern_and_switches_to_names_or_patterns():
+    accepted = Kip848Parameters(**_RDKAFKA, regex_alternatives=("t0", "^t1"), regex_changes=2)  # type: ignore[arg-type]
+    assert accepted.regex_alternatives == ("t0", "^t1")
+    # Without a change the alternatives (by default the Java consumer's patterns) are not used.
+    assert Kip848Parameters(**_RDKAFKA).regex_alternatives == ("t0", "t(?=1)")  # type: ignore[arg-type]
 
 
 def test_the_regex_parameters_default_off():

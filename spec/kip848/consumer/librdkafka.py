@@ -7,11 +7,17 @@ newest release in the mirror; confluent-kafka 2.16 bundles the next one). librdk
 states and flags, not Java's `MemberState`; the consumer here keeps Java's states for what the
 two share, and each difference fires a `cg_rdkafka.*` rule:
 
-- A heartbeat is *full* (group.instance.id, rebalance timeout, subscription with an empty
-  SubscribedTopicRegex, the assignment held) when joining and after a coordinator error or a
-  lost request; otherwise it carries the member id and epoch, a changed subscription and an
-  acknowledgement, but never group.instance.id (`rd_kafka_cgrp_consumer_group_heartbeat`). It is
-  always v1 (`rd_kafka_ConsumerGroupHeartbeatRequest` accepts no other version).
+- A heartbeat is *full* (group.instance.id, rebalance timeout, the subscription, the assignment
+  held) when joining and after a coordinator error or a lost request; otherwise it carries the
+  member id and epoch, a changed subscription and an acknowledgement, but never
+  group.instance.id (`rd_kafka_cgrp_consumer_group_heartbeat`). It is always v1
+  (`rd_kafka_ConsumerGroupHeartbeatRequest` accepts no other version).
+- The subscription goes out as two fields together: the topic names and SubscribedTopicRegex,
+  the one pattern librdkafka combines from the subscription's `^` entries, the empty string
+  when it has none (`rd_kafka_cgrp_subscription_set`; subscribing by pattern:
+  spec/kip848/consumer/librdkafka_subscriptions.py). A changed subscription waits while a
+  reconciliation's revocation or assignment is under way
+  (`rd_kafka_cgrp_consumer_subscription_preconditions_met` refuses it while rebalancing).
 - A reconciliation, once started, runs to its acknowledgement: an assignment arriving meanwhile
   waits, and is compared with the one being reconciled, not with the one held
   (`rd_kafka_cgrp_consumer_handle_next_assignment`, `..._is_new_assignment_different`). An
@@ -25,8 +31,9 @@ two share, and each difference fires a `cg_rdkafka.*` rule:
 The consumer remembers the heartbeat in flight (`sent`) to retry it. Fencing (lost callback,
 rejoin at epoch 0 with the same member id), fatal errors (GROUP_MAX_SIZE_REACHED,
 UNRELEASED_INSTANCE_ID, ...), NOT_COORDINATOR, the leave's own response and the callbacks of
-a reconciliation agree with the Java consumer's and are its steps. Poll expiry, subscription
-changes and commits are not compared (the world refuses them with this client).
+a reconciliation agree with the Java consumer's and are its steps. Poll expiry, commits and
+the world's subscription changes by names (`subscription_changes`) are not compared (the world
+refuses them with this client).
 """
 
 from __future__ import annotations
@@ -61,6 +68,8 @@ from .rules import (
     CG_RDKAFKA_HEARTBEAT_FULL_SENT,
     CG_RDKAFKA_HEARTBEAT_LEAVE_SENT,
     CG_RDKAFKA_HEARTBEAT_SENT,
+    CG_RDKAFKA_HEARTBEAT_SUBSCRIPTION_POSTPONED,
+    CG_RDKAFKA_HEARTBEAT_SUBSCRIPTION_SENT,
     CG_RDKAFKA_LEAVE_PREPARE,
     CG_RDKAFKA_RESPONSE_NEXT_STARTED,
     CG_RDKAFKA_RESPONSE_POSTPONED,
@@ -69,7 +78,7 @@ from .rules import (
 
 # rd_kafka_ConsumerGroupHeartbeatRequest asks the broker for version 1 and nothing else.
 LIBRDKAFKA_HEARTBEAT_VERSION = 1
-# What librdkafka sends as SubscribedTopicRegex beside a topic list without patterns.
+# What librdkafka sends as SubscribedTopicRegex for a subscription without patterns.
 EMPTY_REGEX = ""
 _S = ConsumerState
 # Heartbeats on the interval: Java's, less PrepareLeaving (will_leave stops them).
@@ -99,10 +108,17 @@ def _full(consumer: KafkaConsumer) -> bool:
     return consumer.state is _S.JOINING or consumer.send_rebalance_timeout
 
 
+def _rebalancing(consumer: KafkaConsumer) -> bool:
+    """A reconciliation's revocation or assignment under way (RD_KAFKA_CGRP_REBALANCING: the
+    join state waits for an assign or unassign call or its completion)."""
+    return consumer.state is _S.RECONCILING and consumer.reconciling is not None
+
+
 def heartbeat(consumer: RdKafkaConsumer, config: ConsumerGroupConfig) -> ClientStep | None:
     """The heartbeat librdkafka sends now, if any: full when joining or after an error, an
     acknowledgement at once after a reconciliation, on the interval when Stable or Reconciling,
-    nothing while preparing to leave; the leave at once, even with a heartbeat in flight."""
+    nothing while preparing to leave; the leave at once, even with a heartbeat in flight. A
+    changed subscription goes with the first one sent outside a revocation or assignment."""
     state = consumer.state
     effects = machine.Effects()
     if state is _S.LEAVING:
@@ -120,7 +136,9 @@ def heartbeat(consumer: RdKafkaConsumer, config: ConsumerGroupConfig) -> ClientS
         return None
     full = _full(consumer)
     acknowledging = state is _S.ACKNOWLEDGING
-    subscription = consumer.subscription if full or consumer.send_subscription else None
+    # A new subscription (SEND_NEW_SUBSCRIPTION) waits while rebalancing; a full one carries it.
+    carries = full or (consumer.send_subscription and not _rebalancing(consumer))
+    subscription = consumer.subscription if carries else None
     owned = None
     if full or acknowledging or consumer.send_owned:
         # What it holds, or the acknowledgement of the reconciled assignment (send_owned).
@@ -134,10 +152,11 @@ def heartbeat(consumer: RdKafkaConsumer, config: ConsumerGroupConfig) -> ClientS
         instance_id=consumer.instance_id if full else None,
         rebalance_timeout_ms=REBALANCE_TIMEOUT_MS if full else -1,
         subscribed_topic_names=subscription,
-        subscribed_topic_regex=EMPTY_REGEX if subscription is not None else None,
+        subscribed_topic_regex=(consumer.pattern or EMPTY_REGEX) if carries else None,
         topic_partitions=owned,
     )
-    sent = replace(machine.with_heartbeat_sent(consumer), sent=request)
+    postponed = consumer.send_subscription and not carries
+    sent = replace(machine.with_heartbeat_sent(consumer), sent=request, send_subscription=postponed)
     if acknowledging:
         effects.fire(CG_RDKAFKA_HEARTBEAT_ACK_SENT)
         # A target kept meanwhile waits for the acknowledgement's answer (reconciling None).
@@ -146,6 +165,10 @@ def heartbeat(consumer: RdKafkaConsumer, config: ConsumerGroupConfig) -> ClientS
         effects.fire(CG_RDKAFKA_HEARTBEAT_FULL_SENT)
     else:
         effects.fire(CG_RDKAFKA_HEARTBEAT_SENT)
+    if postponed:
+        effects.fire(CG_RDKAFKA_HEARTBEAT_SUBSCRIPTION_POSTPONED)
+    elif consumer.send_subscription and not full:
+        effects.fire(CG_RDKAFKA_HEARTBEAT_SUBSCRIPTION_SENT)
     return effects.done(sent, request)
 
 

@@ -206,12 +206,12 @@ CG_CLIENT_FETCH_FAILED = _rule(
 CG_RDKAFKA_HEARTBEAT_FULL_SENT = _rule(
     "cg_rdkafka.heartbeat.full_sent",
     "rd_kafka_cgrp_consumer_group_heartbeat",
-    "Joining, or the first heartbeat after a coordinator error or a lost request: a full ConsumerGroupHeartbeat, always v1, with group.instance.id, max.poll.interval.ms as rebalance timeout, the topic names beside an empty SubscribedTopicRegex, and the assignment it holds.",
+    "Joining, or the first heartbeat after a coordinator error or a lost request: a full ConsumerGroupHeartbeat, always v1, with group.instance.id, max.poll.interval.ms as rebalance timeout, the subscription (its topic names beside its combined pattern, an empty SubscribedTopicRegex when it has none), and the assignment it holds.",
 )
 CG_RDKAFKA_HEARTBEAT_SENT = _rule(
     "cg_rdkafka.heartbeat.sent",
     "rd_kafka_cgrp_consumer_group_heartbeat",
-    "Stable or Reconciling: a heartbeat on the interval with the member id and epoch, a changed subscription (with the empty regex) and nothing else: not even group.instance.id, which only a full heartbeat carries.",
+    "Stable or Reconciling: a heartbeat on the interval with the member id and epoch, a changed subscription (names and pattern) and nothing else: not even group.instance.id, which only a full heartbeat carries.",
 )
 CG_RDKAFKA_HEARTBEAT_ACK_SENT = _rule(
     "cg_rdkafka.heartbeat.ack_sent",
@@ -247,6 +247,21 @@ CG_RDKAFKA_ERROR_LOAD_RETRIED = _rule(
     "cg_rdkafka.error.load_in_progress_retried",
     "rd_kafka_cgrp_handle_ConsumerGroupHeartbeat",
     "COORDINATOR_LOAD_IN_PROGRESS: the same heartbeat is sent again as it was, not a full one; a member leaving or out of the group drops it.",
+)
+CG_RDKAFKA_SUBSCRIBE_CHANGED = _rule(
+    "cg_rdkafka.subscribe.changed",
+    "rd_kafka_cgrp_consumer_subscribe",
+    "A member not leaving (Joining, Reconciling, Acknowledging, Stable or Fenced) subscribes again without unsubscribing: its topic names and the one pattern combined from its ^ entries (empty when none) replace the subscription; it may switch between patterns and names, which the Java consumer refuses.",
+)
+CG_RDKAFKA_HEARTBEAT_SUBSCRIPTION_SENT = _rule(
+    "cg_rdkafka.heartbeat.subscription_sent",
+    "rd_kafka_cgrp_consumer_group_heartbeat",
+    "A heartbeat that is not full carries a changed subscription: the topic names and SubscribedTopicRegex together, the empty string when the subscription has no pattern (which drops the member's expression at the coordinator).",
+)
+CG_RDKAFKA_HEARTBEAT_SUBSCRIPTION_POSTPONED = _rule(
+    "cg_rdkafka.heartbeat.subscription_postponed",
+    "rd_kafka_cgrp_consumer_group_heartbeat",
+    "A heartbeat while a reconciliation's revocation or assignment is under way leaves a changed subscription out; a later heartbeat outside the reconciliation carries it.",
 )
 
 KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
@@ -292,5 +307,8 @@ KIP848_CONSUMER_RULES: tuple[ConsumerRule, ...] = (
     CG_RDKAFKA_RESPONSE_POSTPONED,
     CG_RDKAFKA_RESPONSE_NEXT_STARTED,
     CG_RDKAFKA_ERROR_LOAD_RETRIED,
+    CG_RDKAFKA_SUBSCRIBE_CHANGED,
+    CG_RDKAFKA_HEARTBEAT_SUBSCRIPTION_SENT,
+    CG_RDKAFKA_HEARTBEAT_SUBSCRIPTION_POSTPONED,
 )
 KIP848_CONSUMER_RULE_IDS: frozenset[str] = frozenset(r.rule_id for r in KIP848_CONSUMER_RULES)
