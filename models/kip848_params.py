@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groupspec.spec.config import INT32_MAX
-from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
+from groupspec.spec.kip848.config import (
+    ACTIVE_SEGMENT_LOG,
+    LOG_CLEANINGS,
+    SERVER_ASSIGNORS,
+    ConsumerGroupConfig,
+    TopicMetadata,
+)
 from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_3, KIP848_PROFILES
 
 from .kip848_clock import ASSIGNMENT_INTERVAL_MS
@@ -74,6 +80,9 @@ class Kip848Parameters:
     broker answers every heartbeat and describe UNSUPPORTED_VERSION (the Java consumer's fatal).
     With `assignment_interval` the coordinator waits group.consumer.assignment.interval.ms between
     two targets and the world keeps a clock (models/kip848_clock.py).
+    `log_cleaning` says what a coordinator loading the group's `__consumer_offsets` partition
+    finds, and what the durability invariant replays: the log cleaned (the last value of each
+    key) or, with "active-segment", every record in the order written, tombstones included.
     """
 
     consumers: int = documented(2, "consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
@@ -214,6 +223,13 @@ class Kip848Parameters:
         "group.consumer.assignment.interval.ms of 1 s and a clock: a step lets the interval since "
         "the last target computation elapse (else the world has no clock and the interval is 0)",
     )
+    log_cleaning: str = documented(
+        "compacted",
+        "what replay reads of __consumer_offsets: the log cleaned to its end (the last value of "
+        "each key, no tombstones) or active-segment, every record in the order written, "
+        "tombstones included, as in the segment the log cleaner never cleans",
+        choices=LOG_CLEANINGS,
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -234,6 +250,7 @@ class Kip848Parameters:
             assignment_interval_ms=ASSIGNMENT_INTERVAL_MS if self.assignment_interval else 0,
             kafka_version=self.kafka_version,
             consumer_protocol_enabled=not self.consumer_protocol_disabled,
+            log_cleaning=self.log_cleaning,
             topics=tuple(
                 TopicMetadata(name, f"{name}-id", count)
                 for name, count in zip(self.topics, self.partitions, strict=True)
@@ -252,6 +269,13 @@ def validate(parameters: Kip848Parameters) -> None:
             if getattr(parameters, budget):
                 raise ParameterError(budget, "not modelled for librdkafka's consumer (client)")
     _validate_regex(parameters)
+    if parameters.log_cleaning == ACTIVE_SEGMENT_LOG and parameters.slow_consumers:
+        raise ParameterError(
+            "log_cleaning",
+            "active-segment keeps every record, and with slow_consumers a member fenced by its "
+            "timeout rejoins and is fenced again without end: the log, and the states, grow "
+            "without bound",
+        )
     unknown = sorted(set(parameters.alternative_subscription) - set(parameters.topics))
     if unknown:
         raise ParameterError("alternative_subscription", f"topics {unknown} are not in the cluster")
