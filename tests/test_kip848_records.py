@@ -126,10 +126,12 @@ def test_the_log_replays_to_the_groups_after_every_step(steps):  # type: ignore[
         assert compacted((), tuple(stream)) == state.log
 
 
-def failover(state: ConsumerGroupsState) -> ConsumerGroupsState:
+def failover(
+    state: ConsumerGroupsState, spec: ConsumerGroupCoordinatorSpec = SPEC
+) -> ConsumerGroupsState:
     """`state` after its coordinator moved away and back."""
     for event in (CoordinatorUnloaded(), CoordinatorLoadStarted(), CoordinatorLoaded()):
-        state = only(send(state, event)).state
+        state = only(send(state, event, spec=spec)).state
     return state
 
 
@@ -221,6 +223,34 @@ def test_an_uncleaned_log_keeps_every_record_in_the_order_written():
     ]
     assert appended(CONFIG, first, written) == compacted(first, written)
     assert all(not r.is_tombstone for r in compacted(first, written))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(steps=STEPS)
+def test_an_uncleaned_log_is_every_record_written_and_replays_to_the_groups(steps):  # type: ignore[no-untyped-def]
+    state, stream = EMPTY, []
+    for step in steps:
+        if step[0] == "failover":
+            before = state
+            state = failover(state, UNCLEANED_SPEC)
+            assert [durable_view(g) for g in state.iter_groups()] == [
+                durable_view(g) for g in before.iter_groups()
+            ]
+            continue
+        if step[0] == "timer":
+            timers = armed_timers(state)
+            if not timers:
+                continue
+            outcome = UNCLEANED_SPEC.step(state, timers[0][0], 0)[0]
+        else:
+            kind, member, epoch, report, pick = step
+            epoch = _member_epoch(state, member, epoch) if pick else epoch
+            outcomes = send(state, _request(kind, member, epoch, report), spec=UNCLEANED_SPEC)
+            outcome = outcomes[pick % len(outcomes)]
+        stream += records_between(UNCLEANED, state.group("g"), outcome.state.group("g"))
+        state = outcome.state
+        assert state.log == tuple(stream)
+        assert durability_problems(state, state.log) == []
 
 
 def test_a_leave_replays_through_its_tombstones_to_the_group_without_the_member():
