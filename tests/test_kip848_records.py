@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kip848_helpers import CONFIG, SPEC, beat, join, only, send
 
+from groupspec.checker.bfs import search
 from groupspec.checker.check import check
 from groupspec.checker.model import Transition
 from groupspec.models.kip848_params import Kip848Parameters
@@ -362,6 +363,18 @@ def test_the_replay_world_replays_a_leave_through_its_tombstones():
         "cg_failover.loaded",
         "cg_replay.tombstone",
     } <= _reached("kip848-replay-1")
+
+
+def test_the_replay_worlds_compacted_twin_explores_as_many_states_and_replays_no_tombstone():
+    # docs/protocol.md §12.16 quotes these figures: with one consumer the whole history costs no
+    # state here, and only the uncleaned log makes the failover replay a tombstone.
+    uncleaned = load_model("kip848-replay-1")
+    cleaned = load_model("kip848-replay-1", {"log_cleaning": "compacted"})
+    found = {name: search(loaded.model) for name, loaded in (("u", uncleaned), ("c", cleaned))}
+    assert [found[n].distinct_states for n in "uc"] == [1222, 1222]
+    assert "cg_replay.tombstone" in found["u"].rule_counts
+    assert "cg_replay.tombstone" not in found["c"].rule_counts
+    assert "cg_failover.loaded" in found["c"].rule_counts
 
 
 KAFKA_20641 = (
