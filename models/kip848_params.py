@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groupspec.spec.config import INT32_MAX
-from groupspec.spec.kip848.config import SERVER_ASSIGNORS, ConsumerGroupConfig, TopicMetadata
+from groupspec.spec.kip848.config import (
+    ACTIVE_SEGMENT_LOG,
+    LOG_CLEANINGS,
+    SERVER_ASSIGNORS,
+    ConsumerGroupConfig,
+    TopicMetadata,
+)
 from groupspec.spec.kip848.consumer.librdkafka_subscriptions import is_pattern
 from groupspec.spec.kip848.profiles import KAFKA_3_9, KAFKA_4_3, KIP848_PROFILES
 from groupspec.spec.kip848.proposed_fixes import PROPOSED_FIXES
@@ -77,6 +83,9 @@ class Kip848Parameters:
     broker answers every heartbeat and describe UNSUPPORTED_VERSION (the Java consumer's fatal).
     With `assignment_interval` the coordinator waits group.consumer.assignment.interval.ms between
     two targets and the world keeps a clock (models/kip848_clock.py).
+    `log_cleaning` says what a coordinator loading the group's `__consumer_offsets` partition
+    finds, and what the durability invariant replays: the log cleaned (the last value of each
+    key) or, with "active-segment", every record in the order written, tombstones included.
     """
 
     consumers: int = documented(2, "consumers in the group", minimum=1, maximum=MAX_CONSUMERS)
@@ -226,6 +235,13 @@ class Kip848Parameters:
         "(spec/kip848/proposed_fixes.py; empty: the coordinator as released)",
         choices=("", *PROPOSED_FIXES),
     )
+    log_cleaning: str = documented(
+        "compacted",
+        "what replay reads of __consumer_offsets: the log cleaned to its end (the last value of "
+        "each key, no tombstones) or active-segment, every record in the order written, "
+        "tombstones included, as in the segment the log cleaner never cleans",
+        choices=LOG_CLEANINGS,
+    )
 
     def __post_init__(self) -> None:
         check_ranges(self)
@@ -247,6 +263,7 @@ class Kip848Parameters:
             kafka_version=self.kafka_version,
             consumer_protocol_enabled=not self.consumer_protocol_disabled,
             proposed_fixes=(self.proposed_fix,) if self.proposed_fix else (),
+            log_cleaning=self.log_cleaning,
             topics=tuple(
                 TopicMetadata(name, f"{name}-id", count)
                 for name, count in zip(self.topics, self.partitions, strict=True)
@@ -265,6 +282,13 @@ def validate(parameters: Kip848Parameters) -> None:
             if getattr(parameters, budget):
                 raise ParameterError(budget, "not modelled for librdkafka's consumer (client)")
     _validate_regex(parameters)
+    if parameters.log_cleaning == ACTIVE_SEGMENT_LOG and parameters.slow_consumers:
+        raise ParameterError(
+            "log_cleaning",
+            "active-segment keeps every record, and with slow_consumers a member fenced by its "
+            "timeout rejoins and is fenced again without end: the log, and the states, grow "
+            "without bound",
+        )
     unknown = sorted(set(parameters.alternative_subscription) - set(parameters.topics))
     if unknown:
         raise ParameterError("alternative_subscription", f"topics {unknown} are not in the cluster")

@@ -63,6 +63,8 @@ NO_VECTORS = {
     "kip848-kafka39-1": "the world's clock (assignment_interval): the vector format steps the "
     "coordinator at time 0, with no profile but the default",
     "kip848-interval-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
+    "kip848-replay-1": "coordinator failovers (unload, load) of an uncleaned log, as "
+    "kip848-failover-1",
     "kip848-kafka39-leave-1": "the world's clock (assignment_interval), as kip848-kafka39-1",
     "kip848-kafka39-misbehaving-1": "OffsetCommit of the misbehaving client, as "
     "kip848-misbehaving-1; and the Kafka 3.9 profile: the vector format steps the coordinator "

@@ -7,8 +7,12 @@ replay.py, failover.py), and the two worlds that drive them (static members, fai
   with every member's session timeout armed.
 - The invariant LogReplaysToGroups catches a coordinator that leaves a record kind out, in the
   world as in the relation.
-- The worlds of kip848-static-1 and kip848-failover-1 reach what they are for, and what they
-  found is pinned.
+- With `log_cleaning="active-segment"` the log keeps every record in the order written: a
+  member's leave replays to the group without it through its tombstones, a coordinator that
+  writes the tombstones out of Kafka's order breaks LogReplaysToGroups (which the compacted log
+  cannot see), and the parameter's bad values are refused naming it.
+- The worlds of kip848-static-1, kip848-failover-1 and kip848-replay-1 reach what they are for,
+  and what they found is pinned.
 """
 
 from __future__ import annotations
@@ -20,12 +24,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kip848_helpers import CONFIG, SPEC, beat, join, only, send
 
+from groupspec.checker.bfs import search
 from groupspec.checker.check import check
 from groupspec.checker.model import Transition
 from groupspec.models.kip848_params import Kip848Parameters
 from groupspec.models.kip848_world import Kip848World, no_run_against_owner
+from groupspec.models.parameters import ParameterError
 from groupspec.models.preset_models import load_model
 from groupspec.spec.kip848 import ConsumerGroupCoordinatorSpec, ConsumerGroupsState
+from groupspec.spec.kip848.config import ACTIVE_SEGMENT_LOG, ConsumerGroupConfig
 from groupspec.spec.kip848.events import (
     ConsumerGroupInput,
     CoordinatorLoaded,
@@ -35,8 +42,10 @@ from groupspec.spec.kip848.events import (
 from groupspec.spec.kip848.invariants import check_state
 from groupspec.spec.kip848.records import (
     CurrentAssignmentKey,
+    MemberMetadataKey,
     Record,
     TargetAssignmentMetadataKey,
+    appended,
     compacted,
     group_tombstones,
     records_between,
@@ -45,6 +54,7 @@ from groupspec.spec.kip848.replay import ReplayError, durability_problems, durab
 from groupspec.spec.kip848.step import Outcome
 from groupspec.spec.kip848.timers import armed_timers
 from groupspec.vocabulary.consumer_groups import ConsumerGroupHeartbeatRequest
+from groupspec.vocabulary.errors import InvalidConfigError
 
 EMPTY = ConsumerGroupsState()
 MEMBERS = ("a", "b", "s1", "s2")
@@ -117,10 +127,12 @@ def test_the_log_replays_to_the_groups_after_every_step(steps):  # type: ignore[
         assert compacted((), tuple(stream)) == state.log
 
 
-def failover(state: ConsumerGroupsState) -> ConsumerGroupsState:
+def failover(
+    state: ConsumerGroupsState, spec: ConsumerGroupCoordinatorSpec = SPEC
+) -> ConsumerGroupsState:
     """`state` after its coordinator moved away and back."""
     for event in (CoordinatorUnloaded(), CoordinatorLoadStarted(), CoordinatorLoaded()):
-        state = only(send(state, event)).state
+        state = only(send(state, event, spec=spec)).state
     return state
 
 
@@ -192,6 +204,121 @@ def test_log_replays_to_groups_catches_a_left_out_record_in_the_world():
     assert check(_only_durability(Kip848World(parameters))).verdict == "pass"
 
 
+# -- the log as the cleaner left it -------------------------------------------------------------
+
+UNCLEANED = ConsumerGroupConfig(assignment_interval_ms=0, log_cleaning=ACTIVE_SEGMENT_LOG)
+UNCLEANED_SPEC = ConsumerGroupCoordinatorSpec(UNCLEANED)
+
+
+def test_an_uncleaned_log_keeps_every_record_in_the_order_written():
+    state = only(send(EMPTY, join("a"), spec=UNCLEANED_SPEC)).state
+    first = state.log
+    left = only(send(state, beat("a", -1), spec=UNCLEANED_SPEC)).state
+    written = left.log[len(first) :]
+    assert left.log[: len(first)] == first
+    # The leave's three tombstones, in the order Kafka's removeMember writes them.
+    assert [type(r.key).__name__ for r in written if r.is_tombstone] == [
+        "CurrentAssignmentKey",
+        "TargetAssignmentMemberKey",
+        "MemberMetadataKey",
+    ]
+    assert appended(CONFIG, first, written) == compacted(first, written)
+    assert all(not r.is_tombstone for r in compacted(first, written))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(steps=STEPS)
+def test_an_uncleaned_log_is_every_record_written_and_replays_to_the_groups(steps):  # type: ignore[no-untyped-def]
+    state, stream = EMPTY, []
+    for step in steps:
+        if step[0] == "failover":
+            before = state
+            state = failover(state, UNCLEANED_SPEC)
+            assert [durable_view(g) for g in state.iter_groups()] == [
+                durable_view(g) for g in before.iter_groups()
+            ]
+            continue
+        if step[0] == "timer":
+            timers = armed_timers(state)
+            if not timers:
+                continue
+            outcome = UNCLEANED_SPEC.step(state, timers[0][0], 0)[0]
+        else:
+            kind, member, epoch, report, pick = step
+            epoch = _member_epoch(state, member, epoch) if pick else epoch
+            outcomes = send(state, _request(kind, member, epoch, report), spec=UNCLEANED_SPEC)
+            outcome = outcomes[pick % len(outcomes)]
+        stream += records_between(UNCLEANED, state.group("g"), outcome.state.group("g"))
+        state = outcome.state
+        assert state.log == tuple(stream)
+        assert durability_problems(state, state.log) == []
+
+
+def test_a_leave_replays_through_its_tombstones_to_the_group_without_the_member():
+    state = only(send(EMPTY, join("a"), spec=UNCLEANED_SPEC)).state
+    state = send(state, join("b"), spec=UNCLEANED_SPEC)[0].state
+    state = only(send(state, beat("b", -1), spec=UNCLEANED_SPEC)).state
+    assert any(r.is_tombstone for r in state.log)
+    assert durability_problems(state, state.log) == []
+    rules: list[str] = []
+    for event in (CoordinatorUnloaded(), CoordinatorLoadStarted(), CoordinatorLoaded()):
+        outcome = only(send(state, event, spec=UNCLEANED_SPEC))
+        rules += outcome.rules
+        state = outcome.state
+    group = state.group("g")
+    assert group is not None and set(group.members) == {"a"} and "b" not in group.target
+    assert rules.count("cg_replay.tombstone") == 3
+
+
+class SubscriptionTombstoneFirst(ConsumerGroupCoordinatorSpec):
+    """Writes a removed member's subscription tombstone before its assignment tombstones, which
+    Kafka's replay refuses (a seeded fault)."""
+
+    def step(self, state, event, now_ms):  # type: ignore[no-untyped-def]
+        def reordered(outcome: Outcome) -> Outcome:
+            log = outcome.state.log
+            if log[: len(state.log)] != state.log:
+                return outcome  # a cleaned log: the tombstones are gone already
+            written = log[len(state.log) :]
+            first = [r for r in written if r.is_tombstone and isinstance(r.key, MemberMetadataKey)]
+            rest = [r for r in written if r not in first]
+            log = state.log + tuple(first + rest)
+            return replace(outcome, state=replace(outcome.state, log=log))
+
+        return tuple(reordered(o) for o in super().step(state, event, now_ms))
+
+
+def test_tombstones_out_of_kafkas_order_break_log_replays_to_groups_only_in_an_uncleaned_log():
+    parameters = Kip848Parameters(
+        consumers=1, leaves=1, log_cleaning="active-segment", check_convergence=False
+    )
+    faulty = SubscriptionTombstoneFirst(parameters.coordinator_config())
+    found = check(_only_durability(Kip848World(parameters, coordinator=faulty)))
+    assert (found.verdict, found.failed) == ("fail", ("LogReplaysToGroups",))
+    assert check(_only_durability(Kip848World(parameters))).verdict == "pass"
+    # Cleaned to its end, the log holds no tombstone whose order replay could check.
+    cleaned = replace(parameters, log_cleaning="compacted")
+    faulty = SubscriptionTombstoneFirst(cleaned.coordinator_config())
+    assert check(_only_durability(Kip848World(cleaned, coordinator=faulty))).verdict == "pass"
+
+
+def test_a_subscription_tombstone_before_the_assignment_tombstones_does_not_replay():
+    state = only(send(EMPTY, join("a"), spec=UNCLEANED_SPEC)).state
+    log = (*state.log, Record(MemberMetadataKey("g", "a"), None))
+    with pytest.raises(ReplayError, match="before its current-assignment tombstone"):
+        replay(log)
+    assert durability_problems(state, log)[0].startswith("the log does not replay")
+
+
+def test_a_bad_log_cleaning_is_refused_naming_it():
+    with pytest.raises(ParameterError, match="log_cleaning"):
+        Kip848Parameters(log_cleaning="cleaned")
+    with pytest.raises(ParameterError, match=r"log_cleaning.*slow_consumers"):
+        Kip848Parameters(log_cleaning="active-segment", slow_consumers=True)
+    with pytest.raises(InvalidConfigError, match="log_cleaning must be one of"):
+        ConsumerGroupConfig(log_cleaning="none")
+
+
 # -- the worlds --------------------------------------------------------------------------------
 
 
@@ -225,6 +352,29 @@ def test_the_failover_world_rebuilds_the_group_and_the_consumer_waits():
         "cg_replay.current_assignment",
         "cg_record.member_tombstones",
     } <= reached
+
+
+def test_the_replay_world_replays_a_leave_through_its_tombstones():
+    # kip848-failover-1's log is cleaned, so its load never meets a tombstone; kip848-replay-1's
+    # is not.
+    assert "cg_replay.tombstone" not in _reached("kip848-failover-1")
+    assert {
+        "cg_record.member_tombstones",
+        "cg_failover.loaded",
+        "cg_replay.tombstone",
+    } <= _reached("kip848-replay-1")
+
+
+def test_the_replay_worlds_compacted_twin_explores_as_many_states_and_replays_no_tombstone():
+    # docs/protocol.md §12.16 quotes these figures: with one consumer the whole history costs no
+    # state here, and only the uncleaned log makes the failover replay a tombstone.
+    uncleaned = load_model("kip848-replay-1")
+    cleaned = load_model("kip848-replay-1", {"log_cleaning": "compacted"})
+    found = {name: search(loaded.model) for name, loaded in (("u", uncleaned), ("c", cleaned))}
+    assert [found[n].distinct_states for n in "uc"] == [1222, 1222]
+    assert "cg_replay.tombstone" in found["u"].rule_counts
+    assert "cg_replay.tombstone" not in found["c"].rule_counts
+    assert "cg_failover.loaded" in found["c"].rule_counts
 
 
 KAFKA_20641 = (

@@ -18,6 +18,15 @@ SERVER_ASSIGNORS = (UNIFORM_ASSIGNOR, RANGE_ASSIGNOR)
 # group.consumer.migration.policy (ConsumerGroupMigrationPolicy): which online conversions between
 # a classic group and a consumer group the coordinator performs (docs/protocol.md §12.15).
 MIGRATION_POLICIES = ("disabled", "upgrade", "downgrade", "bidirectional")
+# How much of the groups' `__consumer_offsets` partition the log cleaner has cleaned when a
+# coordinator loads it (docs/protocol.md §12.16, spec/kip848/records.py `appended`).
+# "compacted": all of it, the last value of each key and no tombstones. "active-segment": none of
+# it, every record in the order written, tombstones included: the cleaner never cleans the active
+# segment, and a small group's records fill a fraction of one 100 MiB segment
+# (offsets.topic.segment.bytes).
+COMPACTED_LOG = "compacted"
+ACTIVE_SEGMENT_LOG = "active-segment"
+LOG_CLEANINGS = (COMPACTED_LOG, ACTIVE_SEGMENT_LOG)
 
 
 @dataclass(frozen=True, order=True)
@@ -58,6 +67,9 @@ class ConsumerGroupConfig:
     # Fixes proposed to Kafka and in no release, applied on top of the profile
     # (spec/kip848/proposed_fixes.py); none by default: the coordinator as released.
     proposed_fixes: tuple[str, ...] = ()
+    # What a load finds of the records written (LOG_CLEANINGS): not a broker setting but where
+    # the log cleaner stands, which the records' sizes and the topic's segment size decide.
+    log_cleaning: str = COMPACTED_LOG
 
     def __post_init__(self) -> None:
         if self.kafka_version not in KIP848_PROFILES:
@@ -100,6 +112,10 @@ class ConsumerGroupConfig:
             raise InvalidConfigError(
                 f"migration_policy must be one of {list(MIGRATION_POLICIES)}, "
                 f"got {self.migration_policy!r}"
+            )
+        if self.log_cleaning not in LOG_CLEANINGS:
+            raise InvalidConfigError(
+                f"log_cleaning must be one of {list(LOG_CLEANINGS)}, got {self.log_cleaning!r}"
             )
 
     @property

@@ -21,7 +21,7 @@ from groupspec.vocabulary.errors import ErrorCode
 
 from ..events import EventNotEnabledError
 from .events import CoordinatorLoaded, CoordinatorLoadStarted, CoordinatorUnloaded, RequestArrived
-from .records import Record, RegexKey, compacted, records_between
+from .records import Record, RegexKey, appended, records_between
 from .replay import replay
 from .rules import (
     CG_FAILOVER_LOAD_IN_PROGRESS,
@@ -86,13 +86,14 @@ def written_records(
 def with_records(
     step: Step, before: ConsumerGroupsState, after: ConsumerGroupsState
 ) -> ConsumerGroupsState:
-    """`after` with the step's records appended to its log (compacted)."""
+    """`after` with the step's records appended to its log, cleaned as the configuration's
+    `log_cleaning` says."""
     if after.groups_by_id == before.groups_by_id:
         return after
     written = written_records(step, before, after)
     if not written:
         return after
-    return replace(after, log=compacted(after.log, written))
+    return replace(after, log=appended(step.config, after.log, written))
 
 
 def refuse_while_not_active(

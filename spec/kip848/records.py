@@ -17,6 +17,10 @@ Kafka's `replaceMember` as the old id's tombstones followed by the new id's thre
 the new id's target and current assignment come after the group epoch instead, which replays to
 the same group because the records have different keys.
 
+`appended` keeps them as the configuration's `log_cleaning` says: cleaned to the last value of
+each key (`compacted`), or every record in the order written, tombstones included, as a load
+finds a small group's records in the active segment Kafka's log cleaner never cleans.
+
 A regular expression's resolution is its own record (`ConsumerGroupRegularExpression`, keyed by
 group and expression: the topics and the resolution's timestamp; the metadata image's version is
 not kept), written after the members' subscriptions and before the group epoch, as
@@ -31,7 +35,7 @@ from dataclasses import dataclass, replace
 
 from groupspec.vocabulary.requests import TopicPartition
 
-from .config import ConsumerGroupConfig
+from .config import ACTIVE_SEGMENT_LOG, ConsumerGroupConfig
 from .state import (
     INITIAL_ASSIGNMENT_EPOCH,
     INITIAL_GROUP_EPOCH,
@@ -309,7 +313,8 @@ def _regex_records(before: ConsumerGroup | None, after: ConsumerGroup) -> list[R
 def compacted(log: tuple[Record, ...], written: tuple[Record, ...]) -> tuple[Record, ...]:
     """The log after `written` is appended and compacted: the last value of each key, no
     tombstones, ordered by key. Replaying live values of distinct keys commutes (each replay
-    branch touches its own key's part of the group), so the order carries nothing."""
+    branch touches its own key's part of the group), so the order carries nothing: a log the
+    cleaner has cleaned to its end (and whose tombstones outlived delete.retention.ms)."""
     latest = {record.key: record for record in log}
     for record in written:
         if record.value is None:
@@ -317,6 +322,17 @@ def compacted(log: tuple[Record, ...], written: tuple[Record, ...]) -> tuple[Rec
         else:
             latest[record.key] = record
     return tuple(latest[key] for key in sorted(latest, key=_key_order))
+
+
+def appended(
+    config: ConsumerGroupConfig, log: tuple[Record, ...], written: tuple[Record, ...]
+) -> tuple[Record, ...]:
+    """The log after `written` is appended, as a coordinator loading it would find it
+    (`config.log_cleaning`): cleaned (`compacted`), or every record in the order written,
+    tombstones included, when they all sit in the active segment the cleaner never cleans."""
+    if config.log_cleaning == ACTIVE_SEGMENT_LOG:
+        return log + written
+    return compacted(log, written)
 
 
 def _key_order(key: RecordKey) -> tuple[str, str, str]:
@@ -338,4 +354,4 @@ def rewritten_with_records(
     records: list[Record] = []
     for gid in sorted(ids):
         records += records_between(config, written.group(gid), rewritten.group(gid))
-    return replace(rewritten, log=compacted(written.log, tuple(records)))
+    return replace(rewritten, log=appended(config, written.log, tuple(records)))

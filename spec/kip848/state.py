@@ -323,7 +323,8 @@ class ConsumerGroupsState:
     """Every consumer-protocol group of the coordinator, and the counter behind the member ids it
     generates for v0 joins (Kafka draws a random UUID; ids are compared only for equality).
 
-    `log` is the groups' part of `__consumer_offsets`, compacted (spec/kip848/records.py): it
+    `log` is the groups' part of `__consumer_offsets`, as a coordinator loading it would find it
+    (spec/kip848/records.py `appended`: compacted, or every record in the order written): it
     outlives a failover, the groups in memory do not. `phase` says whether the coordinator serves
     the partition, and is ACTIVE except around a failover."""
 
