@@ -1086,6 +1086,9 @@ NOT_ON_ONE_BROKER: dict[str, str] = {
         "group.classic.max.size smaller than a consumer group's classic members, a static "
         "broker setting groupspec's brokers leave at Kafka's default"
     ),
+    "cg_heartbeat.static_member_left_revoking": (
+        "KAFKA-20641's proposed fix (apache/kafka#22473, open), which no released broker has"
+    ),
 }
 # Rules a client can drive against one broker that the consumer-protocol oracle does not judge
 # yet. Classic members inside a consumer group and the downgrade are judged with the group
