@@ -17,6 +17,7 @@ replay.py, failover.py), and the two worlds that drive them (static members, fai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -94,14 +95,19 @@ def _member_epoch(state: ConsumerGroupsState, member: str, fallback: int) -> int
     return fallback if found is None or found.member_epoch <= 0 else found.member_epoch
 
 
-@settings(max_examples=120, deadline=None, derandomize=True)
-@given(steps=STEPS)
-def test_the_log_replays_to_the_groups_after_every_step(steps):  # type: ignore[no-untyped-def]
-    state, stream = EMPTY, []
+def _walk(
+    steps: list[tuple[object, ...]],
+    spec: ConsumerGroupCoordinatorSpec,
+    check_step: Callable[[ConsumerGroupsState, list[Record]], None],
+) -> None:
+    """Drive `spec` through random `steps`: a failover must keep every group's durable view and
+    re-arm each member's session; after any other step `check_step(state, stream)` judges the
+    state and every record written so far."""
+    state, stream = spec.initial_state(), []
     for step in steps:
         if step[0] == "failover":
             before = state
-            state = failover(state)
+            state = failover(state, spec)
             assert [durable_view(g) for g in state.iter_groups()] == [
                 durable_view(g) for g in before.iter_groups()
             ]
@@ -113,18 +119,27 @@ def test_the_log_replays_to_the_groups_after_every_step(steps):  # type: ignore[
             if not timers:
                 continue
             event: ConsumerGroupInput = timers[0][0]
-            outcome = SPEC.step(state, event, 0)[0]
+            outcome = spec.step(state, event, 0)[0]
         else:
             kind, member, epoch, report, pick = step
             # Mostly the member's own epoch, so that the heartbeats get past the epoch check.
             epoch = _member_epoch(state, member, epoch) if pick else epoch
-            outcomes = send(state, _request(kind, member, epoch, report))
+            outcomes = send(state, _request(kind, member, epoch, report), spec=spec)
             outcome = outcomes[pick % len(outcomes)]
-        stream += records_between(CONFIG, state.group("g"), outcome.state.group("g"))
+        stream += records_between(spec.config, state.group("g"), outcome.state.group("g"))
         state = outcome.state
+        check_step(state, stream)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(steps=STEPS)
+def test_the_log_replays_to_the_groups_after_every_step(steps):  # type: ignore[no-untyped-def]
+    def check_step(state: ConsumerGroupsState, stream: list[Record]) -> None:
         assert durability_problems(state, state.log) == []
         assert replay(stream).groups == replay(state.log).groups
         assert compacted((), tuple(stream)) == state.log
+
+    _walk(steps, SPEC, check_step)
 
 
 def failover(
@@ -229,29 +244,11 @@ def test_an_uncleaned_log_keeps_every_record_in_the_order_written():
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(steps=STEPS)
 def test_an_uncleaned_log_is_every_record_written_and_replays_to_the_groups(steps):  # type: ignore[no-untyped-def]
-    state, stream = EMPTY, []
-    for step in steps:
-        if step[0] == "failover":
-            before = state
-            state = failover(state, UNCLEANED_SPEC)
-            assert [durable_view(g) for g in state.iter_groups()] == [
-                durable_view(g) for g in before.iter_groups()
-            ]
-            continue
-        if step[0] == "timer":
-            timers = armed_timers(state)
-            if not timers:
-                continue
-            outcome = UNCLEANED_SPEC.step(state, timers[0][0], 0)[0]
-        else:
-            kind, member, epoch, report, pick = step
-            epoch = _member_epoch(state, member, epoch) if pick else epoch
-            outcomes = send(state, _request(kind, member, epoch, report), spec=UNCLEANED_SPEC)
-            outcome = outcomes[pick % len(outcomes)]
-        stream += records_between(UNCLEANED, state.group("g"), outcome.state.group("g"))
-        state = outcome.state
+    def check_step(state: ConsumerGroupsState, stream: list[Record]) -> None:
         assert state.log == tuple(stream)
         assert durability_problems(state, state.log) == []
+
+    _walk(steps, UNCLEANED_SPEC, check_step)
 
 
 def test_a_leave_replays_through_its_tombstones_to_the_group_without_the_member():
