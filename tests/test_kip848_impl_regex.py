@@ -18,6 +18,7 @@ from groupspec.impl.kip848 import (
 )
 from groupspec.impl.kip848.records import GROUP_EPOCH, MEMBER_METADATA, ConsumerGroupRecord
 from groupspec.impl.kip848.regex import REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
+from groupspec.impl.kip848.state import Group
 from groupspec.vocabulary.consumer_groups import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
@@ -87,13 +88,19 @@ def test_an_expression_re2_refuses_changes_nothing():
     assert h.coordinator.group("g") is None and h.log == []
 
 
-def test_the_expressions_and_resolutions_survive_a_restart():
+def _resolved_member() -> tuple[Harness, Group]:
+    """A harness whose member a subscribed to pay.* and heartbeat once the pattern resolved."""
     h = Harness()
     joined = h.send(regex_join("a", "pay.*"))
     h.coordinator.advance()
     h.send(beat("a", joined.member_epoch))
-    before = h.coordinator.group("g")
-    assert before is not None
+    group = h.coordinator.group("g")
+    assert group is not None
+    return h, group
+
+
+def test_the_expressions_and_resolutions_survive_a_restart():
+    h, before = _resolved_member()
     restarted = Harness(h.log)
     after = restarted.coordinator.group("g")
     assert after is not None
@@ -156,12 +163,8 @@ def test_describe_echoes_the_members_expression():
 
 
 def test_a_group_epoch_record_written_before_it_carried_the_metadata_hash_loads():
-    h = Harness()
-    joined = h.send(regex_join("a", "pay.*"))
-    h.coordinator.advance()
-    h.send(beat("a", joined.member_epoch))
-    before = h.coordinator.group("g")
-    assert before is not None and before.metadata_hash
+    h, before = _resolved_member()
+    assert before.metadata_hash
     old = [
         ConsumerGroupRecord(r.group_id, r.key, r.value[0])
         if r.key[0] == GROUP_EPOCH and r.value is not None
